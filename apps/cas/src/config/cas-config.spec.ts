@@ -1,0 +1,19 @@
+import { ConfigError } from '@collect/contracts';
+import { loadCasConfig } from './cas-config.js';
+
+describe('cas configuration', () => {
+  it('applies documented defaults', () => {
+    const sut = loadCasConfig({});
+    expect(sut.CAS_PORT).toBe(4000);
+    expect(sut.CAS_ISSUER).toBe('http://localhost:4000');
+  });
+
+  it.each([['abc'], ['0'], ['65536']])('rejects CAS_PORT=%s naming the variable', (value) => {
+    expect(() => loadCasConfig({ CAS_PORT: value })).toThrow(ConfigError);
+    expect(() => loadCasConfig({ CAS_PORT: value })).toThrow(/CAS_PORT/);
+  });
+
+  it('rejects an issuer that is not an absolute URL', () => {
+    expect(() => loadCasConfig({ CAS_ISSUER: 'cas.example.org' })).toThrow(/CAS_ISSUER/);
+  });
+});

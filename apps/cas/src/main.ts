@@ -1,0 +1,23 @@
+import { exitOnConfigError, installGracefulShutdown } from '@collect/contracts';
+import { Logger } from 'nestjs-pino';
+import { createCasApp } from './app.js';
+import { loadCasConfig, type CasConfig } from './config/cas-config.js';
+
+async function main(): Promise<void> {
+  let config: CasConfig;
+  try {
+    config = loadCasConfig();
+  } catch (err) {
+    exitOnConfigError(err);
+  }
+  const app = await createCasApp(config);
+  const logger = app.get(Logger);
+  installGracefulShutdown(app, config.SHUTDOWN_GRACE_MS, (msg) => logger.log(msg));
+  await app.listen(config.CAS_PORT, config.CAS_HOST);
+  logger.log(`cas listening; issuer ${config.CAS_ISSUER}`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`cas failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

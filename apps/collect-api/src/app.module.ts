@@ -1,0 +1,26 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { BullModule } from '@nestjs/bull';
+import { structuredLoggerModule } from '@collect/contracts';
+import { ConfigModule } from './config/config.module.js';
+import type { CollectConfig } from './config/collect-config.js';
+import { dataSourceOptions } from './database/data-source.js';
+import { CollectHealthModule } from './health/collect-health.module.js';
+import { featureModules } from './feature-modules.js';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: CollectConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        structuredLoggerModule('collect-api', config.LOG_LEVEL),
+        TypeOrmModule.forRoot({ ...dataSourceOptions(config), migrationsRun: false }),
+        BullModule.forRoot({ redis: config.REDIS_URL, prefix: config.REDIS_PREFIX }),
+        CollectHealthModule,
+        ...featureModules,
+      ],
+    };
+  }
+}

@@ -1,0 +1,4 @@
+import { UserEntity } from '../users/user.entity.js';
+
+/** Every TypeORM entity of collect-api. Append new ones (one line each). */
+export const entities = [UserEntity];

@@ -1,0 +1,5 @@
+import type { DynamicModule, Type } from '@nestjs/common';
+import { RootModule } from './root/root.module.js';
+
+/** The feature modules of collect-api, one per folder. Append new ones (one line each). */
+export const featureModules: Array<Type | DynamicModule> = [RootModule];

@@ -1,0 +1,23 @@
+import { exitOnConfigError, installGracefulShutdown } from '@collect/contracts';
+import { Logger } from 'nestjs-pino';
+import { createCollectApp } from './app.js';
+import { loadCollectConfig, type CollectConfig } from './config/collect-config.js';
+
+async function main(): Promise<void> {
+  let config: CollectConfig;
+  try {
+    config = loadCollectConfig();
+  } catch (err) {
+    exitOnConfigError(err);
+  }
+  const app = await createCollectApp(config);
+  const logger = app.get(Logger);
+  installGracefulShutdown(app, config.SHUTDOWN_GRACE_MS, (msg) => logger.log(msg));
+  await app.listen(config.COLLECT_PORT, config.COLLECT_HOST);
+  logger.log(`collect-api listening on ${config.PUBLIC_BASE_URL}`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`collect-api failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,4 @@
+import { Users1763800000000 } from './1763800000000-users.js';
+
+/** Every migration, in order. Append new ones at the end (one line each). */
+export const migrations = [Users1763800000000];

@@ -1,0 +1,2 @@
+/** Resource names listed by the API root. Append as features land. */
+export const apiResources: string[] = [];

@@ -1,0 +1,16 @@
+import { Controller, Get, Inject } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { apiResources } from './api-resources.js';
+
+@ApiTags('root')
+@Controller('api/v1')
+export class RootController {
+  constructor(@Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {}
+
+  @Get()
+  @ApiOperation({ summary: 'API root: resource names to absolute URLs.' })
+  root(): Record<string, string> {
+    return Object.fromEntries(apiResources.map((name) => [name, `${this.config.PUBLIC_BASE_URL}/api/v1/${name}`]));
+  }
+}

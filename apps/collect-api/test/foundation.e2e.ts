@@ -1,0 +1,72 @@
+import { fileURLToPath } from 'node:url';
+import request from 'supertest';
+import { freePort, freshRedisPrefix, freshTestDatabase, sharedRedisUrl, startServiceProcess } from '@collect/testing';
+import { runMigrations } from '../src/database/data-source.js';
+import { startTestCollectApp, type TestCollectApp } from './test-app.js';
+
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+describe('collect-api foundation', () => {
+  let sut: TestCollectApp;
+
+  beforeAll(async () => {
+    sut = await startTestCollectApp();
+  });
+  afterAll(() => sut.close());
+
+  it('answers /health/live and /health/ready with JSON naming postgres and redis', async () => {
+    await request(sut.url).get('/health/live').expect(200).expect('content-type', /json/);
+    const ready = await request(sut.url).get('/health/ready').expect(200);
+    expect(ready.body.status).toBe('ok');
+    expect(Object.keys(ready.body.checks).sort()).toEqual(['database', 'redis']);
+  });
+
+  it('turns an unknown route into 404 {"detail": "Not found."}', async () => {
+    const res = await request(sut.url).get('/api/v1/no-such-thing').expect(404);
+    expect(res.body).toEqual({ detail: 'Not found.' });
+    await request(sut.url).post('/nowhere').send({}).expect(404, { detail: 'Not found.' });
+  });
+
+  it('answers malformed JSON with 400 and a detail, not a 500', async () => {
+    const res = await request(sut.url).post('/api/v1').set('content-type', 'application/json').send('{"a":').expect(400);
+    expect(res.body).toEqual({ detail: 'JSON parse error.' });
+  });
+
+  it('serves the OpenAPI document at /api/docs', async () => {
+    const doc = await request(sut.url).get('/api/docs-json').expect(200);
+    expect(doc.body.openapi).toMatch(/^3\./);
+    await request(sut.url).get('/api/docs').expect(200).expect('content-type', /html/);
+  });
+
+  it('applies migrations to an empty database and a second run applies nothing', async () => {
+    const url = await freshTestDatabase('collect_mig');
+    const first = await runMigrations({ DATABASE_URL: url, DATABASE_POOL_SIZE: 2 });
+    expect(first.length).toBeGreaterThan(0);
+    expect(await runMigrations({ DATABASE_URL: url, DATABASE_POOL_SIZE: 2 })).toEqual([]);
+  });
+});
+
+describe('collect-api process', () => {
+  it('drains on SIGTERM and exits 0', async () => {
+    const port = await freePort();
+    const proc = await startServiceProcess(MAIN, {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      COLLECT_PORT: String(port),
+      COLLECT_HOST: '127.0.0.1',
+      DATABASE_URL: await freshTestDatabase('collect_proc'),
+      REDIS_URL: sharedRedisUrl(),
+      REDIS_PREFIX: freshRedisPrefix('proc'),
+    }, port);
+    const code = await proc.stop('SIGTERM');
+    expect(code).toBe(0);
+    expect(proc.output()).not.toMatch(/password|secret/i);
+  });
+
+  it('refuses to start on a bad port and names the variable', async () => {
+    const port = await freePort();
+    await expect(startServiceProcess(MAIN, { COLLECT_PORT: 'eighty', DATABASE_URL: 'postgres://u:hunter2@127.0.0.1:1/x' }, port, 10_000)).rejects.toThrow(
+      /exited with 78[\s\S]*COLLECT_PORT/,
+    );
+  });
+});

@@ -1,0 +1,35 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { freshRedisPrefix, freshTestDatabase, sharedRedisUrl } from '@collect/testing';
+import { createCollectApp } from '../src/app.js';
+import { loadCollectConfig, type CollectConfig } from '../src/config/collect-config.js';
+
+export interface TestCollectApp {
+  app: NestExpressApplication;
+  config: CollectConfig;
+  /** http://127.0.0.1:<port> of the listening app. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Boots the real collect-api in this process on a fresh database of the shared embedded
+ * PostgreSQL and a fresh key prefix on the shared Redis, listening on a free port.
+ */
+export async function startTestCollectApp(env: Record<string, string> = {}): Promise<TestCollectApp> {
+  const databaseUrl = await freshTestDatabase('collect');
+  const config = loadCollectConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: sharedRedisUrl(),
+    REDIS_PREFIX: freshRedisPrefix('collect'),
+    COLLECT_PORT: '3000',
+    FORWARD_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128',
+    ...env,
+  });
+  const app = await createCollectApp(config);
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return { app, config, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+}

@@ -1,0 +1,65 @@
+import { Controller, Get, HttpCode, Inject, Module, type DynamicModule, ServiceUnavailableException } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+
+/** One dependency the service needs to serve traffic (database, Redis, ...). */
+export interface ReadinessCheck {
+  name: string;
+  check(): Promise<void>;
+}
+
+export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
+
+export type HealthBody = { status: 'ok' | 'unavailable'; checks?: Record<string, 'up' | 'down'> };
+
+@ApiTags('health')
+@Controller('health')
+export class HealthController {
+  constructor(@Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[]) {}
+
+  @Get('live')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'The process is alive (no dependency is checked).' })
+  live(): HealthBody {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  @ApiOperation({ summary: 'Every dependency answers; 503 otherwise.' })
+  async ready(): Promise<HealthBody> {
+    const results = await Promise.all(
+      this.checks.map(async (c) => {
+        try {
+          await withTimeout(c.check(), 2000);
+          return [c.name, 'up'] as const;
+        } catch {
+          return [c.name, 'down'] as const;
+        }
+      }),
+    );
+    const checks = Object.fromEntries(results);
+    if (results.some(([, state]) => state === 'down')) {
+      throw new ServiceUnavailableException({ detail: 'Service unavailable.', status: 'unavailable', checks });
+    }
+    return { status: 'ok', checks };
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('timeout')), ms);
+    p.then((v) => { clearTimeout(t); resolve(v); }, (e) => { clearTimeout(t); reject(e); });
+  });
+}
+
+/** `HealthModule.register(factory, inject)`: the app says which checks make it ready. */
+@Module({})
+export class HealthModule {
+  static register(options: { useFactory: (...deps: never[]) => ReadinessCheck[]; inject: unknown[]; imports?: DynamicModule['imports'] }): DynamicModule {
+    return {
+      module: HealthModule,
+      imports: options.imports ?? [],
+      controllers: [HealthController],
+      providers: [{ provide: READINESS_CHECKS, useFactory: options.useFactory as (...a: unknown[]) => ReadinessCheck[], inject: options.inject as never[] }],
+    };
+  }
+}

@@ -1,0 +1,34 @@
+import { BadRequestException, NotFoundException } from '@nestjs/common';
+import { HttpErrorFilter } from './http-exception.filter.js';
+import { TooManyRequestsError, UnauthorizedError } from './http-errors.js';
+
+describe('HttpErrorFilter', () => {
+  const sut = new HttpErrorFilter();
+
+  it('maps Nest 404 to the shared detail', () => {
+    expect(sut.toResponse(new NotFoundException('Cannot GET /x')).body).toEqual({ detail: 'Not found.' });
+  });
+
+  it('keeps field errors of a 400 as an object of lists', () => {
+    const res = sut.toResponse(new BadRequestException({ name: ['This field is required.'] }));
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ name: ['This field is required.'] });
+  });
+
+  it('sends WWW-Authenticate on 401 and Retry-After on 429', () => {
+    expect(sut.toResponse(new UnauthorizedError('Invalid token.', 'Token')).headers).toMatchObject({ 'WWW-Authenticate': expect.stringContaining('Token') });
+    expect(sut.toResponse(new TooManyRequestsError('Slow down.', 7)).headers).toMatchObject({ 'Retry-After': '7' });
+  });
+
+  it('hides unknown errors behind an error id', () => {
+    const res = sut.toResponse(new Error('db password is hunter2'));
+    expect(res.status).toBe(500);
+    expect(JSON.stringify(res.body)).not.toContain('hunter2');
+    expect(res.body.error_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('maps body-parser errors to 4xx', () => {
+    const err = Object.assign(new Error('Unexpected end'), { status: 400, type: 'entity.parse.failed' });
+    expect(sut.toResponse(err)).toMatchObject({ status: 400, body: { detail: 'JSON parse error.' } });
+  });
+});

@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import type { ErrorBody } from './errors.js';
+import { NOT_FOUND_DETAIL } from './errors.js';
+
+type HttpResponseLike = {
+  headersSent?: boolean;
+  status(code: number): HttpResponseLike;
+  setHeader(name: string, value: string): void;
+  json(body: unknown): void;
+  end(): void;
+};
+
+/** Errors thrown by body parsers (express/raw-body) carry a status and a type, not an HttpException. */
+type ParserError = Error & { status?: number; statusCode?: number; type?: string; expose?: boolean };
+
+const PARSER_DETAILS: Record<string, string> = {
+  'entity.parse.failed': 'JSON parse error.',
+  'entity.too.large': 'Request body is too large.',
+  'encoding.unsupported': 'Unsupported content encoding.',
+  'charset.unsupported': 'Unsupported charset.',
+  'request.aborted': 'Request aborted.',
+  'request.size.invalid': 'Request size did not match content length.',
+};
+
+/**
+ * Turns every error into the body shapes of decisions.md. Unknown errors become a 500 whose
+ * body carries only an error id; the details go to the log under that id.
+ */
+@Catch()
+export class HttpErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HttpErrorFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<HttpResponseLike>();
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    const { status, body, headers } = this.toResponse(exception);
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    res.status(status).json(body);
+  }
+
+  toResponse(exception: unknown): { status: number; body: ErrorBody & { error_id?: string }; headers: Record<string, string> } {
+    if (exception instanceof HttpException) {
+      // Nest wraps body-parser errors in a BadRequestException whose message is the raw parser text.
+      const cause = exception.cause as ParserError | undefined;
+      const parserDetail = cause?.type ? PARSER_DETAILS[cause.type] : undefined;
+      if (parserDetail) return { status: exception.getStatus(), body: { detail: parserDetail }, headers: {} };
+      const status = exception.getStatus();
+      return { status, body: normaliseHttpExceptionBody(status, exception.getResponse()), headers: headersOf(exception) };
+    }
+    const parserError = exception as ParserError;
+    const parserStatus = parserError?.status ?? parserError?.statusCode;
+    if (typeof parserStatus === 'number' && parserStatus >= 400 && parserStatus < 500) {
+      const detail = (parserError.type && PARSER_DETAILS[parserError.type]) ?? (parserError.expose ? parserError.message : defaultDetail(parserStatus));
+      return { status: parserStatus, body: { detail }, headers: {} };
+    }
+    const errorId = randomUUID();
+    this.logger.error({ err: exception, errorId }, 'unhandled error');
+    return { status: HttpStatus.INTERNAL_SERVER_ERROR, body: { detail: 'Internal server error.', error_id: errorId }, headers: {} };
+  }
+}
+
+function headersOf(exception: HttpException): Record<string, string> {
+  const headers = (exception as HttpException & { headers?: Record<string, string> }).headers;
+  return headers && typeof headers === 'object' ? headers : {};
+}
+
+function normaliseHttpExceptionBody(status: number, response: string | object): ErrorBody {
+  if (status === HttpStatus.NOT_FOUND && isNestDefault(response)) return { detail: NOT_FOUND_DETAIL };
+  if (typeof response === 'string') return { detail: response };
+  const obj = response as Record<string, unknown>;
+  if (typeof obj.detail === 'string') return { detail: obj.detail };
+  if (isFieldErrors(obj)) return obj;
+  // Nest's default shape: { statusCode, message, error }, message may be a list (ValidationPipe).
+  const message = obj.message;
+  if (Array.isArray(message)) return { detail: message.map(String).join('; ') };
+  if (typeof message === 'string') return { detail: message };
+  return { detail: defaultDetail(status) };
+}
+
+function isNestDefault(response: string | object): boolean {
+  if (typeof response === 'string') return true;
+  const obj = response as Record<string, unknown>;
+  return typeof obj.detail !== 'string' && !isFieldErrors(obj);
+}
+
+function isFieldErrors(obj: Record<string, unknown>): obj is Record<string, string[]> {
+  const values = Object.values(obj);
+  return values.length > 0 && !('statusCode' in obj) && values.every((v) => Array.isArray(v) && v.every((m) => typeof m === 'string'));
+}
+
+function defaultDetail(status: number): string {
+  switch (status) {
+    case 400: return 'Bad request.';
+    case 401: return 'Authentication credentials were not provided.';
+    case 403: return 'You do not have permission to perform this action.';
+    case 404: return NOT_FOUND_DETAIL;
+    case 405: return 'Method not allowed.';
+    case 406: return 'Could not satisfy the request Accept header.';
+    case 413: return 'Request body is too large.';
+    case 415: return 'Unsupported media type.';
+    case 429: return 'Request was throttled.';
+    default: return 'Request failed.';
+  }
+}

@@ -1,0 +1,18 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoggerModule } from 'nestjs-pino';
+import { baseLoggerOptions, safeUrl } from './logging.js';
+
+/** nestjs-pino with our redaction and without query strings (codes and tokens live there). */
+export function structuredLoggerModule(service: string, level: string) {
+  return LoggerModule.forRoot({
+    pinoHttp: {
+      ...baseLoggerOptions(service, level),
+      autoLogging: { ignore: (req: IncomingMessage) => (req.url ?? '').startsWith('/health/') },
+      serializers: {
+        req: (req: IncomingMessage & { id?: unknown }) => ({ id: req.id, method: req.method, url: safeUrl(req.url) }),
+        res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
+      },
+      customProps: () => ({}),
+    },
+  });
+}

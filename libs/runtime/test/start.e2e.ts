@@ -1,0 +1,55 @@
+import { spawn, execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, GiveUp, stopChild, trackChild, waitFor } from '@collect/testing';
+
+const START = fileURLToPath(new URL('../dist/start.js', import.meta.url));
+
+function processesUsing(dir: string): string[] {
+  const out = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
+  return out.split('\n').filter((line) => line.includes(dir) && !line.includes('ps -eo'));
+}
+
+async function launch(dataDir: string, casPort: number, collectPort: number) {
+  const child = trackChild(
+    spawn(process.execPath, [START], {
+      env: { ...process.env, DATA_DIR: dataDir, CAS_PORT: String(casPort), COLLECT_PORT: String(collectPort), LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  let out = '';
+  child.stdout?.on('data', (d) => (out += d));
+  child.stderr?.on('data', (d) => (out += d));
+  await waitFor(async () => {
+    if (child.exitCode !== null) throw new GiveUp(`launcher exited ${child.exitCode}: ${out}`);
+    return out.includes('Ctrl-C stops everything.');
+  }, 120_000, 'launcher to start both services');
+  return { child, output: () => out };
+}
+
+describe('pnpm start launcher', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'collect-start-'));
+  // PostgreSQL runs as an unprivileged user when tests run as root; it must reach its data dir.
+  chmodSync(dataDir, 0o755);
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('starts both services on embedded defaults, stops cleanly on Ctrl-C and reuses .data on the next run', async () => {
+    const [casPort, collectPort] = [await freePort(), await freePort()];
+    const first = await launch(dataDir, casPort, collectPort);
+    for (const port of [casPort, collectPort]) {
+      const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/json/);
+    }
+    expect(first.output()).toMatch(/new data/);
+    expect([0, 130]).toContain(await stopChild(first.child, 'SIGINT', 30_000));
+    expect(processesUsing(dataDir)).toEqual([]);
+
+    const second = await launch(dataDir, casPort, collectPort);
+    expect(second.output()).toMatch(/reusing data/);
+    expect([0, 130]).toContain(await stopChild(second.child, 'SIGINT', 30_000));
+    expect(processesUsing(dataDir)).toEqual([]);
+  }, 240_000);
+});

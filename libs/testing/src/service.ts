@@ -1,0 +1,33 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { stopChild, trackChild } from './children.js';
+import { GiveUp, waitFor } from './ports.js';
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Starts a built service (`node <entry>`) as a child process and waits until its
+ * `/health/ready` answers 200. Output is kept for assertions and failure messages.
+ */
+export async function startServiceProcess(entry: string, env: Record<string, string>, port: number, timeoutMs = 30_000): Promise<ServiceProcess> {
+  const child = trackChild(spawn(process.execPath, [entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  let out = '';
+  child.stdout?.on('data', (d) => (out += d.toString()));
+  child.stderr?.on('data', (d) => (out += d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor(async () => {
+      if (child.exitCode !== null) throw new GiveUp(`exited with ${child.exitCode}: ${out.slice(-2000)}`);
+      const res = await fetch(`${url}/health/ready`);
+      return res.status === 200;
+    }, timeoutMs, `${entry} to become ready`);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${String(err)}\n--- output ---\n${out.slice(-4000)}`);
+  }
+  return { child, url, output: () => out, stop: (signal = 'SIGTERM') => stopChild(child, signal, 15_000) };
+}
