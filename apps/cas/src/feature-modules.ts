@@ -1,4 +1,6 @@
 import type { DynamicModule, Type } from '@nestjs/common';
+import { AccountsModule } from './accounts/accounts.module.js';
+import { ClientsModule } from './clients/clients.module.js';
 
 /** The feature modules of the CAS, one per folder. Append new ones (one line each). */
-export const featureModules: Array<Type | DynamicModule> = [];
+export const featureModules: Array<Type | DynamicModule> = [AccountsModule, ClientsModule];

@@ -16,4 +16,10 @@ describe('cas configuration', () => {
   it('rejects an issuer that is not an absolute URL', () => {
     expect(() => loadCasConfig({ CAS_ISSUER: 'cas.example.org' })).toThrow(/CAS_ISSUER/);
   });
+
+  it('refuses dev-only defaults in production, naming each variable', () => {
+    expect(() => loadCasConfig({ NODE_ENV: 'production', CAS_DEV_SEED_FILE: '/x.json' })).toThrow(/CAS_KEY_ENCRYPTION_KEY[\s\S]*CAS_COOKIE_KEYS[\s\S]*CAS_DEV_SEED_FILE/);
+    const ok = loadCasConfig({ NODE_ENV: 'production', CAS_KEY_ENCRYPTION_KEY: 'k'.repeat(32), CAS_COOKIE_KEYS: 'a,b' });
+    expect(ok.CAS_COOKIE_KEYS).toEqual(['a', 'b']);
+  });
 });

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { envField, parseEnv } from '@collect/contracts';
 
+/** Used only outside production, where CAS_KEY_ENCRYPTION_KEY / CAS_COOKIE_KEYS may stay unset. */
+export const DEV_KEY_ENCRYPTION_KEY = 'dev-only-key-encryption-key-change-me';
+export const DEV_COOKIE_KEY = 'dev-only-cookie-key-change-me';
+
 /**
  * Every environment variable the CAS reads, with its default. docs/configuration.md lists the
  * same table; a test keeps the two in step.
@@ -14,13 +18,37 @@ export const casEnvSchema = z
     CAS_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').default('postgres://postgres:postgres@127.0.0.1:5432/cas'),
     CAS_DATABASE_POOL_SIZE: envField.int(10, 1, 200),
     CAS_SEED_FILE: z.string().optional(),
+    CAS_DEV_SEED_FILE: z.string().optional(),
+    CAS_DEV_COLLECT_WEB_REDIRECT_URI: envField.url().optional(),
+    CAS_KEY_ENCRYPTION_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+    CAS_COOKIE_KEYS: envField.list(''),
+    CAS_ACCESS_TOKEN_TTL: envField.int(3600, 60, 86_400),
+    CAS_ID_TOKEN_TTL: envField.int(3600, 60, 86_400),
+    CAS_REFRESH_TOKEN_TTL: envField.int(14 * 86_400, 300, 365 * 86_400),
+    CAS_SESSION_TTL: envField.int(86_400, 300, 30 * 86_400),
+    CAS_KEY_ROTATION_DAYS: envField.int(90, 1, 3650),
+    CAS_KEY_CHECK_SECONDS: envField.int(60, 1, 86_400),
+    CAS_LOGIN_MAX_FAILURES_PER_USER: envField.int(5, 1, 1000),
+    CAS_LOGIN_MAX_FAILURES_PER_IP: envField.int(20, 1, 100_000),
+    CAS_LOGIN_WINDOW_SECONDS: envField.int(900, 10, 86_400),
+    CAS_CLIENT_CACHE_SECONDS: envField.int(5, 0, 3600),
+    CAS_TRUST_PROXY: envField.bool(false),
     LOG_LEVEL: envField.logLevel(),
     SHUTDOWN_GRACE_MS: envField.int(25_000, 0, 600_000),
     MIGRATIONS_RUN: envField.bool(true),
   })
+  .superRefine((env, ctx) => {
+    if (env.NODE_ENV !== 'production') return;
+    // Dev-only conveniences must never reach production silently.
+    if (!env.CAS_KEY_ENCRYPTION_KEY) ctx.addIssue({ code: 'custom', path: ['CAS_KEY_ENCRYPTION_KEY'], message: 'required in production' });
+    if (env.CAS_COOKIE_KEYS.length === 0) ctx.addIssue({ code: 'custom', path: ['CAS_COOKIE_KEYS'], message: 'required in production' });
+    if (env.CAS_DEV_SEED_FILE) ctx.addIssue({ code: 'custom', path: ['CAS_DEV_SEED_FILE'], message: 'the dev seed is refused in production' });
+  })
   .transform((env) => ({
     ...env,
     CAS_ISSUER: (env.CAS_ISSUER ?? `http://localhost:${env.CAS_PORT}`).replace(/\/+$/, ''),
+    CAS_KEY_ENCRYPTION_KEY: env.CAS_KEY_ENCRYPTION_KEY ?? DEV_KEY_ENCRYPTION_KEY,
+    CAS_COOKIE_KEYS: env.CAS_COOKIE_KEYS.length ? env.CAS_COOKIE_KEYS : [DEV_COOKIE_KEY],
   }));
 
 export type CasConfig = z.infer<typeof casEnvSchema>;

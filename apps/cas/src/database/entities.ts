@@ -1,4 +1,6 @@
 import { AccountEntity } from '../accounts/account.entity.js';
+import { ClientEntity } from '../clients/client.entity.js';
+import { ResourceEntity } from '../clients/resource.entity.js';
 
 /** Every TypeORM entity of the CAS. Append new ones (one line each). */
-export const entities = [AccountEntity];
+export const entities = [AccountEntity, ResourceEntity, ClientEntity];
