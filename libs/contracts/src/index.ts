@@ -6,3 +6,4 @@ export * from './logging.js';
 export * from './health.js';
 export * from './http-app.js';
 export * from './logger-module.js';
+export * from './cas-users.js';

@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { CAS_API_AUDIENCE } from '@collect/contracts';
+import { JwtValidationModule } from '@collect/jwt-validation';
+import { CAS_CONFIG, type CasConfig } from '../config/cas-config.js';
+import { UserSearchRepository } from './user-search.repository.js';
+import { UsersController } from './users.controller.js';
+import { UsersService } from './users.service.js';
+
+/**
+ * cas-api, the user-administration API. It accepts this CAS's own access tokens through
+ * libs/jwt-validation (discovery + JWKS over HTTP, like any resource server), so it can be
+ * split off onto its own host ({cas_api_url}) without changing how it authenticates.
+ */
+@Module({
+  imports: [
+    JwtValidationModule.forRootAsync({
+      inject: [CAS_CONFIG],
+      useFactory: (config: CasConfig) => ({ issuer: config.CAS_ISSUER, audience: CAS_API_AUDIENCE }),
+    }),
+  ],
+  controllers: [UsersController],
+  providers: [UserSearchRepository, UsersService],
+})
+export class CasApiModule {}

@@ -1,0 +1,31 @@
+import { Controller, Get, Param, Query, Req } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CAS_API_USER_SEARCH_SCOPES, type CasUser, type CasUserPage } from '@collect/contracts';
+import { BearerAuth } from '@collect/jwt-validation';
+import { UsersService, type RawQuery } from './users.service.js';
+
+type RequestLike = { protocol: string; path: string; get(name: string): string | undefined };
+
+/**
+ * User search of the user-administration API (spec §5.3 "User on-boarding"): a client-
+ * credentials token for the `cas-api` resource with both search scopes.
+ */
+@ApiTags('cas-api')
+@ApiBearerAuth()
+@Controller('api/users')
+@BearerAuth(...CAS_API_USER_SEARCH_SCOPES)
+export class UsersController {
+  constructor(private readonly users: UsersService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Search users (search, username, email, page, page_size)' })
+  list(@Query() query: RawQuery, @Req() req: RequestLike): Promise<CasUserPage> {
+    return this.users.search(query, `${req.protocol}://${req.get('host')}${req.path}`);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'One user by id (the CAS subject)' })
+  get(@Param('id') id: string): Promise<CasUser> {
+    return this.users.get(id);
+  }
+}
