@@ -1,5 +1,6 @@
 import type { DynamicModule, Type } from '@nestjs/common';
 import { RootModule } from './root/root.module.js';
+import { AuthModule } from './auth/auth.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
-export const featureModules: Array<Type | DynamicModule> = [RootModule];
+export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule];

@@ -18,11 +18,42 @@ export const collectEnvSchema = z
     PUBLIC_BASE_URL: envField.url().optional(),
     SHUTDOWN_GRACE_MS: envField.int(25_000, 0, 600_000),
     MIGRATIONS_RUN: envField.bool(true),
+    // Auth (issue 5, docs/auth.md).
+    AUTH_SCHEMES: z
+      .string()
+      .default('basic,token,temptoken,bearer')
+      .transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))
+      .pipe(z.array(z.enum(['basic', 'token', 'temptoken', 'bearer'], { message: 'must list basic, token, temptoken and/or bearer' }))),
+    COLLECT_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+    DEFAULT_TEMP_TOKEN_EXPIRY_TIME: envField.int(21_600, 1, 31_536_000),
+    AUTH_TOKEN_CACHE_TTL_MS: envField.int(5_000, 0, 300_000),
+    AUTH_LOCKOUT_MAX_FAILURES: envField.int(5, 1, 1_000),
+    AUTH_LOCKOUT_WINDOW_SECONDS: envField.int(900, 1, 86_400),
+    PROFILES_REGISTRATION_ENABLED: envField.bool(true),
+    COLLECT_ADMIN_USERNAME: z.string().optional(),
+    COLLECT_ADMIN_PASSWORD: z.string().optional(),
+    COLLECT_ADMIN_EMAIL: z.string().default(''),
+    OAUTH2_ACCESS_TOKEN_EXPIRE_SECONDS: envField.int(36_000, 1, 31_536_000),
+    OAUTH2_AUTHORIZATION_CODE_EXPIRE_SECONDS: envField.int(60, 1, 600),
+    OAUTH2_LOGIN_SESSION_SECONDS: envField.int(3_600, 60, 86_400),
+    CORS_ALLOWED_ORIGINS: envField.list('*'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.NODE_ENV === 'production' && !env.COLLECT_SECRET_KEY) {
+      ctx.addIssue({ code: 'custom', path: ['COLLECT_SECRET_KEY'], message: 'is required in production (at least 32 characters)' });
+    }
   })
   .transform((env) => ({
     ...env,
     PUBLIC_BASE_URL: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.COLLECT_PORT}`).replace(/\/+$/, ''),
+    // Dev-only fallbacks: production refuses to start without a real secret (superRefine above)
+    // and gets no admin account unless one is configured.
+    COLLECT_SECRET_KEY: env.COLLECT_SECRET_KEY ?? DEV_SECRET_KEY,
+    COLLECT_ADMIN_USERNAME: env.COLLECT_ADMIN_USERNAME ?? (env.NODE_ENV === 'production' ? undefined : 'admin'),
+    COLLECT_ADMIN_PASSWORD: env.COLLECT_ADMIN_PASSWORD ?? (env.NODE_ENV === 'production' ? undefined : 'admin-password'),
   }));
+
+const DEV_SECRET_KEY = 'dev-only-collect-secret-key-change-me-0000';
 
 export type CollectConfig = z.infer<typeof collectEnvSchema>;
 

@@ -1,4 +1,5 @@
 import { UserEntity } from '../users/user.entity.js';
+import { ApiTokenEntity, TempTokenEntity } from '../users/user-token.entity.js';
 
 /** Every TypeORM entity of collect-api. Append new ones (one line each). */
-export const entities = [UserEntity];
+export const entities = [UserEntity, ApiTokenEntity, TempTokenEntity];

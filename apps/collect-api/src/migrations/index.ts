@@ -1,4 +1,5 @@
 import { Users1763800000000 } from './1763800000000-users.js';
+import { AuthTokens1763900000000 } from './1763900000000-auth-tokens.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
-export const migrations = [Users1763800000000];
+export const migrations = [Users1763800000000, AuthTokens1763900000000];

@@ -29,4 +29,23 @@ export class UserEntity {
 
   @CreateDateColumn({ name: 'date_joined', type: 'timestamptz' })
   dateJoined: Date;
+
+  // Profile fields shown on /api/v1/user and /api/v1/profiles (migration 1763900000000).
+  @Column({ type: 'varchar', length: 255, default: '' })
+  city: string;
+
+  @Column({ type: 'varchar', length: 2, default: '' })
+  country: string;
+
+  @Column({ type: 'varchar', length: 255, default: '' })
+  organization: string;
+
+  @Column({ type: 'varchar', length: 255, default: '' })
+  website: string;
+
+  @Column({ type: 'varchar', length: 255, default: '' })
+  twitter: string;
+
+  @Column({ name: 'require_auth', type: 'boolean', default: false })
+  requireAuth: boolean;
 }

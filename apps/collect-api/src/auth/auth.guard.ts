@@ -1,0 +1,91 @@
+import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import passport from 'passport';
+import type { HttpRequest as Request, HttpResponse as Response } from './http-types.js';
+import { HttpErrorWithHeaders, UnauthorizedError } from '@collect/contracts';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { parseAuthorization, WWW_AUTHENTICATE } from './auth-header.js';
+import type { AuthenticatedUser, AuthScheme } from './authenticated-user.js';
+import { AUTH_REQUIREMENT, SKIP_AUTH, type AuthRequirement } from './require-auth.decorator.js';
+import { BasicStrategy } from './strategies/basic.strategy.js';
+import { BearerStrategy } from './strategies/bearer.strategy.js';
+import { TempTokenStrategy } from './strategies/temp-token.strategy.js';
+import { TokenStrategy } from './strategies/token.strategy.js';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const NOT_PROVIDED = 'Authentication credentials were not provided.';
+
+type AuthRequest = Request & { user?: AuthenticatedUser; authCredentials?: string };
+
+/**
+ * Global guard: resolves the Authorization header to `request.user` through the passport
+ * strategy of its scheme (only the schemes in AUTH_SCHEMES), then applies `@RequireAuth()`.
+ * Bad credentials are a 401 on every endpoint (as DRF does); no credentials are a 401 only
+ * where `@RequireAuth()` asks for a user. A Bearer token needs scope `read` for safe methods
+ * and `write` for the others (403 otherwise).
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  /** Our own passport instance: strategies of several apps in one process must not mix. */
+  private readonly passport = new passport.Passport();
+  private readonly enabled: Set<AuthScheme>;
+
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(COLLECT_CONFIG) config: CollectConfig,
+    basic: BasicStrategy,
+    token: TokenStrategy,
+    tempToken: TempTokenStrategy,
+    bearer: BearerStrategy,
+  ) {
+    this.enabled = new Set(config.AUTH_SCHEMES);
+    this.passport.use('basic', basic);
+    this.passport.use('token', token);
+    this.passport.use('temptoken', tempToken);
+    this.passport.use('bearer', bearer);
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(SKIP_AUTH, targets)) return true;
+    const req = context.switchToHttp().getRequest<AuthRequest>();
+    const res = context.switchToHttp().getResponse<Response>();
+    const user = (req.user = await this.authenticate(req, res));
+    if (user?.scopes) {
+      const needed = SAFE_METHODS.has(req.method) ? 'read' : 'write';
+      if (!user.scopes.includes(needed)) throw new HttpErrorWithHeaders(403, `The access token lacks the '${needed}' scope.`, {});
+    }
+
+    const requirement = this.reflector.getAllAndOverride<AuthRequirement | undefined>(AUTH_REQUIREMENT, targets);
+    if (!requirement) return true;
+    const schemes = (requirement.schemes ?? [...this.enabled]).filter((s) => this.enabled.has(s));
+    if (!user || !schemes.includes(user.scheme)) {
+      throw new UnauthorizedError(NOT_PROVIDED, WWW_AUTHENTICATE[schemes[0] ?? 'basic']);
+    }
+    if (requirement.superuser && !user.isSuperuser) {
+      throw new HttpErrorWithHeaders(403, 'You do not have permission to perform this action.', {});
+    }
+    return true;
+  }
+
+  private async authenticate(req: AuthRequest, res: Response): Promise<AuthenticatedUser | undefined> {
+    const parsed = parseAuthorization(req.headers.authorization);
+    // A scheme the server does not enable is ignored, like an authentication class not installed.
+    if (parsed.kind === 'none' || !this.enabled.has(parsed.scheme)) return undefined;
+    if (parsed.kind === 'malformed') throw new UnauthorizedError(parsed.detail, WWW_AUTHENTICATE[parsed.scheme]);
+    req.authCredentials = parsed.credentials;
+    try {
+      return await new Promise<AuthenticatedUser>((resolve, reject) => {
+        this.passport.authenticate(parsed.scheme, { session: false }, (err: unknown, found: unknown) => {
+          const user = found as AuthenticatedUser | false;
+          if (err) reject(err);
+          else if (!user) reject(new UnauthorizedError('Invalid credentials.', WWW_AUTHENTICATE[parsed.scheme]));
+          else resolve(user);
+        })(req, res, reject);
+      });
+    } finally {
+      delete req.authCredentials;
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import { Global, Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { UsersModule } from '../users/users.module.js';
+import { AuthGuard } from './auth.guard.js';
+import { BearerResolvers } from './bearer-resolvers.js';
+import { CorsMiddleware } from './cors.middleware.js';
+import { LoginLockoutService } from './login-lockout.service.js';
+import { BasicStrategy } from './strategies/basic.strategy.js';
+import { BearerStrategy } from './strategies/bearer.strategy.js';
+import { TempTokenStrategy } from './strategies/temp-token.strategy.js';
+import { TokenStrategy } from './strategies/token.strategy.js';
+
+/**
+ * Authentication for every route: the global AuthGuard and its four passport strategies,
+ * the Bearer token sources, the login lockout and CORS. Global, so feature modules inject
+ * BearerResolvers or LoginLockoutService without importing it.
+ */
+@Global()
+@Module({
+  imports: [UsersModule],
+  providers: [
+    BasicStrategy,
+    TokenStrategy,
+    TempTokenStrategy,
+    BearerStrategy,
+    BearerResolvers,
+    LoginLockoutService,
+    CorsMiddleware,
+    { provide: APP_GUARD, useClass: AuthGuard },
+  ],
+  exports: [BearerResolvers, LoginLockoutService],
+})
+export class AuthModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(CorsMiddleware).forRoutes({ path: '*path', method: RequestMethod.ALL });
+  }
+}

@@ -1,0 +1,28 @@
+import { SetMetadata } from '@nestjs/common';
+import type { AuthScheme } from './authenticated-user.js';
+
+export const AUTH_REQUIREMENT = 'collect:auth-requirement';
+export const SKIP_AUTH = 'collect:skip-auth';
+
+export interface AuthRequirement {
+  /** Only these schemes count (e.g. `DELETE /api/v1/user/expire` is Basic only). Default: any enabled. */
+  schemes?: AuthScheme[];
+  /** Platform admins only (users with is_superuser); others get 403. */
+  superuser?: boolean;
+}
+
+/**
+ * Marks a controller or handler as needing an authenticated caller. Without credentials the
+ * global AuthGuard answers 401 with `WWW-Authenticate`; with them, `@CurrentUser()` is set.
+ * Endpoints without this decorator still see `@CurrentUser()` when credentials are sent.
+ */
+export const RequireAuth = (requirement: AuthRequirement = {}) => SetMetadata(AUTH_REQUIREMENT, requirement);
+
+/** Platform admins only: 401 without credentials, 403 for a non-admin. */
+export const RequireSuperuser = () => RequireAuth({ superuser: true });
+
+/**
+ * The AuthGuard does not read the Authorization header here, because the endpoint uses it for
+ * something else: `POST /o/token` authenticates OAuth clients with Basic client_id:secret.
+ */
+export const SkipAuth = () => SetMetadata(SKIP_AUTH, true);

@@ -1,0 +1,21 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { UsersService } from './users.service.js';
+
+/** Creates or updates the platform admin of COLLECT_ADMIN_USERNAME / COLLECT_ADMIN_PASSWORD at start. */
+@Injectable()
+export class AdminBootstrap implements OnApplicationBootstrap {
+  private readonly logger = new Logger('AdminBootstrap');
+
+  constructor(
+    private readonly users: UsersService,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const { COLLECT_ADMIN_USERNAME: username, COLLECT_ADMIN_PASSWORD: password, COLLECT_ADMIN_EMAIL: email } = this.config;
+    if (!username || !password) return;
+    const { user, created } = await this.users.createOrUpdate({ username, password, email, isSuperuser: true });
+    this.logger.log({ userId: user.id, username: user.username }, created ? 'platform admin created' : 'platform admin updated');
+  }
+}

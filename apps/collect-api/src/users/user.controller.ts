@@ -1,0 +1,56 @@
+import { Controller, Delete, Get, HttpCode, Inject, NotFoundException, Param, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { HttpResponse as Response } from '../auth/http-types.js';
+import { HttpErrorWithHeaders, NOT_FOUND_DETAIL } from '@collect/contracts';
+import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { presentProfile, type ProfileBody } from './profile.presenter.js';
+import { UserTokensService } from './user-tokens.service.js';
+import { UsersService } from './users.service.js';
+
+/** The caller's own account: profile with tokens, temporary-token expiry, API-token rotation. */
+@ApiTags('user')
+@Controller('api/v1')
+export class UserController {
+  constructor(
+    private readonly users: UsersService,
+    private readonly tokens: UserTokensService,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {}
+
+  @Get('user')
+  @RequireAuth()
+  @ApiOperation({ summary: "The caller's profile, with api_token and temp_token." })
+  async me(@CurrentUser() caller: AuthenticatedUser): Promise<ProfileBody & { api_token: string; temp_token: string }> {
+    const user = await this.users.findById(caller.id);
+    if (!user) throw new NotFoundException();
+    const [apiToken, tempToken] = await Promise.all([this.tokens.apiToken(user.id), this.tokens.tempToken(user.id)]);
+    return { ...presentProfile(user, this.config.PUBLIC_BASE_URL, true), api_token: apiToken, temp_token: tempToken };
+  }
+
+  @Delete('user/expire')
+  @HttpCode(204)
+  @RequireAuth({ schemes: ['basic'] })
+  @ApiOperation({ summary: "Deletes the caller's temporary token (Basic credentials only)." })
+  async expire(@CurrentUser() caller: AuthenticatedUser): Promise<void> {
+    if (!(await this.tokens.expireTempToken(caller.id))) throw new HttpErrorWithHeaders(400, 'Temporary token not found!', {});
+  }
+
+  @Get('user/regenerate_auth_token')
+  @RequireAuth()
+  @ApiOperation({ summary: 'Rotates the API token; 201 with the new key as a JSON string.' })
+  async regenerate(@CurrentUser() caller: AuthenticatedUser, @Res() res: Response): Promise<void> {
+    res.status(201).json(await this.tokens.regenerateApiToken(caller.id));
+  }
+
+  @Get('users/:username')
+  @RequireAuth()
+  @ApiOperation({ summary: 'A user by username (public fields).' })
+  async user(@Param('username') username: string): Promise<{ id: number; username: string; first_name: string; last_name: string }> {
+    const user = await this.users.findByUsername(username);
+    if (!user || !user.isActive) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    return { id: user.id, username: user.username, first_name: user.firstName, last_name: user.lastName };
+  }
+}

@@ -1,0 +1,19 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AdminBootstrap } from './admin-bootstrap.js';
+import { ApiTokenEntity, TempTokenEntity } from './user-token.entity.js';
+import { UserController } from './user.controller.js';
+import { UserEntity } from './user.entity.js';
+import { UserTokensRepository } from './user-tokens.repository.js';
+import { UserTokensService } from './user-tokens.service.js';
+import { UsersRepository } from './users.repository.js';
+import { UsersService } from './users.service.js';
+
+/** Accounts, their API and temporary tokens, and `/api/v1/user`. */
+@Module({
+  imports: [TypeOrmModule.forFeature([UserEntity, ApiTokenEntity, TempTokenEntity])],
+  controllers: [UserController],
+  providers: [UsersRepository, UserTokensRepository, UsersService, UserTokensService, AdminBootstrap],
+  exports: [UsersService, UserTokensService],
+})
+export class UsersModule {}

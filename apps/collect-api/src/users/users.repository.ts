@@ -1,0 +1,43 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
+import { UserEntity } from './user.entity.js';
+
+export type NewUser = Pick<UserEntity, 'username' | 'email' | 'passwordHash' | 'firstName' | 'lastName' | 'isSuperuser'> &
+  Partial<Pick<UserEntity, 'city' | 'country' | 'organization' | 'website' | 'twitter' | 'requireAuth' | 'isActive'>>;
+
+/** Queries on `users`. Usernames compare case-insensitively (unique index on lower(username)). */
+@Injectable()
+export class UsersRepository {
+  constructor(@InjectRepository(UserEntity) private readonly repo: Repository<UserEntity>) {}
+
+  static fromRepository(repo: Repository<UserEntity>): UsersRepository {
+    return new UsersRepository(repo);
+  }
+
+  findById(id: number): Promise<UserEntity | null> {
+    return this.repo.findOneBy({ id });
+  }
+
+  findByUsername(username: string): Promise<UserEntity | null> {
+    return this.repo.createQueryBuilder('u').where('lower(u.username) = lower(:username)', { username }).getOne();
+  }
+
+  /** Inserts; null when the username is taken (the unique index decides, so races are safe). */
+  async insert(user: NewUser): Promise<UserEntity | null> {
+    const rows = await this.repo
+      .createQueryBuilder()
+      .insert()
+      .into(UserEntity)
+      .values(user)
+      .orIgnore()
+      .returning('*')
+      .execute();
+    if (!rows.raw?.length) return null;
+    return this.findByUsername(user.username);
+  }
+
+  async update(id: number, changes: Partial<UserEntity>): Promise<void> {
+    await this.repo.update({ id }, changes);
+  }
+}

@@ -1,0 +1,86 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { FieldValidationError } from '@collect/contracts';
+import { hashPassword, verifyPassword } from '../auth/passwords.js';
+import type { UserEntity } from './user.entity.js';
+import { UsersRepository } from './users.repository.js';
+
+export interface CreateUserInput {
+  username: string;
+  password: string | null;
+  email?: string;
+  firstName?: string;
+  lastName?: string;
+  isSuperuser?: boolean;
+  city?: string;
+  country?: string;
+  organization?: string;
+  website?: string;
+  twitter?: string;
+  requireAuth?: boolean;
+}
+
+/** Accounts: creation (registration, admin command, admin from configuration) and passwords. */
+@Injectable()
+export class UsersService {
+  private readonly logger = new Logger('UsersService');
+
+  constructor(private readonly users: UsersRepository) {}
+
+  findById(id: number): Promise<UserEntity | null> {
+    return this.users.findById(id);
+  }
+
+  findByUsername(username: string): Promise<UserEntity | null> {
+    return this.users.findByUsername(username);
+  }
+
+  /** Creates an account; 400 `{"username": [...]}` when the name is taken. */
+  async create(input: CreateUserInput): Promise<UserEntity> {
+    const created = await this.users.insert({
+      username: input.username,
+      email: input.email ?? '',
+      passwordHash: input.password === null ? null : await hashPassword(input.password),
+      firstName: input.firstName ?? '',
+      lastName: input.lastName ?? '',
+      isSuperuser: input.isSuperuser ?? false,
+      city: input.city ?? '',
+      country: input.country ?? '',
+      organization: input.organization ?? '',
+      website: input.website ?? '',
+      twitter: input.twitter ?? '',
+      requireAuth: input.requireAuth ?? false,
+    });
+    if (!created) throw new FieldValidationError({ username: [`A user with the username '${input.username}' already exists.`] });
+    this.logger.log({ userId: created.id, username: created.username, superuser: created.isSuperuser }, 'user created');
+    return created;
+  }
+
+  /**
+   * Creates the user, or updates the password (and email, superuser flag) of an existing one.
+   * Used by COLLECT_ADMIN_USERNAME at start and by `users create`, so both are idempotent.
+   */
+  async createOrUpdate(input: CreateUserInput & { password: string }): Promise<{ user: UserEntity; created: boolean }> {
+    const existing = await this.users.findByUsername(input.username);
+    if (!existing) {
+      try {
+        return { user: await this.create(input), created: true };
+      } catch (err) {
+        // Another process created it between our read and insert (several pods starting).
+        if (!(err instanceof FieldValidationError)) throw err;
+      }
+    }
+    const user = existing ?? (await this.users.findByUsername(input.username))!;
+    const changes: Partial<UserEntity> = { passwordHash: await hashPassword(input.password), isActive: true };
+    if (input.isSuperuser !== undefined) changes.isSuperuser = input.isSuperuser;
+    if (input.email) changes.email = input.email;
+    await this.users.update(user.id, changes);
+    return { user: { ...user, ...changes } as UserEntity, created: false };
+  }
+
+  /** The user when the password matches (active or not: the caller decides what inactive means). */
+  async verifyCredentials(username: string, password: string): Promise<UserEntity | null> {
+    const user = await this.users.findByUsername(username);
+    const ok = await verifyPassword(user?.passwordHash ?? null, password);
+    return ok ? user : null;
+  }
+}
