@@ -1,15 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
 import { AccountsService } from '../src/accounts/accounts.service.js';
 import { hashClientSecret } from '../src/clients/client-secret.js';
 import { ClientsService } from '../src/clients/clients.service.js';
 import { SeedService } from '../src/clients/seed.service.js';
-import { startTestCasApp, type TestCasApp } from './test-app.js';
-
-export const DEV_SEED = fileURLToPath(new URL('../seed/dev-seed.json', import.meta.url));
+import { DEV_SEED, startTestCasApp, type TestCasApp } from './test-app.js';
 
 function writeSeed(doc: unknown): string {
   const path = join(mkdtempSync(join(tmpdir(), 'cas-seed-')), 'seed.json');

@@ -1,7 +1,11 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { fileURLToPath } from 'node:url';
 import { freePort, freshTestDatabase } from '@collect/testing';
 import { createCasApp } from '../src/app.js';
 import { loadCasConfig, type CasConfig } from '../src/config/cas-config.js';
+
+/** The repo's dev seed (demo clients and user), as `pnpm start` loads it. */
+export const DEV_SEED = fileURLToPath(new URL('../seed/dev-seed.json', import.meta.url));
 
 export interface TestCasApp {
   app: NestExpressApplication;

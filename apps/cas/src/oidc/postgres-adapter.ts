@@ -1,0 +1,77 @@
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { OidcPayloadsRepository, StoredPayload } from './oidc-payloads.repository.js';
+
+/** Looks up clients in the CAS registry (cas_clients), not in oidc_payloads. */
+export interface ClientMetadataSource {
+  find(clientId: string): Promise<AdapterPayload | undefined>;
+}
+
+/**
+ * oidc-provider's adapter contract on PostgreSQL: one row per model instance, expiry in
+ * `expires_at` (rows past it are invisible at once and deleted by the periodic clean-up),
+ * `consumed_at` for single-use codes and rotated refresh tokens.
+ */
+export function postgresAdapterFactory(repo: OidcPayloadsRepository, clients: ClientMetadataSource) {
+  return (model: string): Adapter => (model === 'Client' ? new ClientAdapter(clients) : new PostgresAdapter(model, repo));
+}
+
+class PostgresAdapter implements Adapter {
+  constructor(
+    private readonly model: string,
+    private readonly repo: OidcPayloadsRepository,
+  ) {}
+
+  upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+    return this.repo.upsert(this.model, id, payload as Record<string, unknown>, expiresIn || undefined);
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    return toPayload(await this.repo.find(this.model, id));
+  }
+
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    return toPayload(await this.repo.findBy(this.model, 'uid', uid));
+  }
+
+  async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    return toPayload(await this.repo.findBy(this.model, 'user_code', userCode));
+  }
+
+  consume(id: string): Promise<void> {
+    return this.repo.consume(this.model, id);
+  }
+
+  destroy(id: string): Promise<void> {
+    return this.repo.destroy(this.model, id);
+  }
+
+  revokeByGrantId(grantId: string): Promise<void> {
+    return this.repo.revokeByGrantId(grantId);
+  }
+}
+
+/** Clients are managed by the registry (seed, CLI); oidc-provider only reads them. */
+class ClientAdapter implements Adapter {
+  constructor(private readonly clients: ClientMetadataSource) {}
+  find(id: string) {
+    return this.clients.find(id);
+  }
+  async upsert(): Promise<void> {
+    throw new Error('clients are managed through the CAS registry');
+  }
+  async findByUid() {
+    return undefined;
+  }
+  async findByUserCode() {
+    return undefined;
+  }
+  async consume(): Promise<void> {}
+  async destroy(): Promise<void> {}
+  async revokeByGrantId(): Promise<void> {}
+}
+
+function toPayload(row: StoredPayload | undefined): AdapterPayload | undefined {
+  if (!row) return undefined;
+  const payload = row.payload as AdapterPayload;
+  return row.consumed_at ? { ...payload, consumed: Math.floor(new Date(row.consumed_at).getTime() / 1000) } : payload;
+}
