@@ -11,11 +11,11 @@ export class UserSearchIndexes1764000000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`CREATE EXTENSION IF NOT EXISTS pg_trgm`);
-    await q.query(`CREATE INDEX IF NOT EXISTS cas_accounts_username_trgm ON cas_accounts USING gin (username gin_trgm_ops)`);
-    await q.query(`CREATE INDEX IF NOT EXISTS cas_accounts_email_trgm ON cas_accounts USING gin (email gin_trgm_ops)`);
-    await q.query(`CREATE INDEX IF NOT EXISTS cas_accounts_given_name_trgm ON cas_accounts USING gin (given_name gin_trgm_ops)`);
-    await q.query(`CREATE INDEX IF NOT EXISTS cas_accounts_family_name_trgm ON cas_accounts USING gin (family_name gin_trgm_ops)`);
-    await q.query(`CREATE INDEX IF NOT EXISTS cas_accounts_full_name_trgm ON cas_accounts USING gin ((given_name || ' ' || family_name) gin_trgm_ops)`);
+    await q.query(`CREATE INDEX IF NOT EXISTS cas_accounts_username_trgm ON cas_accounts USING gin (username gin_trgm_ops) WITH (fastupdate = off)`);
+    await q.query(`CREATE INDEX IF NOT EXISTS cas_accounts_email_trgm ON cas_accounts USING gin (email gin_trgm_ops) WITH (fastupdate = off)`);
+    await q.query(`CREATE INDEX IF NOT EXISTS cas_accounts_given_name_trgm ON cas_accounts USING gin (given_name gin_trgm_ops) WITH (fastupdate = off)`);
+    await q.query(`CREATE INDEX IF NOT EXISTS cas_accounts_family_name_trgm ON cas_accounts USING gin (family_name gin_trgm_ops) WITH (fastupdate = off)`);
+    await q.query(`CREATE INDEX IF NOT EXISTS cas_accounts_full_name_trgm ON cas_accounts USING gin ((given_name || ' ' || family_name) gin_trgm_ops) WITH (fastupdate = off)`);
     await q.query(`CREATE INDEX IF NOT EXISTS cas_accounts_lower_username ON cas_accounts (lower(username))`);
     await q.query(`CREATE INDEX IF NOT EXISTS cas_accounts_lower_email ON cas_accounts (lower(email))`);
   }
