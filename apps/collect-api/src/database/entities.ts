@@ -1,5 +1,6 @@
 import { UserEntity } from '../users/user.entity.js';
 import { ApiTokenEntity, TempTokenEntity } from '../users/user-token.entity.js';
+import { OAuthApplicationEntity, OAuthGrantEntity, OAuthTokenEntity } from '../oauth2/oauth2.entities.js';
 
 /** Every TypeORM entity of collect-api. Append new ones (one line each). */
-export const entities = [UserEntity, ApiTokenEntity, TempTokenEntity];
+export const entities = [UserEntity, ApiTokenEntity, TempTokenEntity, OAuthApplicationEntity, OAuthGrantEntity, OAuthTokenEntity];

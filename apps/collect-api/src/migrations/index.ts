@@ -1,5 +1,6 @@
 import { Users1763800000000 } from './1763800000000-users.js';
 import { AuthTokens1763900000000 } from './1763900000000-auth-tokens.js';
+import { OAuth21763900000001 } from './1763900000001-oauth2.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
-export const migrations = [Users1763800000000, AuthTokens1763900000000];
+export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];

@@ -1,0 +1,124 @@
+import { Body, Controller, Get, Inject, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
+import { LoginLockoutService } from '../auth/login-lockout.service.js';
+import { SkipAuth } from '../auth/require-auth.decorator.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { UsersService } from '../users/users.service.js';
+import { LoginSessions } from './login-session.js';
+import { OAuth2Service, type AuthorizeRequest } from './oauth2.service.js';
+import { consentPage, errorPage, loginPage } from './views.js';
+
+type Params = Record<string, unknown>;
+
+/**
+ * GET /o/authorize shows the login page (no session) or the consent page; POST /o/login signs
+ * in; POST /o/authorize records the decision and redirects to the client. Pages are HTML with
+ * CSRF tokens; the Authorization header plays no part here.
+ */
+@ApiExcludeController()
+@SkipAuth()
+@Controller('o')
+export class AuthorizeController {
+  private readonly sessions: LoginSessions;
+
+  constructor(
+    private readonly oauth: OAuth2Service,
+    private readonly users: UsersService,
+    private readonly lockout: LoginLockoutService,
+    @Inject(COLLECT_CONFIG) config: CollectConfig,
+  ) {
+    this.sessions = new LoginSessions(config.COLLECT_SECRET_KEY, config.PUBLIC_BASE_URL, config.OAUTH2_LOGIN_SESSION_SECONDS);
+  }
+
+  @Get('authorize')
+  async authorize(@Query() query: Params, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
+    const check = await this.oauth.checkAuthorizeRequest(query);
+    if (check.kind === 'page') return html(res, 400, errorPage(check.message));
+    if (check.kind === 'redirect') return redirect(res, check.location);
+    const user = await this.sessionUser(req);
+    const csrf = this.sessions.csrfToken(req, res);
+    if (!user) return html(res, 200, loginPage({ appName: check.request.app.name, next: req.url, csrf }));
+    html(res, 200, consentPage({ appName: check.request.app.name, username: user.username, scopes: check.request.scopes, params: carried(check.request, query), csrf }));
+  }
+
+  @Post('login')
+  async login(@Body() body: Params, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
+    const next = typeof body.next === 'string' && body.next.startsWith('/o/authorize?') ? body.next : undefined;
+    if (!this.sessions.checkCsrf(req, body.csrf_token)) return html(res, 403, errorPage('The form expired or was not sent from this site (CSRF check failed). Go back and try again.'));
+    if (!next) return html(res, 400, errorPage('Missing or invalid next parameter.'));
+    const check = await this.oauth.checkAuthorizeRequest(Object.fromEntries(new URL(next, 'http://x').searchParams));
+    if (check.kind !== 'ok') return html(res, 400, errorPage('The authorization request is not valid any more.'));
+    const username = typeof body.username === 'string' ? body.username.slice(0, 150) : '';
+    const password = typeof body.password === 'string' ? body.password : '';
+    const csrf = this.sessions.csrfToken(req, res);
+    const again = (status: number, error: string) => html(res, status, loginPage({ appName: check.request.app.name, next, csrf, error, username }));
+    if (!username || !password) return again(400, 'Enter your username and password.');
+    const retryAfter = await this.lockout.retryAfter(username);
+    if (retryAfter > 0) {
+      res.setHeader('Retry-After', String(retryAfter));
+      return again(429, 'Too many failed login attempts. Try again later.');
+    }
+    const user = await this.users.verifyCredentials(username, password);
+    if (!user || !user.isActive) {
+      if (!user) await this.lockout.recordFailure(username, 'oauth2-login');
+      return again(200, 'Please enter a correct username and password.');
+    }
+    await this.lockout.reset(username);
+    this.sessions.start(res, user.id);
+    redirect(res, next, 303);
+  }
+
+  @Post('authorize')
+  async decide(@Body() body: Params, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
+    if (!this.sessions.checkCsrf(req, body.csrf_token)) return html(res, 403, errorPage('The form expired or was not sent from this site (CSRF check failed). Go back and try again.'));
+    const check = await this.oauth.checkAuthorizeRequest(body);
+    if (check.kind === 'page') return html(res, 400, errorPage(check.message));
+    if (check.kind === 'redirect') return redirect(res, check.location);
+    const user = await this.sessionUser(req);
+    if (!user) {
+      const next = `/o/authorize?${new URLSearchParams(carried(check.request, body) as Record<string, string>).toString()}`;
+      return html(res, 200, loginPage({ appName: check.request.app.name, next, csrf: this.sessions.csrfToken(req, res) }));
+    }
+    const location = body.decision === 'allow' ? await this.oauth.approve(check.request, user.id) : this.oauth.deny(check.request);
+    redirect(res, location);
+  }
+
+  private async sessionUser(req: HttpRequest): Promise<{ id: number; username: string } | null> {
+    const id = this.sessions.userId(req);
+    if (id === null) return null;
+    const user = await this.users.findById(id);
+    return user?.isActive ? user : null;
+  }
+}
+
+/** The authorize parameters the consent form sends back (redirect_uri only when it was given). */
+function carried(request: AuthorizeRequest, params: Params): Record<string, string | undefined> {
+  return {
+    client_id: request.app.clientId,
+    response_type: 'code',
+    state: request.state,
+    redirect_uri: request.redirectUriGiven ? request.redirectUri : undefined,
+    scope: request.scopes.join(' '),
+    code_challenge: request.codeChallenge ?? undefined,
+    code_challenge_method: request.codeChallenge ? String(params.code_challenge_method ?? 'S256') : undefined,
+  };
+}
+
+function securityHeaders(res: HttpResponse): void {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  // No form-action: the consent POST ends in a redirect to the client, which it would block.
+  res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'");
+}
+
+function html(res: HttpResponse, status: number, body: string): void {
+  securityHeaders(res);
+  res.status(status).type('html').send(body);
+}
+
+function redirect(res: HttpResponse, location: string, status = 302): void {
+  securityHeaders(res);
+  res.redirect(status, location);
+}

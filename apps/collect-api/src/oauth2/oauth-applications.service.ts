@@ -1,0 +1,127 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { FieldValidationError } from '@collect/contracts';
+import { hashToken, newOpaqueSecret, safeEqual } from '../auth/secrets.js';
+import type { ClientType, OAuthApplicationEntity } from './oauth2.entities.js';
+import { OAuthError } from './oauth2.errors.js';
+import { OAuth2Repository } from './oauth2.repository.js';
+
+export interface CreateApplicationInput {
+  name?: unknown;
+  client_type?: unknown;
+  authorization_grant_type?: unknown;
+  redirect_uris?: unknown;
+  redirect_uri?: unknown;
+}
+
+export const GRANT_TYPE_AUTHORIZATION_CODE = 'authorization-code';
+
+/** Registration of client applications and client authentication at the token endpoint. */
+@Injectable()
+export class OAuthApplicationsService {
+  private readonly logger = new Logger('OAuthApplications');
+
+  constructor(private readonly repo: OAuth2Repository) {}
+
+  /** Validates and stores an application; the secret is returned here only, never again. */
+  async create(ownerId: number | null, input: CreateApplicationInput): Promise<{ app: OAuthApplicationEntity; clientSecret: string | null }> {
+    const errors: Record<string, string[]> = {};
+    const name = typeof input.name === 'string' ? input.name.trim() : '';
+    if (!name) errors.name = ['This field is required.'];
+    else if (name.length > 255) errors.name = ['Ensure this field has no more than 255 characters.'];
+    const clientType = input.client_type ?? 'confidential';
+    if (clientType !== 'confidential' && clientType !== 'public') errors.client_type = [`"${String(clientType)}" is not a valid choice.`];
+    // Accept the spelling of the spec prose (authorization code) and of the DRF providers.
+    const grantType = String(input.authorization_grant_type ?? GRANT_TYPE_AUTHORIZATION_CODE).replace('_', '-');
+    if (grantType !== GRANT_TYPE_AUTHORIZATION_CODE) errors.authorization_grant_type = [`"${String(input.authorization_grant_type)}" is not a valid choice.`];
+    const rawUris = input.redirect_uris ?? input.redirect_uri;
+    const uris = typeof rawUris === 'string' ? rawUris.split(/\s+/).filter(Boolean) : [];
+    const badUri = uris.find((u) => !isAllowedRedirectUri(u));
+    if (uris.length === 0) errors.redirect_uris = ['This field is required.'];
+    else if (badUri) errors.redirect_uris = [`Invalid redirect URI: ${badUri.slice(0, 200)} (absolute http or https URL without fragment).`];
+    if (Object.keys(errors).length) throw new FieldValidationError(errors);
+
+    const clientSecret = clientType === 'confidential' ? newOpaqueSecret() : null;
+    const app = await this.repo.insertApplication({
+      clientId: randomBytes(20).toString('base64url'),
+      clientSecretHash: clientSecret ? hashToken(clientSecret) : null,
+      name,
+      clientType: clientType as ClientType,
+      authorizationGrantType: grantType,
+      redirectUris: uris.join(' '),
+      userId: ownerId,
+    });
+    this.logger.log({ applicationId: app.id, clientId: app.clientId, ownerId }, 'oauth application registered');
+    return { app, clientSecret };
+  }
+
+  findByClientId(clientId: string): Promise<OAuthApplicationEntity | null> {
+    return this.repo.findApplicationByClientId(clientId.slice(0, 100));
+  }
+
+  /** Applications the caller manages: their own, or every one for a platform admin. */
+  list(userId: number, isSuperuser: boolean): Promise<OAuthApplicationEntity[]> {
+    return this.repo.listApplications(isSuperuser ? null : userId);
+  }
+
+  /** The application when the caller may manage it, else null (answered as 404). */
+  async findManaged(id: number, userId: number, isSuperuser: boolean): Promise<OAuthApplicationEntity | null> {
+    const app = await this.repo.findApplication(id);
+    return app && (isSuperuser || app.userId === userId) ? app : null;
+  }
+
+  async delete(app: OAuthApplicationEntity): Promise<void> {
+    await this.repo.deleteApplication(app.id);
+    this.logger.log({ applicationId: app.id, clientId: app.clientId }, 'oauth application deleted');
+  }
+
+  /**
+   * Client authentication at /o/token: HTTP Basic `client_id:client_secret` (RFC 6749 §2.3.1,
+   * form-urlencoded parts) or `client_id`/`client_secret` body fields. A public client sends
+   * only `client_id`. Any mismatch: invalid_client (401).
+   */
+  async authenticateClient(authorization: string | undefined, body: Record<string, unknown>): Promise<OAuthApplicationEntity> {
+    let clientId: string | undefined;
+    let secret: string | undefined;
+    const basic = /^basic\s+(\S+)\s*$/i.exec(authorization ?? '');
+    if (basic) {
+      const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      if (colon < 0) throw new OAuthError('invalid_client', 'Client authentication failed.');
+      clientId = safeDecode(decoded.slice(0, colon));
+      secret = safeDecode(decoded.slice(colon + 1));
+    } else {
+      clientId = typeof body.client_id === 'string' ? body.client_id : undefined;
+      secret = typeof body.client_secret === 'string' ? body.client_secret : undefined;
+    }
+    if (!clientId) throw new OAuthError('invalid_client', 'Client authentication failed.');
+    const app = await this.findByClientId(clientId);
+    if (!app) throw new OAuthError('invalid_client', 'Client authentication failed.');
+    if (app.clientType === 'confidential') {
+      if (!secret || !app.clientSecretHash || !safeEqual(hashToken(secret), app.clientSecretHash)) {
+        throw new OAuthError('invalid_client', 'Client authentication failed.');
+      }
+    } else if (secret) {
+      throw new OAuthError('invalid_client', 'Public clients do not authenticate with a secret.');
+    }
+    if (typeof body.client_id === 'string' && body.client_id !== app.clientId) throw new OAuthError('invalid_client', 'client_id does not match the authenticated client.');
+    return app;
+  }
+}
+
+export function isAllowedRedirectUri(uri: string): boolean {
+  try {
+    const u = new URL(uri);
+    return (u.protocol === 'https:' || u.protocol === 'http:') && !uri.includes('#') && uri.length <= 2000;
+  } catch {
+    return false;
+  }
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch {
+    return s;
+  }
+}
