@@ -15,7 +15,8 @@ import { UsersService } from './users.service.js';
   imports: [
     JwtValidationModule.forRootAsync({
       inject: [CAS_CONFIG],
-      useFactory: (config: CasConfig) => ({ issuer: config.CAS_ISSUER, audience: CAS_API_AUDIENCE }),
+      // typ at+jwt (RFC 9068): an ID token or any other JWT of this issuer is not an access token.
+      useFactory: (config: CasConfig) => ({ issuer: config.CAS_ISSUER, audience: CAS_API_AUDIENCE, typ: 'at+jwt' }),
     }),
   ],
   controllers: [UsersController],
