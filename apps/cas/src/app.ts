@@ -12,6 +12,8 @@ export async function createCasApp(config: CasConfig): Promise<NestExpressApplic
   if (config.MIGRATIONS_RUN) await runMigrations(config);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bufferLogs: true });
   app.disable('x-powered-by');
+  // Behind an ingress the client address (lockout) and https come from X-Forwarded-*.
+  if (config.CAS_TRUST_PROXY) app.set('trust proxy', true);
   mountOidcProvider(app);
   configureHttpApp(app, {
     title: 'cas',

@@ -160,9 +160,23 @@ export function buildProvider(deps: ProviderDeps): Provider {
   provider.Client.prototype.compareClientSecret = function compareClientSecret(this: { clientSecret?: string }, actual: string) {
     return clientSecretMatches(this.clientSecret, actual);
   } as never;
+  if (config.NODE_ENV !== 'production') allowHttpImplicitRedirects(provider);
   provider.use(unauthorizedClientError);
   auditEvents(provider);
   return provider;
+}
+
+/**
+ * Outside production the implicit dev client calls back to http://localhost; oidc-provider's
+ * documented hook for relaxing exactly these two checks is Client.Schema#invalidate's code.
+ */
+function allowHttpImplicitRedirects(provider: Provider): void {
+  const schema = (provider.Client as unknown as { Schema: { prototype: { invalidate(message: string, code?: string): void } } }).Schema;
+  const original = schema.prototype.invalidate;
+  schema.prototype.invalidate = function invalidate(message: string, code?: string) {
+    if (code === 'implicit-force-https' || code === 'implicit-forbid-localhost') return;
+    original.call(this, message, code);
+  };
 }
 
 /**
