@@ -2,6 +2,7 @@ import type { DynamicModule, Type } from '@nestjs/common';
 import { RootModule } from './root/root.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { OAuth2Module } from './oauth2/oauth2.module.js';
+import { ProfilesModule } from './profiles/profiles.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
-export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module];
+export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module, ProfilesModule];

@@ -1,2 +1,3 @@
 /** Resource names listed by the API root. Append as features land. */
 export const apiResources: string[] = [];
+apiResources.push('user', 'profiles', 'oauth-applications');
