@@ -22,6 +22,7 @@ export class UserTokensService {
   private readonly box: SecretBox;
   private readonly cache: TtlCache<TokenOwner | null>;
   private readonly tempLifetimeMs: number;
+  private readonly listeners: Array<(userId: number) => void> = [];
 
   constructor(
     private readonly tokens: UserTokensRepository,
@@ -63,35 +64,55 @@ export class UserTokensService {
     const key = newHexKey();
     await this.tokens.upsert('api_tokens', userId, hashToken(key), this.box.encrypt(key));
     if (old) this.cache.delete(`api_tokens:${old.key_hash}`);
+    this.changed(userId);
     return key;
   }
 
   /** The user's temporary token, created when absent and re-created when expired. */
   async tempToken(userId: number): Promise<string> {
+    return (await this.tempTokenWithExpiry(userId)).key;
+  }
+
+  /** The temporary token and the instant (ms) it expires. */
+  async tempTokenWithExpiry(userId: number): Promise<{ key: string; expiresAt: number }> {
     const row = await this.tokens.findByUser('temp_tokens', userId);
     const now = Date.now();
     if (row && row.created_at.getTime() + this.tempLifetimeMs > now) {
       const key = this.box.decrypt(row.key_encrypted);
-      if (key) return key;
+      if (key) return { key, expiresAt: row.created_at.getTime() + this.tempLifetimeMs };
     }
     const key = newHexKey();
     // Replace only a row that is still expired (or unreadable), so concurrent calls converge.
     const threshold = row && this.box.decrypt(row.key_encrypted) === null ? new Date(8.64e15) : new Date(now - this.tempLifetimeMs);
     await this.tokens.upsert('temp_tokens', userId, hashToken(key), this.box.encrypt(key), threshold);
     if (row) this.cache.delete(`temp_tokens:${row.key_hash}`);
-    return (await this.readKey('temp_tokens', userId)) ?? key;
+    this.changed(userId);
+    const stored = await this.tokens.findByUser('temp_tokens', userId);
+    const storedKey = stored ? this.box.decrypt(stored.key_encrypted) : null;
+    return stored && storedKey ? { key: storedKey, expiresAt: stored.created_at.getTime() + this.tempLifetimeMs } : { key, expiresAt: now + this.tempLifetimeMs };
+  }
+
+  /** Called with the user id whenever one of the user's tokens changes (caches built on them). */
+  onChange(listener: (userId: number) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private changed(userId: number): void {
+    for (const listener of this.listeners) listener(userId);
   }
 
   /** Deletes the temporary token; false when the user had none. */
   async expireTempToken(userId: number): Promise<boolean> {
     const hash = await this.tokens.deleteForUser('temp_tokens', userId);
     if (hash) this.cache.delete(`temp_tokens:${hash}`);
+    this.changed(userId);
     return hash !== null;
   }
 
   /** Forget cached lookups of one user (after disabling them, changing the superuser flag). */
   forgetUser(userId: number): void {
     this.cache.deleteWhere((owner) => owner?.userId === userId);
+    this.changed(userId);
   }
 
   private async readKey(table: TokenTable, userId: number): Promise<string | null> {

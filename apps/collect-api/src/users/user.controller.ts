@@ -1,12 +1,11 @@
-import { Controller, Delete, Get, HttpCode, Inject, NotFoundException, Param, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, NotFoundException, Param, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { HttpResponse as Response } from '../auth/http-types.js';
 import { HttpErrorWithHeaders, NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { presentProfile, type ProfileBody } from './profile.presenter.js';
+import { CurrentProfileService, type CurrentProfile } from './current-profile.service.js';
 import { UserTokensService } from './user-tokens.service.js';
 import { UsersService } from './users.service.js';
 
@@ -17,17 +16,14 @@ export class UserController {
   constructor(
     private readonly users: UsersService,
     private readonly tokens: UserTokensService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly profiles: CurrentProfileService,
   ) {}
 
   @Get('user')
   @RequireAuth()
   @ApiOperation({ summary: "The caller's profile, with api_token and temp_token." })
-  async me(@CurrentUser() caller: AuthenticatedUser): Promise<ProfileBody & { api_token: string; temp_token: string }> {
-    const user = await this.users.findById(caller.id);
-    if (!user) throw new NotFoundException();
-    const [apiToken, tempToken] = await Promise.all([this.tokens.apiToken(user.id), this.tokens.tempToken(user.id)]);
-    return { ...presentProfile(user, this.config.PUBLIC_BASE_URL, true), api_token: apiToken, temp_token: tempToken };
+  me(@CurrentUser() caller: AuthenticatedUser): Promise<CurrentProfile> {
+    return this.profiles.get(caller.id);
   }
 
   @Delete('user/expire')

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AdminBootstrap } from './admin-bootstrap.js';
+import { CurrentProfileService } from './current-profile.service.js';
 import { ApiTokenEntity, TempTokenEntity } from './user-token.entity.js';
 import { UserController } from './user.controller.js';
 import { UserEntity } from './user.entity.js';
@@ -13,7 +14,7 @@ import { UsersService } from './users.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([UserEntity, ApiTokenEntity, TempTokenEntity])],
   controllers: [UserController],
-  providers: [UsersRepository, UserTokensRepository, UsersService, UserTokensService, AdminBootstrap],
+  providers: [CurrentProfileService, UsersRepository, UserTokensRepository, UsersService, UserTokensService, AdminBootstrap],
   exports: [UsersService, UserTokensService],
 })
 export class UsersModule {}
