@@ -3,6 +3,10 @@ import { RootModule } from './root/root.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { OAuth2Module } from './oauth2/oauth2.module.js';
 import { ProfilesModule } from './profiles/profiles.module.js';
+import { StorageModule } from './storage/storage.module.js';
+import { FormsModule } from './forms/forms.module.js';
+import { SubmissionsModule } from './submissions/submissions.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
 export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module, ProfilesModule];
+featureModules.push(StorageModule, FormsModule, SubmissionsModule);

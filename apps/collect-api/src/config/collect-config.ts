@@ -37,8 +37,25 @@ export const collectEnvSchema = z
     OAUTH2_AUTHORIZATION_CODE_EXPIRE_SECONDS: envField.int(60, 1, 600),
     OAUTH2_LOGIN_SESSION_SECONDS: envField.int(3_600, 60, 86_400),
     CORS_ALLOWED_ORIGINS: envField.list('*'),
+    // Forms, submissions, file storage (issue 7, docs/forms.md).
+    STORAGE_BACKEND: z.enum(['local', 's3']).default('local'),
+    MEDIA_ROOT: z.string().default('.data/media'),
+    S3_ENDPOINT: envField.url().optional(),
+    S3_REGION: z.string().default('us-east-1'),
+    S3_BUCKET: z.string().optional(),
+    S3_PREFIX: z.string().default(''),
+    S3_ACCESS_KEY_ID: z.string().optional(),
+    S3_SECRET_ACCESS_KEY: z.string().optional(),
+    S3_FORCE_PATH_STYLE: envField.bool(true),
+    ATTACHMENT_MAX_BYTES: envField.int(104_857_600, 1, 10_737_418_240),
+    SUBMISSION_XML_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
+    FORM_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
+    SUBMISSION_MAX_ATTACHMENTS: envField.int(100, 1, 10_000),
   })
   .superRefine((env, ctx) => {
+    if (env.STORAGE_BACKEND === 's3' && !env.S3_BUCKET) {
+      ctx.addIssue({ code: 'custom', path: ['S3_BUCKET'], message: 'is required when STORAGE_BACKEND=s3' });
+    }
     if (env.NODE_ENV === 'production' && !env.COLLECT_SECRET_KEY) {
       ctx.addIssue({ code: 'custom', path: ['COLLECT_SECRET_KEY'], message: 'is required in production (at least 32 characters)' });
     }

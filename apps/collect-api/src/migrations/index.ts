@@ -1,6 +1,8 @@
 import { Users1763800000000 } from './1763800000000-users.js';
 import { AuthTokens1763900000000 } from './1763900000000-auth-tokens.js';
 import { OAuth21763900000001 } from './1763900000001-oauth2.js';
+import { Forms1764000000000 } from './1764000000000-forms.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
+migrations.push(Forms1764000000000);

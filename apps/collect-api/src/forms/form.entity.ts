@@ -1,0 +1,85 @@
+import { Column, CreateDateColumn, Entity, PrimaryColumn, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import type { FormRole } from './roles.js';
+
+/**
+ * One question (or group/repeat) of a form, in form order. `xpath` is the path without the
+ * form's root element (`group/photo`), the key the submission JSON uses.
+ */
+export interface FormField {
+  name: string;
+  xpath: string;
+  /** XForm/XLSForm type: text, integer, decimal, select one, geopoint, image, audio, video, file, group, repeat, ... */
+  type: string;
+  label: string | null;
+  /** Set on fields inside a repeat: the xpath of the innermost repeat. */
+  repeat?: string;
+}
+
+@Entity({ name: 'forms' })
+export class FormEntity {
+  @PrimaryGeneratedColumn()
+  id: number;
+
+  @Column({ type: 'uuid' })
+  uuid: string;
+
+  @Column({ name: 'id_string', type: 'varchar', length: 100 })
+  idString: string;
+
+  @Column({ type: 'varchar', length: 255 })
+  title: string;
+
+  @Column({ name: 'owner_id', type: 'int' })
+  ownerId: number;
+
+  /** Root element of the primary instance (the submission XML root). */
+  @Column({ name: 'root_name', type: 'varchar', length: 100 })
+  rootName: string;
+
+  @Column({ type: 'varchar', length: 100, default: '' })
+  version: string;
+
+  /** The XForm document as uploaded, or the one rendered from a JSON definition. */
+  @Column({ type: 'text' })
+  xml: string;
+
+  /** The JSON definition when the form was created from one; null for XForm uploads. */
+  @Column({ name: 'json_definition', type: 'jsonb', nullable: true })
+  jsonDefinition: Record<string, unknown> | null;
+
+  @Column({ type: 'jsonb' })
+  fields: FormField[];
+
+  /** Whether the form accepts submissions (onadata's `downloadable`). */
+  @Column({ name: 'accepting_submissions', type: 'boolean', default: true })
+  acceptingSubmissions: boolean;
+
+  @Column({ name: 'num_of_submissions', type: 'int', default: 0 })
+  numOfSubmissions: number;
+
+  @Column({ name: 'last_submission_time', type: 'timestamptz', nullable: true })
+  lastSubmissionTime: Date | null;
+
+  @CreateDateColumn({ name: 'date_created', type: 'timestamptz' })
+  dateCreated: Date;
+
+  @UpdateDateColumn({ name: 'date_modified', type: 'timestamptz' })
+  dateModified: Date;
+
+  /** Soft delete: a deleted form is invisible everywhere (404) but its rows stay. */
+  @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true })
+  deletedAt: Date | null;
+}
+
+/** A user's role on a form. The owner also has a row (`owner`), so one query answers every check. */
+@Entity({ name: 'form_roles' })
+export class FormRoleEntity {
+  @PrimaryColumn({ name: 'form_id', type: 'int' })
+  formId: number;
+
+  @PrimaryColumn({ name: 'user_id', type: 'int' })
+  userId: number;
+
+  @Column({ type: 'varchar', length: 20 })
+  role: FormRole;
+}

@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { FormEntity, FormRoleEntity } from './form.entity.js';
+import { FormAccessService } from './form-access.service.js';
+import { FormsRepository } from './forms.repository.js';
+
+/**
+ * Forms, roles and sharing. Exports FormAccessService: the one role check of every module
+ * (`requireRole(user, formId, 'readonly')` → 404 unseen / 403 too low).
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([FormEntity, FormRoleEntity])],
+  controllers: [],
+  providers: [FormsRepository, FormAccessService],
+  exports: [FormsRepository, FormAccessService],
+})
+export class FormsModule {}

@@ -1,0 +1,93 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { IsNull, type EntityManager, type Repository } from 'typeorm';
+import { FormEntity, FormRoleEntity } from './form.entity.js';
+import type { FormRole } from './roles.js';
+
+/** Queries on `forms` and `form_roles`. Deleted forms (`deleted_at` set) are never returned. */
+@Injectable()
+export class FormsRepository {
+  constructor(
+    @InjectRepository(FormEntity) private readonly forms: Repository<FormEntity>,
+    @InjectRepository(FormRoleEntity) private readonly roles: Repository<FormRoleEntity>,
+  ) {}
+
+  findLive(id: number): Promise<FormEntity | null> {
+    if (!Number.isSafeInteger(id) || id <= 0 || id > 2_147_483_647) return Promise.resolve(null);
+    return this.forms.findOneBy({ id, deletedAt: IsNull() });
+  }
+
+  findLiveByIdString(idString: string): Promise<FormEntity[]> {
+    return this.forms.find({ where: { idString, deletedAt: IsNull() }, order: { id: 'ASC' } });
+  }
+
+  findLiveByOwnerAndIdString(ownerId: number, idString: string): Promise<FormEntity | null> {
+    return this.forms.findOneBy({ ownerId, idString, deletedAt: IsNull() });
+  }
+
+  async roleOf(formId: number, userId: number): Promise<FormRole | null> {
+    const row = await this.roles.findOneBy({ formId, userId });
+    return row?.role ?? null;
+  }
+
+  /** Live forms the user has any role on, with that role, newest first. */
+  async visibleTo(userId: number | 'all'): Promise<Array<{ form: FormEntity; role: FormRole | null }>> {
+    const qb = this.forms.createQueryBuilder('f').where('f.deleted_at IS NULL').orderBy('f.id', 'ASC');
+    if (userId === 'all') return (await qb.getMany()).map((form) => ({ form, role: null }));
+    const rows = await qb
+      .innerJoin(FormRoleEntity, 'r', 'r.form_id = f.id AND r.user_id = :userId', { userId })
+      .addSelect('r.role', 'r_role')
+      .getRawAndEntities();
+    return rows.entities.map((form, i) => ({ form, role: (rows.raw[i] as { r_role: FormRole }).r_role }));
+  }
+
+  async visibleFormIds(userId: number | 'all'): Promise<number[]> {
+    if (userId === 'all') {
+      const rows = await this.forms.createQueryBuilder('f').select('f.id', 'id').where('f.deleted_at IS NULL').orderBy('f.id').getRawMany<{ id: number }>();
+      return rows.map((r) => r.id);
+    }
+    const rows = await this.roles
+      .createQueryBuilder('r')
+      .innerJoin(FormEntity, 'f', 'f.id = r.form_id AND f.deleted_at IS NULL')
+      .select('r.form_id', 'id')
+      .where('r.user_id = :userId', { userId })
+      .orderBy('r.form_id')
+      .getRawMany<{ id: number }>();
+    return rows.map((r) => r.id);
+  }
+
+  async rolesOf(formId: number): Promise<Array<{ userId: number; role: FormRole }>> {
+    return (await this.roles.find({ where: { formId } })).map((r) => ({ userId: r.userId, role: r.role }));
+  }
+
+  /** Inserts the form and its owner role in one transaction. */
+  async insertWithOwner(form: Partial<FormEntity>): Promise<FormEntity> {
+    return this.forms.manager.transaction(async (m: EntityManager) => {
+      const saved = await m.getRepository(FormEntity).save(m.getRepository(FormEntity).create(form));
+      await m.getRepository(FormRoleEntity).insert({ formId: saved.id, userId: saved.ownerId, role: 'owner' });
+      return saved;
+    });
+  }
+
+  async setRole(formId: number, userId: number, role: FormRole): Promise<void> {
+    await this.roles.upsert({ formId, userId, role }, ['formId', 'userId']);
+  }
+
+  async removeRole(formId: number, userId: number): Promise<void> {
+    await this.roles.delete({ formId, userId });
+  }
+
+  async softDelete(id: number): Promise<void> {
+    await this.forms.update({ id }, { deletedAt: new Date() });
+  }
+
+  async update(id: number, changes: Partial<Pick<FormEntity, 'title' | 'acceptingSubmissions'>>): Promise<void> {
+    await this.forms.update({ id }, changes);
+  }
+
+  async findOwners(ids: number[]): Promise<Map<number, string>> {
+    if (!ids.length) return new Map();
+    const rows = await this.forms.manager.query(`SELECT id, username FROM users WHERE id = ANY($1)`, [ids]);
+    return new Map((rows as Array<{ id: number; username: string }>).map((r) => [r.id, r.username]));
+  }
+}

@@ -1,0 +1,58 @@
+import type { Readable } from 'node:stream';
+
+export interface StoredFileInfo {
+  size: number;
+  /** Strong validator for ETag (content hash or the backend's own etag), quotes excluded. */
+  etag: string;
+  lastModified: Date;
+}
+
+/** Inclusive byte range, as in HTTP `Range: bytes=start-end`. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/**
+ * Where attachment files live. Paths are storage-relative
+ * (`{username}/attachments/{formid}_{id_string}/{file}`), the same for every backend, so the
+ * `filename` of an attachment works whichever backend stores it. Implementations stream:
+ * nothing holds a whole file in memory.
+ */
+export interface FileStorage {
+  readonly kind: 'local' | 's3';
+  /** Stores the local file at `path` (overwriting). */
+  putFile(path: string, localFile: string, contentType: string): Promise<void>;
+  /** Stores a stream at `path` (overwriting); returns the byte count. */
+  putStream(path: string, body: Readable, contentType: string): Promise<number>;
+  /** A read stream of the file (or of a byte range). Rejects with FileNotFoundError. */
+  read(path: string, range?: ByteRange): Promise<Readable>;
+  stat(path: string): Promise<StoredFileInfo | null>;
+  exists(path: string): Promise<boolean>;
+  /** Deletes; a missing file is not an error. */
+  delete(path: string): Promise<void>;
+}
+
+export const FILE_STORAGE = Symbol('FILE_STORAGE');
+
+export class FileNotFoundError extends Error {
+  constructor(path: string) {
+    super(`file not found: ${path}`);
+    this.name = 'FileNotFoundError';
+  }
+}
+
+/**
+ * Refuses paths that could leave the storage root or confuse object stores: absolute paths,
+ * `..`/`.` segments, backslashes, control characters, empty segments.
+ */
+export function assertSafeStoragePath(path: string): void {
+  const bad =
+    !path ||
+    path.length > 1024 ||
+    path.startsWith('/') ||
+    path.includes('\\') ||
+    /[\x00-\x1f\x7f]/.test(path) ||
+    path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..');
+  if (bad) throw new Error(`unsafe storage path: ${JSON.stringify(path)}`);
+}
