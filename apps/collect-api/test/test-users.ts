@@ -1,4 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
+import { OAuthApplicationsService } from '../src/oauth2/oauth-applications.service.js';
+import { OAuth2Service } from '../src/oauth2/oauth2.service.js';
 import { UserTokensService } from '../src/users/user-tokens.service.js';
 import { UsersService } from '../src/users/users.service.js';
 
@@ -50,4 +52,20 @@ export async function createTestUser(
 
 export function basicHeader(username: string, password: string): string {
   return `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
+}
+
+/**
+ * A Bearer access token of the local OAuth 2.0 provider for `user`, minted through the
+ * provider's services (the browser flow itself is covered by oauth2.e2e.ts). Default scope
+ * `read write groups`; pass `'read'` for a read-only token.
+ */
+export async function createTestBearerToken(app: INestApplication, user: { id: number }, scope = 'read write groups'): Promise<string> {
+  const applications = app.get(OAuthApplicationsService);
+  const oauth = app.get(OAuth2Service);
+  const { app: client } = await applications.create(user.id, { name: 'test client', client_type: 'confidential', redirect_uris: 'https://client.example/cb' });
+  const check = await oauth.checkAuthorizeRequest({ client_id: client.clientId, response_type: 'code', scope });
+  if (check.kind !== 'ok') throw new Error(`authorize request refused: ${JSON.stringify(check)}`);
+  const code = new URL(await oauth.approve(check.request, user.id)).searchParams.get('code')!;
+  const tokens = await oauth.token(client, { grant_type: 'authorization_code', code });
+  return `Bearer ${tokens.access_token}`;
 }

@@ -52,13 +52,11 @@ export class AuthGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<AuthRequest>();
     const res = context.switchToHttp().getResponse<Response>();
     const user = (req.user = await this.authenticate(req, res));
-    if (user?.scopes) {
-      const needed = SAFE_METHODS.has(req.method) ? 'read' : 'write';
-      if (!user.scopes.includes(needed)) throw new HttpErrorWithHeaders(403, `The access token lacks the '${needed}' scope.`, {});
-    }
-
     const requirement = this.reflector.getAllAndOverride<AuthRequirement | undefined>(AUTH_REQUIREMENT, targets);
-    if (!requirement) return true;
+    if (!requirement) {
+      this.checkScopes(req.method, user, []);
+      return true;
+    }
     const schemes = (requirement.schemes ?? [...this.enabled]).filter((s) => this.enabled.has(s));
     if (!user || !schemes.includes(user.scheme)) {
       throw new UnauthorizedError(NOT_PROVIDED, WWW_AUTHENTICATE[schemes[0] ?? 'basic']);
@@ -66,7 +64,16 @@ export class AuthGuard implements CanActivate {
     if (requirement.superuser && !user.isSuperuser) {
       throw new HttpErrorWithHeaders(403, 'You do not have permission to perform this action.', {});
     }
+    this.checkScopes(req.method, user, requirement.bearerScopes ?? []);
     return true;
+  }
+
+  /** A Bearer token needs `read` for safe methods, `write` for the others, plus any extra. */
+  private checkScopes(method: string, user: AuthenticatedUser | undefined, extra: string[]): void {
+    if (!user?.scopes) return;
+    const needed = [SAFE_METHODS.has(method) ? 'read' : 'write', ...extra];
+    const missing = needed.find((s) => !user.scopes!.includes(s));
+    if (missing) throw new HttpErrorWithHeaders(403, `The access token lacks the '${missing}' scope.`, {});
   }
 
   private async authenticate(req: AuthRequest, res: Response): Promise<AuthenticatedUser | undefined> {

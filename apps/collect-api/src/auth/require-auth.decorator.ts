@@ -9,6 +9,11 @@ export interface AuthRequirement {
   schemes?: AuthScheme[];
   /** Platform admins only (users with is_superuser); others get 403. */
   superuser?: boolean;
+  /**
+   * Scopes a Bearer token needs here beyond the usual (`read` for safe methods, `write` for
+   * others), e.g. `['write']` on a GET that changes state. Other schemes have full access.
+   */
+  bearerScopes?: string[];
 }
 
 /**

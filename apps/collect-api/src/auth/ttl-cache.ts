@@ -9,13 +9,14 @@ export class TtlCache<V> {
   constructor(
     private readonly ttlMs: number,
     private readonly maxEntries = 10_000,
+    private readonly now: () => number = Date.now,
   ) {}
 
   get(key: string): V | undefined {
     if (this.ttlMs <= 0) return undefined;
     const hit = this.entries.get(key);
     if (!hit) return undefined;
-    if (hit.expiresAt <= Date.now()) {
+    if (hit.expiresAt <= this.now()) {
       this.entries.delete(key);
       return undefined;
     }
@@ -28,7 +29,7 @@ export class TtlCache<V> {
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
     }
-    this.entries.set(key, { value, expiresAt: Date.now() + this.ttlMs });
+    this.entries.set(key, { value, expiresAt: this.now() + this.ttlMs });
   }
 
   delete(key: string): void {

@@ -35,7 +35,7 @@ export class UserController {
   }
 
   @Get('user/regenerate_auth_token')
-  @RequireAuth()
+  @RequireAuth({ bearerScopes: ['write'] })
   @ApiOperation({ summary: 'Rotates the API token; 201 with the new key as a JSON string.' })
   async regenerate(@CurrentUser() caller: AuthenticatedUser, @Res() res: Response): Promise<void> {
     res.status(201).json(await this.tokens.regenerateApiToken(caller.id));
