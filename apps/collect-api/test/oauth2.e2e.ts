@@ -5,7 +5,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
-import { basicHeader, createTestUser, type TestUser } from './test-users.js';
+import { basicHeader, createTestBearerToken, createTestUser, type TestUser } from './test-users.js';
 
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
@@ -330,6 +330,22 @@ describe('collect-api OAuth 2.0 provider (/o/)', () => {
       expect(res.body).toEqual({ detail: 'Token expired' });
       // Refresh still works after the access token expired.
       await exchange({ grant_type: 'refresh_token', refresh_token: tok.refresh_token }).expect(200);
+    });
+
+    it('a disabled user’s Bearer token is 401, and the user cannot sign in on the login page', async () => {
+      const dora = await createTestUser(sut.app, { username: 'dora' });
+      const bearer = await createTestBearerToken(sut.app, dora);
+      await request(sut.url).get('/api/v1/user').set('Authorization', bearer).expect(200);
+      await sut.app.get(DataSource).query('UPDATE users SET is_active = false WHERE id = $1', [dora.id]);
+      await request(sut.url).get('/api/v1/user').set('Authorization', bearer).expect(401, { detail: 'User inactive or deleted.' });
+      const ctx = await browser.newContext();
+      const p = await ctx.newPage();
+      await p.goto(authorizeUrl({ client_id: app.client_id, response_type: 'code', state: 'd' }));
+      await p.fill('input[name=username]', 'dora');
+      await p.fill('input[name=password]', dora.password);
+      await p.click('button[type=submit]');
+      expect(await p.getByRole('alert').textContent()).toContain('correct username and password');
+      await ctx.close();
     });
 
     it('the login page enforces the lockout too', async () => {
