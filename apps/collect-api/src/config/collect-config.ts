@@ -23,7 +23,7 @@ export const collectEnvSchema = z
       .string()
       .default('basic,token,temptoken,bearer')
       .transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))
-      .pipe(z.array(z.enum(['basic', 'token', 'temptoken', 'bearer'], { message: 'must list basic, token, temptoken and/or bearer' }))),
+      .pipe(z.array(z.enum(['basic', 'token', 'temptoken', 'bearer'], { message: 'must list basic, token, temptoken and/or bearer' })).min(1, 'must list at least one scheme')),
     COLLECT_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
     DEFAULT_TEMP_TOKEN_EXPIRY_TIME: envField.int(21_600, 1, 31_536_000),
     AUTH_TOKEN_CACHE_TTL_MS: envField.int(5_000, 0, 300_000),
