@@ -5,6 +5,7 @@ import { AuthGuard } from './auth.guard.js';
 import { BearerResolvers } from './bearer-resolvers.js';
 import { CorsMiddleware } from './cors.middleware.js';
 import { LoginLockoutService } from './login-lockout.service.js';
+import { PasswordLoginService } from './password-login.service.js';
 import { BasicStrategy } from './strategies/basic.strategy.js';
 import { BearerStrategy } from './strategies/bearer.strategy.js';
 import { TempTokenStrategy } from './strategies/temp-token.strategy.js';
@@ -13,7 +14,7 @@ import { TokenStrategy } from './strategies/token.strategy.js';
 /**
  * Authentication for every route: the global AuthGuard and its four passport strategies,
  * the Bearer token sources, the login lockout and CORS. Global, so feature modules inject
- * BearerResolvers or LoginLockoutService without importing it.
+ * BearerResolvers or PasswordLoginService without importing it.
  */
 @Global()
 @Module({
@@ -25,10 +26,11 @@ import { TokenStrategy } from './strategies/token.strategy.js';
     BearerStrategy,
     BearerResolvers,
     LoginLockoutService,
+    PasswordLoginService,
     CorsMiddleware,
     { provide: APP_GUARD, useClass: AuthGuard },
   ],
-  exports: [BearerResolvers, LoginLockoutService],
+  exports: [BearerResolvers, LoginLockoutService, PasswordLoginService],
 })
 export class AuthModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

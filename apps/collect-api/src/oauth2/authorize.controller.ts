@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
-import { LoginLockoutService } from '../auth/login-lockout.service.js';
+import { PasswordLoginService } from '../auth/password-login.service.js';
 import { SkipAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
@@ -25,7 +25,7 @@ export class AuthorizeController {
   constructor(
     private readonly oauth: OAuth2Service,
     private readonly users: UsersService,
-    private readonly lockout: LoginLockoutService,
+    private readonly logins: PasswordLoginService,
     @Inject(COLLECT_CONFIG) config: CollectConfig,
   ) {
     this.sessions = new LoginSessions(config.COLLECT_SECRET_KEY, config.PUBLIC_BASE_URL, config.OAUTH2_LOGIN_SESSION_SECONDS);
@@ -54,17 +54,14 @@ export class AuthorizeController {
     const csrf = this.sessions.csrfToken(req, res);
     const again = (status: number, error: string) => html(res, status, loginPage({ appName: check.request.app.name, next, csrf, error, username }));
     if (!username || !password) return again(400, 'Enter your username and password.');
-    const retryAfter = await this.lockout.retryAfter(username);
-    if (retryAfter > 0) {
-      res.setHeader('Retry-After', String(retryAfter));
+    const result = await this.logins.login(username, password, 'oauth2-login');
+    if (result.kind === 'locked') {
+      res.setHeader('Retry-After', String(result.retryAfter));
       return again(429, 'Too many failed login attempts. Try again later.');
     }
-    const user = await this.users.verifyCredentials(username, password);
-    if (!user || !user.isActive) {
-      if (!user) await this.lockout.recordFailure(username, 'oauth2-login');
-      return again(200, 'Please enter a correct username and password.');
-    }
-    await this.lockout.reset(username);
+    // Inactive users get the same answer as a wrong password.
+    if (result.kind !== 'ok') return again(200, 'Please enter a correct username and password.');
+    const user = result.user;
     this.sessions.start(res, user.id);
     redirect(res, next, 303);
   }

@@ -11,10 +11,6 @@ export type NewUser = Pick<UserEntity, 'username' | 'email' | 'passwordHash' | '
 export class UsersRepository {
   constructor(@InjectRepository(UserEntity) private readonly repo: Repository<UserEntity>) {}
 
-  static fromRepository(repo: Repository<UserEntity>): UsersRepository {
-    return new UsersRepository(repo);
-  }
-
   findById(id: number): Promise<UserEntity | null> {
     return this.repo.findOneBy({ id });
   }
