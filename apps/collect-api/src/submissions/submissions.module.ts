@@ -3,6 +3,10 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { FormsModule } from '../forms/forms.module.js';
 import { AttachmentEntity, SubmissionEntity } from './submission.entity.js';
 import { SubmissionEvents } from './submission-events.js';
+import { SubmissionsRepository } from './submissions.repository.js';
+import { SubmissionsService } from './submissions.service.js';
+import { DataController } from './data.controller.js';
+import { SubmissionController } from '../openrosa/submission.controller.js';
 
 /**
  * JSON + OpenRosa intake, the data endpoints and the submission JSON builder. Exports
@@ -10,8 +14,8 @@ import { SubmissionEvents } from './submission-events.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([SubmissionEntity, AttachmentEntity]), FormsModule],
-  controllers: [],
-  providers: [SubmissionEvents],
-  exports: [SubmissionEvents, FormsModule],
+  controllers: [SubmissionController, DataController],
+  providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService],
+  exports: [SubmissionEvents, SubmissionsService, SubmissionsRepository, FormsModule],
 })
 export class SubmissionsModule {}

@@ -1,0 +1,78 @@
+import { Body, Controller, Delete, Get, Header, HttpCode, Inject, Param, Patch, Post, Put, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { IncomingMessage } from 'node:http';
+import { FieldValidationError } from '@collect/contracts';
+import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { contentTypeOf, isXmlContentType, readMultipartPart, readRawBody } from '../openrosa/body.js';
+import { FormsService, unsupportedMediaType, type FormBody } from './forms.service.js';
+
+/** Forms: create from XForm XML or a JSON definition, list, read, update, soft delete, share. */
+@ApiTags('forms')
+@RequireAuth()
+@Controller('api/v1/forms')
+export class FormsController {
+  constructor(
+    private readonly forms: FormsService,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {}
+
+  @Post()
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Creates a form: multipart `xml_file`, an application/xml body, or a JSON definition.' })
+  async create(@CurrentUser() user: AuthenticatedUser, @Req() req: IncomingMessage & { body?: unknown }): Promise<FormBody> {
+    const type = contentTypeOf(req);
+    if (type === 'application/json') return this.forms.create(user, { json: req.body });
+    if (isXmlContentType(type)) return this.forms.create(user, { xml: await readRawBody(req, this.config.FORM_MAX_BYTES) });
+    if (type === 'multipart/form-data') {
+      const xml = await readMultipartPart(req, 'xml_file', this.config.FORM_MAX_BYTES);
+      if (xml === null) throw new FieldValidationError({ xml_file: ['No xml_file part in the upload.'] });
+      return this.forms.create(user, { xml });
+    }
+    throw unsupportedMediaType('Send multipart/form-data (xml_file), application/xml or application/json.');
+  }
+
+  @Get()
+  list(@CurrentUser() user: AuthenticatedUser): Promise<FormBody[]> {
+    return this.forms.list(user);
+  }
+
+  @Get(':pk')
+  get(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<FormBody> {
+    return this.forms.get(user, pk);
+  }
+
+  @Get(':pk/form.xml')
+  @Header('Content-Type', 'application/xml; charset=utf-8')
+  @ApiOperation({ summary: 'The XForm document.' })
+  xml(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<string> {
+    return this.forms.getXml(user, pk);
+  }
+
+  @Get(':pk/fields')
+  @ApiOperation({ summary: 'The questions in form order (xpath, type, label).' })
+  fields(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string) {
+    return this.forms.fields(user, pk);
+  }
+
+  @Patch(':pk')
+  @ApiOperation({ summary: 'Changes `title` and `downloadable` (accepting submissions); manager or owner.' })
+  update(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: unknown): Promise<FormBody> {
+    return this.forms.update(user, pk, body);
+  }
+
+  @Delete(':pk')
+  @HttpCode(204)
+  async delete(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<void> {
+    await this.forms.delete(user, pk);
+  }
+
+  @Put(':pk/share')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Gives `username` the `role` on the form (or takes it away with `remove: true`); manager or owner.' })
+  async share(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: unknown): Promise<void> {
+    await this.forms.share(user, pk, body);
+  }
+}

@@ -1,0 +1,112 @@
+import { Controller, Head, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { IncomingMessage } from 'node:http';
+import { FieldValidationError } from '@collect/contracts';
+import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { unsupportedMediaType } from '../forms/forms.service.js';
+import { recordFromJson, recordFromXml } from '../submissions/submission-record.js';
+import { SubmissionsService, type SubmissionResult } from '../submissions/submissions.service.js';
+import { contentTypeOf } from './body.js';
+import { isMultipart, readMultipartSubmission } from './multipart.js';
+import { escapeXml, parseXml, XmlInputError } from './xml.js';
+
+type Res = { status(code: number): Res; setHeader(name: string, value: string): void; send(body: string): void; json(body: unknown): void; end(): void };
+type Req = IncomingMessage & { body?: unknown };
+
+/**
+ * Submission intake: JSON `{"id", "submission"}` and OpenRosa multipart (`xml_submission_file`
+ * + attachments) at `POST /api/v1/submissions`, OpenRosa at `POST /submission` (XML answers).
+ */
+@ApiTags('submissions')
+@Controller()
+export class SubmissionController {
+  constructor(
+    private readonly submissions: SubmissionsService,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {}
+
+  private openRosaHeaders(res: Res): void {
+    res.setHeader('X-OpenRosa-Version', '1.0');
+    res.setHeader('X-OpenRosa-Accept-Content-Length', String(this.config.ATTACHMENT_MAX_BYTES));
+  }
+
+  @Head('submission')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'OpenRosa pre-flight: 204 with the OpenRosa headers.' })
+  head(@Res() res: Res): void {
+    this.openRosaHeaders(res);
+    res.status(204).end();
+  }
+
+  @Post('submission')
+  @RequireAuth()
+  @ApiOperation({ summary: 'OpenRosa submission (multipart: xml_submission_file + attachments); answers OpenRosa XML.' })
+  async openRosa(@CurrentUser() user: AuthenticatedUser, @Req() req: Req, @Res() res: Res): Promise<void> {
+    this.openRosaHeaders(res);
+    if (!isMultipart(req)) throw unsupportedMediaType('An OpenRosa submission is multipart/form-data with xml_submission_file.');
+    const result = await this.fromMultipart(user, req);
+    res.setHeader('Content-Type', 'text/xml; charset=utf-8');
+    res.status(result.outcome === 'duplicate' ? 202 : 201).send(openRosaResponse(result));
+  }
+
+  @Post('api/v1/submissions')
+  @RequireAuth()
+  @ApiOperation({ summary: 'JSON {"id": id_string, "submission": {...}} or OpenRosa multipart; 201, duplicate 202.' })
+  async create(@CurrentUser() user: AuthenticatedUser, @Req() req: Req, @Res() res: Res): Promise<void> {
+    this.openRosaHeaders(res);
+    let result: SubmissionResult;
+    if (contentTypeOf(req) === 'application/json') result = await this.fromJson(user, req.body);
+    else if (isMultipart(req)) result = await this.fromMultipart(user, req);
+    else throw unsupportedMediaType('Send application/json or multipart/form-data (xml_submission_file).');
+    res.status(result.outcome === 'duplicate' ? 202 : 201).json(SubmissionsService.successBody(result));
+  }
+
+  private async fromJson(user: AuthenticatedUser, body: unknown): Promise<SubmissionResult> {
+    const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+    const submission = b.submission;
+    if (!submission || typeof submission !== 'object' || Array.isArray(submission)) {
+      throw new FieldValidationError({ submission: ['An object with the answers is required.'] });
+    }
+    const form = await this.submissions.formForSubmission(user, b.id);
+    const record = recordFromJson(submission as Record<string, unknown>);
+    return this.submissions.submit({ user, form, record, files: [] });
+  }
+
+  private async fromMultipart(user: AuthenticatedUser, req: Req): Promise<SubmissionResult> {
+    const upload = await readMultipartSubmission(req, {
+      attachmentMaxBytes: this.config.ATTACHMENT_MAX_BYTES,
+      xmlMaxBytes: this.config.SUBMISSION_XML_MAX_BYTES,
+      maxFiles: this.config.SUBMISSION_MAX_ATTACHMENTS,
+    });
+    try {
+      if (upload.xml === null) throw new FieldValidationError({ xml_submission_file: ['This part is required.'] });
+      let root;
+      try {
+        root = parseXml(upload.xml);
+      } catch (err) {
+        if (err instanceof XmlInputError) throw new FieldValidationError({ xml_submission_file: [err.message] });
+        throw err;
+      }
+      const form = await this.submissions.formForSubmission(user, root.attrs.id ?? root.attrs.xmlns?.split('/').pop());
+      const record = recordFromXml(root, form);
+      return await this.submissions.submit({ user, form, record, xml: upload.xml, files: upload.files });
+    } finally {
+      await upload.cleanup();
+    }
+  }
+}
+
+function openRosaResponse(result: SubmissionResult): string {
+  const message = result.outcome === 'duplicate' ? 'Duplicate submission.' : 'Successful submission.';
+  const body = SubmissionsService.successBody(result);
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?>' +
+    '<OpenRosaResponse xmlns="http://openrosa.org/http/response" items="0">' +
+    `<message nature="submit_success">${escapeXml(message)}</message>` +
+    `<submissionMetadata xmlns="http://www.opendatakit.org/xforms/submission" id="${escapeXml(String(body.formid))}" instanceID="${escapeXml(String(body.instanceID))}" submissionDate="${escapeXml(String(body.submissionDate))}" isComplete="true" markedAsCompleteDate="${escapeXml(String(body.markedAsCompleteDate))}"/>` +
+    '</OpenRosaResponse>'
+  );
+}

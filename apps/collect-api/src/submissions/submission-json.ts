@@ -1,0 +1,77 @@
+import type { FormEntity } from '../forms/form.entity.js';
+import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
+import { geolocationOf } from './submission-record.js';
+
+/** `YYYY-MM-DDTHH:MM:SS`, UTC, no offset (decisions.md §Forms, submissions, datasets). */
+export function formatSubmissionTime(d: Date): string {
+  return d.toISOString().slice(0, 19);
+}
+
+/** Form uuids are shown as 32 hex digits (no dashes), as XLSForm tools write `formhub/uuid`. */
+export function formUuidHex(uuid: string): string {
+  return uuid.replace(/-/g, '');
+}
+
+export interface AttachmentJson {
+  id: number;
+  filename: string;
+  name: string;
+  mimetype: string;
+  download_url: string;
+  small_download_url: string;
+  medium_download_url: string;
+  instance: number;
+  xform: number;
+}
+
+export function attachmentJson(a: AttachmentEntity, baseUrl: string): AttachmentJson {
+  const download = `${baseUrl}/api/v1/files/${a.id}?filename=${encodeURIComponent(a.filename)}`;
+  return {
+    id: a.id,
+    filename: a.filename,
+    name: a.name,
+    mimetype: a.mimetype,
+    download_url: download,
+    small_download_url: `${download}&suffix=small`,
+    medium_download_url: `${download}&suffix=medium`,
+    instance: a.submissionId,
+    xform: a.formId,
+  };
+}
+
+export type SubmissionJson = Record<string, unknown>;
+
+/**
+ * The one submission JSON (spec §2.2 + decisions.md), used by the data endpoint, the rest
+ * service forwarders and media: form fields by xpath (strings), then the metadata fields.
+ * `attachments` are the live attachments of this submission.
+ */
+export function buildSubmissionJson(input: {
+  submission: SubmissionEntity;
+  form: Pick<FormEntity, 'id' | 'idString' | 'uuid' | 'fields'>;
+  attachments: AttachmentEntity[];
+  submittedBy: string | null;
+  baseUrl: string;
+}): SubmissionJson {
+  const { submission: s, form } = input;
+  return {
+    ...s.json,
+    'formhub/uuid': formUuidHex(form.uuid),
+    'meta/instanceID': `uuid:${s.uuid}`,
+    _id: s.id,
+    _uuid: s.uuid,
+    _xform_id_string: form.idString,
+    _xform_id: form.id,
+    _status: s.status,
+    _submission_time: formatSubmissionTime(s.dateCreated),
+    _deleted_at: s.deletedAt ? formatSubmissionTime(s.deletedAt) : null,
+    _geolocation: geolocationOf(s.json, form.fields),
+    _attachments: input.attachments.filter((a) => !a.deletedAt).sort((a, b) => a.id - b.id).map((a) => attachmentJson(a, input.baseUrl)),
+    _bamboo_dataset_id: s.bambooDatasetId ?? '',
+    _submitted_by: input.submittedBy,
+    _version: s.version,
+    _edited: s.edited,
+    _tags: [],
+    _notes: [],
+  };
+}

@@ -1,0 +1,94 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { In, IsNull, type EntityManager, type Repository } from 'typeorm';
+import { AttachmentEntity, SubmissionEntity } from './submission.entity.js';
+
+/** Queries on `submissions` and `attachments`. Write paths take the transaction's EntityManager. */
+@Injectable()
+export class SubmissionsRepository {
+  constructor(
+    @InjectRepository(SubmissionEntity) private readonly submissions: Repository<SubmissionEntity>,
+    @InjectRepository(AttachmentEntity) private readonly attachments: Repository<AttachmentEntity>,
+  ) {}
+
+  transaction<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
+    return this.submissions.manager.transaction(work);
+  }
+
+  findLive(formId: number, id: number): Promise<SubmissionEntity | null> {
+    if (!Number.isSafeInteger(id) || id <= 0 || id > 2_147_483_647) return Promise.resolve(null);
+    return this.submissions.findOneBy({ formId, id, deletedAt: IsNull() });
+  }
+
+  findAny(id: number): Promise<SubmissionEntity | null> {
+    return this.submissions.findOneBy({ id });
+  }
+
+  /** Any submission (also deleted) with that instanceID, locked for the rest of the transaction. */
+  findByUuidForUpdate(m: EntityManager, formId: number, uuid: string): Promise<SubmissionEntity | null> {
+    return m.getRepository(SubmissionEntity).createQueryBuilder('s').setLock('pessimistic_write').where('s.form_id = :formId AND s.uuid = :uuid', { formId, uuid }).getOne();
+  }
+
+  /** Inserts unless (form, uuid) exists (a concurrent duplicate); returns null in that case. */
+  async insertIfAbsent(m: EntityManager, row: Partial<SubmissionEntity>): Promise<SubmissionEntity | null> {
+    const result = await m
+      .createQueryBuilder()
+      .insert()
+      .into(SubmissionEntity)
+      .values(row as SubmissionEntity)
+      .orIgnore()
+      .returning('id')
+      .execute();
+    const id = (result.raw as Array<{ id: number }>)[0]?.id;
+    return id ? m.getRepository(SubmissionEntity).findOneByOrFail({ id }) : null;
+  }
+
+  async replaceContent(m: EntityManager, id: number, changes: Pick<SubmissionEntity, 'uuid' | 'json' | 'xml' | 'contentHash' | 'version'>): Promise<SubmissionEntity> {
+    await m.getRepository(SubmissionEntity).update({ id }, { ...changes, edited: true, dateModified: new Date() } as never);
+    return m.getRepository(SubmissionEntity).findOneByOrFail({ id });
+  }
+
+  async softDelete(m: EntityManager, id: number, at: Date): Promise<void> {
+    await m.getRepository(SubmissionEntity).update({ id }, { deletedAt: at });
+    await m.getRepository(AttachmentEntity).update({ submissionId: id, deletedAt: IsNull() }, { deletedAt: at });
+  }
+
+  async bumpFormCounters(m: EntityManager, formId: number, delta: 1 | -1): Promise<void> {
+    await m.query(
+      delta > 0
+        ? `UPDATE forms SET num_of_submissions = num_of_submissions + 1, last_submission_time = now() WHERE id = $1`
+        : `UPDATE forms SET num_of_submissions = GREATEST(num_of_submissions - 1, 0) WHERE id = $1`,
+      [formId],
+    );
+  }
+
+  liveAttachmentsOf(submissionIds: number[], m?: EntityManager): Promise<AttachmentEntity[]> {
+    if (!submissionIds.length) return Promise.resolve([]);
+    const repo = m ? m.getRepository(AttachmentEntity) : this.attachments;
+    return repo.find({ where: { submissionId: In(submissionIds), deletedAt: IsNull() }, order: { id: 'ASC' } });
+  }
+
+  async insertAttachment(m: EntityManager, row: Partial<AttachmentEntity>): Promise<AttachmentEntity> {
+    return m.getRepository(AttachmentEntity).save(m.getRepository(AttachmentEntity).create(row));
+  }
+
+  async hideAttachments(m: EntityManager, ids: number[]): Promise<void> {
+    if (ids.length) await m.getRepository(AttachmentEntity).update({ id: In(ids) }, { deletedAt: new Date() });
+  }
+
+  async filenameTaken(m: EntityManager, filename: string): Promise<boolean> {
+    return (await m.getRepository(AttachmentEntity).countBy({ filename })) > 0;
+  }
+
+  async page(formId: number, offset: number, limit: number): Promise<{ rows: SubmissionEntity[]; total: number }> {
+    const [rows, total] = await this.submissions.findAndCount({ where: { formId, deletedAt: IsNull() }, order: { id: 'ASC' }, skip: offset, take: limit });
+    return { rows, total };
+  }
+
+  async usernames(ids: Array<number | null>): Promise<Map<number, string>> {
+    const wanted = [...new Set(ids.filter((i): i is number => i !== null))];
+    if (!wanted.length) return new Map();
+    const rows = (await this.submissions.manager.query(`SELECT id, username FROM users WHERE id = ANY($1)`, [wanted])) as Array<{ id: number; username: string }>;
+    return new Map(rows.map((r) => [r.id, r.username]));
+  }
+}

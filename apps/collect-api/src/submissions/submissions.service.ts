@@ -1,0 +1,255 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { BadRequestException, ConflictException, ForbiddenException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
+import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import type { FormEntity } from '../forms/form.entity.js';
+import { FormAccessService, PERMISSION_DENIED } from '../forms/form-access.service.js';
+import { FormsRepository } from '../forms/forms.repository.js';
+import { MIN_ROLE, roleAtLeast } from '../forms/roles.js';
+import type { UploadedFile } from '../openrosa/multipart.js';
+import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
+import { buildSubmissionJson, formatSubmissionTime, type SubmissionJson } from './submission-json.js';
+import { contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
+import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
+import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
+import { SubmissionsRepository } from './submissions.repository.js';
+
+export interface SubmissionResult {
+  outcome: 'created' | 'updated' | 'duplicate';
+  submission: SubmissionEntity;
+  form: FormEntity;
+}
+
+export interface PageRequest {
+  page: number;
+  pageSize: number;
+}
+
+const META_KEYS = ['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'];
+
+@Injectable()
+export class SubmissionsService {
+  private readonly logger = new Logger(SubmissionsService.name);
+
+  constructor(
+    private readonly repo: SubmissionsRepository,
+    private readonly forms: FormsRepository,
+    private readonly access: FormAccessService,
+    private readonly events: SubmissionEvents,
+    @Inject(FILE_STORAGE) private readonly storage: FileStorage,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {}
+
+  /**
+   * The form a submission names by id_string. Several users may own forms with the same
+   * id_string: the one the caller may submit to wins; none visible → 404, visible but role too
+   * low → 403, more than one → 400.
+   */
+  async formForSubmission(user: AuthenticatedUser, idString: unknown): Promise<FormEntity> {
+    if (typeof idString !== 'string' || !idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
+    const candidates = await this.forms.findLiveByIdString(idString);
+    const visible: Array<{ form: FormEntity; canSubmit: boolean }> = [];
+    for (const form of candidates) {
+      const role = await this.access.roleOf(user, form.id);
+      if (role) visible.push({ form, canSubmit: roleAtLeast(role, MIN_ROLE.submit) });
+    }
+    if (!visible.length) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    const allowed = visible.filter((v) => v.canSubmit);
+    if (!allowed.length) throw new ForbiddenException({ detail: PERMISSION_DENIED });
+    if (allowed.length > 1) {
+      const own = allowed.filter((v) => v.form.ownerId === user.id);
+      if (own.length === 1) return own[0].form;
+      throw new BadRequestException({ detail: `More than one form has id_string "${idString}"; submit to the owner's form list instead.` });
+    }
+    return allowed[0].form;
+  }
+
+  /**
+   * Stores one submission (new, edit or duplicate) with its attachment files, in one
+   * transaction that also runs the transactional event hooks (outbox). Files are copied into
+   * storage inside the transaction and removed again if it fails: no orphan files, no partial
+   * records.
+   */
+  async submit(input: { user: AuthenticatedUser; form: FormEntity; record: SubmissionRecord; xml?: string; files: UploadedFile[] }): Promise<SubmissionResult> {
+    const { user, form } = input;
+    if (!form.acceptingSubmissions) throw new ForbiddenException({ detail: `Form "${form.idString}" is not accepting submissions.` });
+    const record = { ...input.record };
+    const instanceId = stripUuidScheme(typeof record['meta/instanceID'] === 'string' ? record['meta/instanceID'] : '') || randomUUID();
+    const deprecatedId = typeof record['meta/deprecatedID'] === 'string' ? stripUuidScheme(record['meta/deprecatedID']) : '';
+    for (const key of META_KEYS) delete record[key];
+    if (instanceId.length > 255) throw new FieldValidationError({ 'meta/instanceID': ['At most 255 characters.'] });
+    const hash = contentHash(record);
+    const xml = renderOrKeep(form, record, instanceId, deprecatedId, input.xml);
+
+    const stored: string[] = [];
+    let event: SubmissionEvent | null = null;
+    try {
+      const result = await this.repo.transaction(async (m) => {
+        if (deprecatedId && deprecatedId !== instanceId) {
+          const old = await this.repo.findByUuidForUpdate(m, form.id, deprecatedId);
+          if (old && !old.deletedAt) {
+            await this.access.requireRole(user, form.id, MIN_ROLE.editSubmissions);
+            const clash = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
+            if (clash) return this.duplicateOrConflict(m, clash, hash, form, input.files, stored);
+            const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version: form.version });
+            await this.storeAttachments(m, form, updated, record, input.files, stored, true);
+            event = { type: 'submission.updated', formId: form.id, submissionId: updated.id, instanceUuid: instanceId };
+            await this.events.inTransaction(event, m);
+            return { outcome: 'updated' as const, submission: updated, form };
+          }
+          // An edit of an instance we never stored is stored as a new submission (as ODK servers do).
+        }
+        const existing = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
+        if (existing) return this.duplicateOrConflict(m, existing, hash, form, input.files, stored);
+        const created = await this.repo.insertIfAbsent(m, {
+          formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, status: 'submitted_via_web', submittedById: user.id, version: form.version,
+        });
+        if (!created) {
+          // A concurrent identical request won the insert between our read and write.
+          const winner = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
+          return this.duplicateOrConflict(m, winner!, hash, form, input.files, stored);
+        }
+        await this.repo.bumpFormCounters(m, form.id, 1);
+        await this.storeAttachments(m, form, created, record, input.files, stored, false);
+        event = { type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId };
+        await this.events.inTransaction(event, m);
+        return { outcome: 'created' as const, submission: created, form };
+      });
+      if (event) this.events.committed(event);
+      return result;
+    } catch (err) {
+      await Promise.all(stored.map((p) => this.storage.delete(p).catch((e: unknown) => this.logger.warn({ err: e, path: p }, 'could not remove stored file'))));
+      throw err;
+    }
+  }
+
+  private async duplicateOrConflict(
+    m: EntityManager, existing: SubmissionEntity, hash: string, form: FormEntity, files: UploadedFile[], stored: string[],
+  ): Promise<SubmissionResult> {
+    if (existing.contentHash !== hash || existing.deletedAt) {
+      throw new ConflictException({ detail: 'A submission with this instanceID and different content exists; an edit must carry meta/deprecatedID.' });
+    }
+    // ODK Collect splits large submissions into several POSTs of the same XML with different
+    // attachments: keep the ones not stored yet, nothing else changes and nothing is emitted.
+    await this.storeAttachments(m, form, existing, existing.json, files, stored, false);
+    return { outcome: 'duplicate', submission: existing, form };
+  }
+
+  private async storeAttachments(
+    m: EntityManager, form: FormEntity, submission: SubmissionEntity, record: SubmissionRecord, files: UploadedFile[], stored: string[], isEdit: boolean,
+  ): Promise<void> {
+    const live = await this.repo.liveAttachmentsOf([submission.id], m);
+    const answers = new Map<string, string>();
+    for (const [xpath, value] of valuesOf(record)) if (!answers.has(value)) answers.set(value, xpath);
+    const uploadedNames = new Set(files.map((f) => f.name));
+    if (isEdit) {
+      // An edit keeps files still named by an answer and not re-uploaded; others are hidden.
+      await this.repo.hideAttachments(m, live.filter((a) => uploadedNames.has(a.name) || !answers.has(a.name)).map((a) => a.id));
+    }
+    const keep = new Set(isEdit ? live.filter((a) => !uploadedNames.has(a.name) && answers.has(a.name)).map((a) => a.name) : live.map((a) => a.name));
+    const owner = (await this.forms.findOwners([form.ownerId])).get(form.ownerId) ?? String(form.ownerId);
+    for (const file of files) {
+      if (keep.has(file.name)) continue;
+      keep.add(file.name);
+      const dir = `${safeSegment(owner)}/attachments/${form.id}_${form.idString}`;
+      let path = `${dir}/${safeSegment(file.name)}`;
+      if (await this.repo.filenameTaken(m, path)) path = withSuffix(path, randomBytes(4).toString('hex'));
+      stored.push(path);
+      await this.storage.putFile(path, file.tmpPath, file.mimetype);
+      await this.repo.insertAttachment(m, {
+        submissionId: submission.id, formId: form.id, filename: path, name: file.name, mimetype: file.mimetype, size: file.size, fieldXpath: answers.get(file.name) ?? null,
+      });
+    }
+  }
+
+  async list(user: AuthenticatedUser | undefined, formPk: string, page: PageRequest): Promise<{ items: SubmissionJson[]; total: number }> {
+    const { form } = await this.access.requireRole(user, formPk, MIN_ROLE.view);
+    const { rows, total } = await this.repo.page(form.id, (page.page - 1) * page.pageSize, page.pageSize);
+    if (page.page > 1 && !rows.length) throw new NotFoundException({ detail: 'Invalid page.' });
+    return { items: await this.toJsonMany(form, rows), total };
+  }
+
+  async get(user: AuthenticatedUser | undefined, formPk: string, id: string): Promise<SubmissionJson> {
+    const { form } = await this.access.requireRole(user, formPk, MIN_ROLE.view);
+    const submission = await this.findLiveOr404(form.id, id);
+    return (await this.toJsonMany(form, [submission]))[0];
+  }
+
+  /** Soft delete: `_deleted_at` set, attachments hidden, `submission.deleted` emitted. */
+  async delete(user: AuthenticatedUser | undefined, formPk: string, id: string): Promise<void> {
+    const { form } = await this.access.requireRole(user, formPk, MIN_ROLE.view);
+    const submission = await this.findLiveOr404(form.id, id);
+    await this.access.requireRole(user, form.id, MIN_ROLE.editSubmissions);
+    const event: SubmissionEvent = { type: 'submission.deleted', formId: form.id, submissionId: submission.id, instanceUuid: submission.uuid };
+    await this.repo.transaction(async (m) => {
+      await this.repo.softDelete(m, submission.id, new Date());
+      await this.repo.bumpFormCounters(m, form.id, -1);
+      await this.events.inTransaction(event, m);
+    });
+    this.events.committed(event);
+  }
+
+  /**
+   * The §2.2 JSON of one submission by id, without a permission check, or null when it does
+   * not exist or is deleted. For background work (forwarders) that checked access earlier.
+   */
+  async loadSubmissionJson(submissionId: number): Promise<{ json: SubmissionJson; submission: SubmissionEntity; form: FormEntity } | null> {
+    const submission = await this.repo.findAny(submissionId);
+    if (!submission || submission.deletedAt) return null;
+    const form = await this.forms.findLive(submission.formId);
+    if (!form) return null;
+    return { json: (await this.toJsonMany(form, [submission]))[0], submission, form };
+  }
+
+  async toJsonMany(form: FormEntity, rows: SubmissionEntity[]): Promise<SubmissionJson[]> {
+    const attachments = await this.repo.liveAttachmentsOf(rows.map((r) => r.id));
+    const bySubmission = new Map<number, AttachmentEntity[]>();
+    for (const a of attachments) bySubmission.set(a.submissionId, [...(bySubmission.get(a.submissionId) ?? []), a]);
+    const names = await this.repo.usernames(rows.map((r) => r.submittedById));
+    return rows.map((submission) =>
+      buildSubmissionJson({
+        submission, form, attachments: bySubmission.get(submission.id) ?? [],
+        submittedBy: submission.submittedById ? (names.get(submission.submittedById) ?? null) : null,
+        baseUrl: this.config.PUBLIC_BASE_URL,
+      }),
+    );
+  }
+
+  private async findLiveOr404(formId: number, id: string): Promise<SubmissionEntity> {
+    const n = /^\d{1,10}$/.test(id) ? Number(id) : NaN;
+    const submission = Number.isSafeInteger(n) ? await this.repo.findLive(formId, n) : null;
+    if (!submission) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    return submission;
+  }
+
+  static successBody(result: SubmissionResult): Record<string, unknown> {
+    return {
+      message: result.outcome === 'duplicate' ? 'Duplicate submission.' : 'Successful submission.',
+      formid: result.form.idString,
+      instanceID: `uuid:${result.submission.uuid}`,
+      submissionDate: formatSubmissionTime(result.submission.dateCreated),
+      markedAsCompleteDate: formatSubmissionTime(result.submission.dateModified),
+    };
+  }
+}
+
+/** The received XML stays as it was (ODK's bytes); JSON submissions get a rendered one. */
+function renderOrKeep(form: FormEntity, record: SubmissionRecord, instanceId: string, deprecatedId: string, xml: string | undefined): string {
+  if (xml) return xml;
+  const withMeta: SubmissionRecord = { ...record, 'formhub/uuid': form.uuid.replace(/-/g, ''), 'meta/instanceID': `uuid:${instanceId}` };
+  if (deprecatedId) withMeta['meta/deprecatedID'] = `uuid:${deprecatedId}`;
+  return renderInstanceXml(form, withMeta);
+}
+
+function safeSegment(s: string): string {
+  const cleaned = s.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 200);
+  return cleaned || 'file';
+}
+
+function withSuffix(path: string, suffix: string): string {
+  const slash = path.lastIndexOf('/');
+  const dot = path.lastIndexOf('.');
+  return dot > slash + 1 ? `${path.slice(0, dot)}-${suffix}${path.slice(dot)}` : `${path}-${suffix}`;
+}
