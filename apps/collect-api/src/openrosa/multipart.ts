@@ -92,6 +92,9 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
     let size = 0;
     let head = Buffer.alloc(0);
     const out = createWriteStream(tmpPath);
+    // Keep part order (the order the client sent), whatever order the writes finish in.
+    const slot = files.length;
+    files.push(undefined as unknown as UploadedFile);
     stream.on('data', (c: Buffer) => {
       size += c.length;
       if (head.length < 16) head = Buffer.concat([head, c.subarray(0, 16 - head.length)]);
@@ -102,7 +105,7 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
       new Promise((resolve) => {
         stream.pipe(out);
         out.on('close', () => {
-          files.push({ field, name, tmpPath, size, mimetype: detectMimetype(head, name) });
+          files[slot] = { field, name, tmpPath, size, mimetype: detectMimetype(head, name) };
           resolve();
         });
         out.on('error', () => {
