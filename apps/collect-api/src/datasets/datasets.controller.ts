@@ -1,0 +1,98 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { pageHeaders, parsePage } from '../submissions/pagination.js';
+import { DatasetsService } from './datasets.service.js';
+
+type HeaderRes = { setHeader(name: string, value: string): void };
+
+@ApiTags('merged-datasets')
+@RequireAuth()
+@Controller('api/v1/merged-datasets')
+export class MergedDatasetsController {
+  constructor(
+    private readonly datasets: DatasetsService,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {}
+
+  @Post()
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Creates a merged dataset `{name, xforms: [ids], project?}` over forms the caller can see.' })
+  create(@CurrentUser() user: AuthenticatedUser, @Body() body: unknown) {
+    return this.datasets.createMerged(user, body);
+  }
+
+  @Get()
+  list(@CurrentUser() user: AuthenticatedUser) {
+    return this.datasets.listMerged(user);
+  }
+
+  @Get(':pk')
+  get(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string) {
+    return this.datasets.getMerged(user, pk);
+  }
+
+  @Get(':pk/data')
+  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: Record<string, unknown>, @Req() req: { originalUrl: string }, @Res({ passthrough: true }) res: HeaderRes) {
+    const page = parsePage(query);
+    const { items, total } = await this.datasets.mergedData(user, pk, page);
+    for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total))) res.setHeader(k, v);
+    return items;
+  }
+
+  @Delete(':pk')
+  @HttpCode(204)
+  async delete(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<void> {
+    await this.datasets.deleteMerged(user, pk);
+  }
+}
+
+@ApiTags('dataviews')
+@RequireAuth()
+@Controller('api/v1/dataviews')
+export class DataviewsController {
+  constructor(
+    private readonly datasets: DatasetsService,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {}
+
+  @Post()
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Creates a dataview `{name, xform, columns, query}` (editor on the form).' })
+  create(@CurrentUser() user: AuthenticatedUser, @Body() body: unknown) {
+    return this.datasets.createView(user, body);
+  }
+
+  @Get()
+  list(@CurrentUser() user: AuthenticatedUser, @Query('xform') xform?: string) {
+    return this.datasets.listViews(user, xform);
+  }
+
+  @Get(':pk')
+  get(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string) {
+    return this.datasets.getView(user, pk);
+  }
+
+  @Get(':pk/data')
+  @ApiOperation({ summary: 'Submissions matching the dataview, projected to its columns (paged).' })
+  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: Record<string, unknown>, @Req() req: { originalUrl: string }, @Res({ passthrough: true }) res: HeaderRes) {
+    const page = parsePage(query);
+    const { items, total } = await this.datasets.viewData(user, pk, page);
+    for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total))) res.setHeader(k, v);
+    return items;
+  }
+
+  @Patch(':pk')
+  update(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: unknown) {
+    return this.datasets.updateView(user, pk, body);
+  }
+
+  @Delete(':pk')
+  @HttpCode(204)
+  async delete(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<void> {
+    await this.datasets.deleteView(user, pk);
+  }
+}

@@ -1,0 +1,238 @@
+import { ForbiddenException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
+import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import type { FormEntity } from '../forms/form.entity.js';
+import { FormAccessService, PERMISSION_DENIED } from '../forms/form-access.service.js';
+import { FormsRepository } from '../forms/forms.repository.js';
+import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
+import type { PageRequest } from '../submissions/submissions.service.js';
+import { SubmissionsService } from '../submissions/submissions.service.js';
+import type { SubmissionJson } from '../submissions/submission-json.js';
+import type { DataviewEntity, MergedDatasetEntity } from './dataset.entities.js';
+import { DatasetsRepository } from './datasets.repository.js';
+import { compileDataviewQuery, parseDataviewColumns, parseDataviewQuery, type CompiledWhere } from './dataview-query.js';
+
+function idOf(raw: string | number): number {
+  const n = typeof raw === 'number' ? raw : /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
+  return Number.isSafeInteger(n) && n > 0 && n <= 2_147_483_647 ? n : NaN;
+}
+
+function optionalString(b: Record<string, unknown>, key: string, errors: Record<string, string[]>, required: boolean): string | undefined {
+  const v = b[key];
+  if (v === undefined || v === null) {
+    if (required) errors[key] = ['This field is required.'];
+    return undefined;
+  }
+  if (typeof v !== 'string' || !v.trim() || v.length > 255) {
+    errors[key] = ['A non-empty string of at most 255 characters.'];
+    return undefined;
+  }
+  return v.trim();
+}
+
+/**
+ * Merged datasets (several forms seen as one) and dataviews (a form's submissions filtered by
+ * a query). Visibility follows the forms: a merged dataset is visible when every one of its
+ * forms is; a dataview when its form is. Changing a dataview needs editor on its form.
+ */
+@Injectable()
+export class DatasetsService {
+  constructor(
+    private readonly repo: DatasetsRepository,
+    private readonly forms: FormsRepository,
+    private readonly access: FormAccessService,
+    private readonly submissions: SubmissionsService,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {}
+
+  // ----- merged datasets ------------------------------------------------------------------
+
+  async createMerged(user: AuthenticatedUser, body: unknown) {
+    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+    const errors: Record<string, string[]> = {};
+    const name = optionalString(b, 'name', errors, true);
+    const project = optionalString(b, 'project', errors, false);
+    const raw = b.xforms;
+    const ids = Array.isArray(raw) ? raw.map((x) => idOf(typeof x === 'string' || typeof x === 'number' ? x : NaN)) : [];
+    if (!Array.isArray(raw) || ids.length < 2 || ids.some((n) => Number.isNaN(n)) || new Set(ids).size !== ids.length) {
+      errors.xforms = ['A list of at least two different form ids.'];
+    } else {
+      for (const id of ids) if (!(await this.access.access(user, id))) (errors.xforms ??= []).push(`Form ${id} not found.`);
+    }
+    if (Object.keys(errors).length) throw new FieldValidationError(errors);
+    const row = await this.repo.insertMerged({ name, project: project ?? null, ownerId: user.id, formIds: ids });
+    return this.presentMerged(row);
+  }
+
+  async listMerged(user: AuthenticatedUser) {
+    const visible = new Set(await this.access.visibleFormIds(user));
+    const rows = (await this.repo.allMerged()).filter((m) => m.formIds.every((id) => visible.has(id)));
+    return Promise.all(rows.map((r) => this.presentMerged(r)));
+  }
+
+  async getMerged(user: AuthenticatedUser | undefined, pk: string) {
+    return this.presentMerged((await this.visibleMerged(user, pk)).merged);
+  }
+
+  /** Form ids of a merged dataset the caller can see (404 otherwise). For media and data. */
+  async mergedFormIds(user: AuthenticatedUser | undefined, pk: string | number): Promise<number[]> {
+    return (await this.visibleMerged(user, pk)).merged.formIds;
+  }
+
+  async deleteMerged(user: AuthenticatedUser | undefined, pk: string): Promise<void> {
+    const { merged, roles } = await this.visibleMerged(user, pk);
+    const allowed = user!.isSuperuser || merged.ownerId === user!.id || roles.every((r) => roleAtLeast(r, MIN_ROLE.deleteForm));
+    if (!allowed) throw new ForbiddenException({ detail: PERMISSION_DENIED });
+    await this.repo.deleteMerged(merged.id);
+  }
+
+  async mergedData(user: AuthenticatedUser | undefined, pk: string, page: PageRequest): Promise<{ items: SubmissionJson[]; total: number }> {
+    const ids = await this.mergedFormIds(user, pk);
+    const items: SubmissionJson[] = [];
+    let total = 0;
+    for (const id of ids) {
+      const part = await this.submissions.list(user, String(id), { page: 1, pageSize: 10_000 });
+      items.push(...part.items);
+      total += part.total;
+    }
+    const start = (page.page - 1) * page.pageSize;
+    if (page.page > 1 && start >= items.length) throw new NotFoundException({ detail: 'Invalid page.' });
+    return { items: items.slice(start, start + page.pageSize), total };
+  }
+
+  private async visibleMerged(user: AuthenticatedUser | undefined, pk: string | number) {
+    if (!user) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    const id = idOf(pk);
+    const merged = Number.isNaN(id) ? null : await this.repo.findMerged(id);
+    if (!merged) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    const roles: FormRole[] = [];
+    for (const formId of merged.formIds) {
+      const role = await this.access.roleOf(user, formId);
+      if (!role) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+      roles.push(role);
+    }
+    return { merged, roles };
+  }
+
+  private async presentMerged(m: MergedDatasetEntity) {
+    const forms = (await Promise.all(m.formIds.map((id) => this.forms.findLive(id)))).filter((f): f is FormEntity => !!f);
+    return {
+      id: m.id,
+      url: `${this.config.PUBLIC_BASE_URL}/api/v1/merged-datasets/${m.id}`,
+      name: m.name,
+      project: m.project,
+      xforms: forms.map((f) => ({ id: f.id, id_string: f.idString, title: f.title })),
+      num_of_submissions: await this.repo.countLive(m.formIds),
+      date_created: m.dateCreated.toISOString(),
+    };
+  }
+
+  // ----- dataviews --------------------------------------------------------------------------
+
+  async createView(user: AuthenticatedUser, body: unknown) {
+    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+    const errors: Record<string, string[]> = {};
+    const name = optionalString(b, 'name', errors, true);
+    const project = optionalString(b, 'project', errors, false);
+    let columns: string[] = [];
+    let query: ReturnType<typeof parseDataviewQuery> = [];
+    try {
+      columns = parseDataviewColumns(b.columns);
+    } catch (err) {
+      Object.assign(errors, (err as FieldValidationError).getResponse());
+    }
+    try {
+      query = parseDataviewQuery(b.query ?? []);
+    } catch (err) {
+      Object.assign(errors, (err as FieldValidationError).getResponse());
+    }
+    const xform = typeof b.xform === 'number' || typeof b.xform === 'string' ? idOf(b.xform) : NaN;
+    if (Number.isNaN(xform)) errors.xform = ['A form id.'];
+    if (Object.keys(errors).length) throw new FieldValidationError(errors);
+    const { form } = await this.access.requireRole(user, xform, MIN_ROLE.editSubmissions);
+    const row = await this.repo.insertView({ name, project: project ?? null, formId: form.id, ownerId: user.id, columns, query });
+    return this.presentView(row);
+  }
+
+  async listViews(user: AuthenticatedUser, formFilter?: string) {
+    let ids = await this.access.visibleFormIds(user);
+    if (formFilter !== undefined) ids = ids.filter((id) => String(id) === formFilter);
+    return Promise.all((await this.repo.viewsOfForms(ids)).map((v) => this.presentView(v)));
+  }
+
+  async getView(user: AuthenticatedUser | undefined, pk: string) {
+    return this.presentView((await this.visibleView(user, pk, MIN_ROLE.view)).view);
+  }
+
+  async updateView(user: AuthenticatedUser | undefined, pk: string, body: unknown) {
+    const { view } = await this.visibleView(user, pk, MIN_ROLE.editSubmissions);
+    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+    const errors: Record<string, string[]> = {};
+    const changes: Partial<Pick<DataviewEntity, 'name' | 'columns' | 'query' | 'project'>> = {};
+    if (b.name !== undefined) changes.name = optionalString(b, 'name', errors, true);
+    if (b.project !== undefined) changes.project = optionalString(b, 'project', errors, false) ?? null;
+    for (const [key, parse] of [['columns', parseDataviewColumns], ['query', parseDataviewQuery]] as const) {
+      if (b[key] === undefined) continue;
+      try {
+        (changes as Record<string, unknown>)[key] = parse(b[key]);
+      } catch (err) {
+        Object.assign(errors, (err as FieldValidationError).getResponse());
+      }
+    }
+    if (b.xform !== undefined && String(b.xform) !== String(view.formId)) errors.xform = ['The form of a dataview cannot change.'];
+    if (Object.keys(errors).length) throw new FieldValidationError(errors);
+    await this.repo.updateView(view.id, changes);
+    return this.presentView((await this.repo.findView(view.id))!);
+  }
+
+  async deleteView(user: AuthenticatedUser | undefined, pk: string): Promise<void> {
+    const { view } = await this.visibleView(user, pk, MIN_ROLE.editSubmissions);
+    await this.repo.deleteView(view.id);
+  }
+
+  /** Submissions matching the view, projected to its columns plus `_id` and the metadata. */
+  async viewData(user: AuthenticatedUser | undefined, pk: string, page: PageRequest): Promise<{ items: SubmissionJson[]; total: number }> {
+    const { view, form } = await this.visibleView(user, pk, MIN_ROLE.view);
+    const { rows, total } = await this.repo.filtered(form.id, compileDataviewQuery(view.query), (page.page - 1) * page.pageSize, page.pageSize);
+    if (page.page > 1 && !rows.length) throw new NotFoundException({ detail: 'Invalid page.' });
+    const full = await this.submissions.toJsonMany(form, rows);
+    const keep = new Set(view.columns);
+    const items = full.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => keep.has(k) || k.startsWith('_'))));
+    return { items, total };
+  }
+
+  /**
+   * The form of a dataview the caller can see and its compiled filter over the submissions
+   * table aliased `alias` (404 when not visible). Media uses it to list a dataview's files.
+   */
+  async dataviewFilter(user: AuthenticatedUser | undefined, pk: string | number, alias = 's'): Promise<{ formId: number; where: CompiledWhere }> {
+    const { view, form } = await this.visibleView(user, String(pk), MIN_ROLE.view);
+    return { formId: form.id, where: compileDataviewQuery(view.query, `${alias}.json`) };
+  }
+
+  private async visibleView(user: AuthenticatedUser | undefined, pk: string, minimum: typeof MIN_ROLE[keyof typeof MIN_ROLE]) {
+    const id = idOf(pk);
+    const view = Number.isNaN(id) ? null : await this.repo.findView(id);
+    if (!view || !user) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    const { form } = await this.access.requireRole(user, view.formId, minimum);
+    return { view, form };
+  }
+
+  private async presentView(v: DataviewEntity) {
+    const total = (await this.repo.filtered(v.formId, compileDataviewQuery(v.query), 0, 1)).total;
+    return {
+      id: v.id,
+      dataviewid: v.id,
+      url: `${this.config.PUBLIC_BASE_URL}/api/v1/dataviews/${v.id}`,
+      name: v.name,
+      xform: v.formId,
+      project: v.project,
+      columns: v.columns,
+      query: v.query,
+      count: total,
+      date_created: v.dateCreated.toISOString(),
+      date_modified: v.dateModified.toISOString(),
+    };
+  }
+}
