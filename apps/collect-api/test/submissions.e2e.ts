@@ -27,6 +27,10 @@ describe('submissions: OpenRosa + JSON intake, data endpoint (local storage)', (
     sut.app.get(SubmissionEvents).onCommitted((e) => {
       events.push(e);
     });
+    // Stands in for a failing outbox write: the whole submission must roll back.
+    sut.app.get(SubmissionEvents).useTransactionalHook(async (e) => {
+      if (e.instanceUuid === 'hook-fails') throw new Error('outbox write failed');
+    });
     owner = await createTestUser(sut.app);
     const res = await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm()), 'form.xml').expect(201);
     formId = res.body.formid;
@@ -216,6 +220,12 @@ describe('submissions: OpenRosa + JSON intake, data endpoint (local storage)', (
       await request(sut.url).patch(`/api/v1/forms/${formId}`).set('Authorization', owner.token).send({ downloadable: false }).expect(200);
       await post('closed-1').expect(403);
       await request(sut.url).patch(`/api/v1/forms/${formId}`).set('Authorization', owner.token).send({ downloadable: true }).expect(200);
+    });
+
+    it('a failing transactional hook rolls back the record and removes the stored files', async () => {
+      const before = events.length;
+      await post('hook-fails').expect(500);
+      expect(events.length).toBe(before);
     });
 
     it('anonymous: 401', async () => {

@@ -30,6 +30,10 @@ export class S3FileStorage implements FileStorage {
       region: options.region,
       endpoint: options.endpoint,
       forcePathStyle: options.forcePathStyle,
+      // Checksums only where S3 requires them: the default (always, as aws-chunked trailers)
+      // is not understood by many S3-compatible stores (s3rver, older MinIO, Ceph).
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
       credentials: options.accessKeyId && options.secretAccessKey ? { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } : undefined,
     });
   }

@@ -1,0 +1,84 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { startLocalS3, type LocalS3 } from '../../test/submissions-s3rver.js';
+import { FileNotFoundError, type FileStorage } from './file-storage.js';
+import { LocalFileStorage } from './local-file-storage.js';
+import { S3FileStorage } from './s3-file-storage.js';
+
+async function text(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+interface Backend {
+  sut: FileStorage;
+  close(): Promise<void>;
+}
+
+const backends: Array<[string, () => Promise<Backend>]> = [
+  [
+    'local disk',
+    async () => {
+      const root = mkdtempSync(join(tmpdir(), 'collect-storage-'));
+      return { sut: new LocalFileStorage(root), close: async () => rmSync(root, { recursive: true, force: true }) };
+    },
+  ],
+  [
+    'S3-compatible (s3rver)',
+    async () => {
+      const s3: LocalS3 = await startLocalS3();
+      const sut = new S3FileStorage({ endpoint: s3.endpoint, region: 'us-east-1', bucket: s3.bucket, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true, prefix: 'media' });
+      return { sut, close: async () => { sut.destroy(); await s3.close(); } };
+    },
+  ],
+];
+
+describe.each(backends)('FileStorage: %s', (_name, make) => {
+  let backend: Backend;
+  let sut: FileStorage;
+  let scratch: string;
+  beforeAll(async () => {
+    backend = await make();
+    sut = backend.sut;
+    scratch = mkdtempSync(join(tmpdir(), 'collect-scratch-'));
+  });
+  afterAll(async () => {
+    await backend.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const path = 'alice/attachments/1_survey/photo.jpg';
+
+  it('stores a local file and reads it back whole and by byte range', async () => {
+    const src = join(scratch, 'a.bin');
+    writeFileSync(src, '0123456789abcdef');
+    await sut.putFile(path, src, 'image/jpeg');
+    expect(await text(await sut.read(path))).toBe('0123456789abcdef');
+    expect(await text(await sut.read(path, { start: 2, end: 5 }))).toBe('2345');
+    const info = await sut.stat(path);
+    expect(info?.size).toBe(16);
+    expect(info?.etag).toMatch(/\S/);
+    expect(await sut.exists(path)).toBe(true);
+  });
+
+  it('overwrites, stores streams, and deletes (missing files are not errors)', async () => {
+    const n = await sut.putStream(path, Readable.from([Buffer.from('new'), Buffer.from(' content')]), 'text/plain');
+    expect(n).toBe(11);
+    expect(await text(await sut.read(path))).toBe('new content');
+    await sut.delete(path);
+    expect(await sut.exists(path)).toBe(false);
+    expect(await sut.stat(path)).toBeNull();
+    await sut.delete(path);
+    await expect(sut.read(path)).rejects.toBeInstanceOf(FileNotFoundError);
+  });
+
+  it('refuses paths that could escape the storage root', async () => {
+    for (const bad of ['../etc/passwd', '/abs/file', 'a//b', 'a/./b', 'a\\b', 'a/\u0000b', '']) {
+      await expect(sut.read(bad)).rejects.toThrow(/unsafe storage path/);
+      await expect(sut.putStream(bad, Readable.from([Buffer.from('x')]), 'text/plain')).rejects.toThrow(/unsafe storage path/);
+    }
+  });
+});

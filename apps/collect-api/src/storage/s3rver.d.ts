@@ -1,0 +1,9 @@
+// s3rver (root devDependency, tests only) ships no types.
+declare module 's3rver' {
+  import type { AddressInfo } from 'node:net';
+  export default class S3rver {
+    constructor(options: { port?: number; address?: string; silent?: boolean; directory: string; configureBuckets?: Array<{ name: string }>; resetOnClose?: boolean });
+    run(): Promise<AddressInfo>;
+    close(): Promise<void>;
+  }
+}
