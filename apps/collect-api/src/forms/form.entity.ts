@@ -54,12 +54,6 @@ export class FormEntity {
   @Column({ name: 'accepting_submissions', type: 'boolean', default: true })
   acceptingSubmissions: boolean;
 
-  @Column({ name: 'num_of_submissions', type: 'int', default: 0 })
-  numOfSubmissions: number;
-
-  @Column({ name: 'last_submission_time', type: 'timestamptz', nullable: true })
-  lastSubmissionTime: Date | null;
-
   @CreateDateColumn({ name: 'date_created', type: 'timestamptz' })
   dateCreated: Date;
 

@@ -85,6 +85,17 @@ export class FormsRepository {
     await this.forms.update({ id }, changes);
   }
 
+  /** Live submission count and latest submission time per form (forms without any are absent). */
+  async submissionStats(formIds: number[]): Promise<Map<number, { count: number; last: Date | null }>> {
+    if (!formIds.length) return new Map();
+    const rows = (await this.forms.manager.query(
+      `SELECT form_id, count(*)::int AS count, max(date_created) AS last FROM submissions
+       WHERE form_id = ANY($1) AND deleted_at IS NULL GROUP BY form_id`,
+      [formIds],
+    )) as Array<{ form_id: number; count: number; last: Date | null }>;
+    return new Map(rows.map((r) => [r.form_id, { count: r.count, last: r.last }]));
+  }
+
   async findOwners(ids: number[]): Promise<Map<number, string>> {
     if (!ids.length) return new Map();
     const rows = await this.forms.manager.query(`SELECT id, username FROM users WHERE id = ANY($1)`, [ids]);

@@ -54,19 +54,21 @@ export class FormsService {
       uuid: randomUUID(), idString: parsed.idString, title: parsed.title, ownerId: user.id, rootName: parsed.rootName, version: parsed.version,
       xml: parsed.xml, jsonDefinition: parsed.jsonDefinition, fields: parsed.fields,
     });
-    return this.present(form, 'owner', user.username);
+    return this.present(form, 'owner', user.username, undefined);
   }
 
   async list(user: AuthenticatedUser): Promise<FormBody[]> {
     const rows = await this.forms.visibleTo(user.isSuperuser ? 'all' : user.id);
     const owners = await this.forms.findOwners(rows.map((r) => r.form.ownerId));
-    return rows.map(({ form, role }) => this.present(form, role ?? 'owner', owners.get(form.ownerId) ?? ''));
+    const stats = await this.forms.submissionStats(rows.map((r) => r.form.id));
+    return rows.map(({ form, role }) => this.present(form, role ?? 'owner', owners.get(form.ownerId) ?? '', stats.get(form.id)));
   }
 
   async get(user: AuthenticatedUser | undefined, pk: string): Promise<FormBody> {
     const { form, role } = await this.access.requireRole(user, pk, MIN_ROLE.view);
     const owners = await this.forms.findOwners([form.ownerId]);
-    return this.present(form, role, owners.get(form.ownerId) ?? '');
+    const stats = await this.forms.submissionStats([form.id]);
+    return this.present(form, role, owners.get(form.ownerId) ?? '', stats.get(form.id));
   }
 
   async getXml(user: AuthenticatedUser | undefined, pk: string): Promise<string> {
@@ -129,7 +131,7 @@ export class FormsService {
     await this.forms.setRole(form.id, target.id, role);
   }
 
-  present(form: FormEntity, role: FormRole, ownerUsername: string): FormBody {
+  present(form: FormEntity, role: FormRole, ownerUsername: string, stats: { count: number; last: Date | null } | undefined): FormBody {
     return {
       url: `${this.config.PUBLIC_BASE_URL}/api/v1/forms/${form.id}`,
       formid: form.id,
@@ -141,8 +143,8 @@ export class FormsService {
       downloadable: form.acceptingSubmissions,
       date_created: form.dateCreated.toISOString(),
       date_modified: form.dateModified.toISOString(),
-      num_of_submissions: form.numOfSubmissions,
-      last_submission_time: form.lastSubmissionTime ? formatSubmissionTime(form.lastSubmissionTime) : null,
+      num_of_submissions: stats?.count ?? 0,
+      last_submission_time: stats?.last ? formatSubmissionTime(stats.last) : null,
       role,
     };
   }

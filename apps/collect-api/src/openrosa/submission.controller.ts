@@ -70,9 +70,9 @@ export class SubmissionController {
     if (!submission || typeof submission !== 'object' || Array.isArray(submission)) {
       throw new FieldValidationError({ submission: ['An object with the answers is required.'] });
     }
-    const form = await this.submissions.formForSubmission(user, b.id);
+    const { form, role } = await this.submissions.formAndRoleForSubmission(user, b.id);
     const record = recordFromJson(submission as Record<string, unknown>);
-    return this.submissions.submit({ user, form, record, files: [] });
+    return this.submissions.submit({ user, form, role, record, files: [] });
   }
 
   private async fromMultipart(user: AuthenticatedUser, req: Req): Promise<SubmissionResult> {
@@ -90,9 +90,9 @@ export class SubmissionController {
         if (err instanceof XmlInputError) throw new FieldValidationError({ xml_submission_file: [err.message] });
         throw err;
       }
-      const form = await this.submissions.formForSubmission(user, root.attrs.id ?? root.attrs.xmlns?.split('/').pop());
+      const { form, role } = await this.submissions.formAndRoleForSubmission(user, root.attrs.id ?? root.attrs.xmlns?.split('/').pop());
       const record = recordFromXml(root, form);
-      return await this.submissions.submit({ user, form, record, xml: upload.xml, files: upload.files });
+      return await this.submissions.submit({ user, form, role, record, xml: upload.xml, files: upload.files });
     } finally {
       await upload.cleanup();
     }

@@ -37,10 +37,20 @@ export class SubmissionsRepository {
       .into(SubmissionEntity)
       .values(row as SubmissionEntity)
       .orIgnore()
-      .returning('id')
+      .returning('*')
       .execute();
-    const id = (result.raw as Array<{ id: number }>)[0]?.id;
-    return id ? m.getRepository(SubmissionEntity).findOneByOrFail({ id }) : null;
+    const raw = (result.raw as Array<Record<string, unknown>>)[0];
+    if (!raw) return null;
+    return m.getRepository(SubmissionEntity).create({
+      ...(row as SubmissionEntity),
+      id: raw.id as number,
+      status: raw.status as string,
+      edited: false,
+      bambooDatasetId: '',
+      dateCreated: raw.date_created as Date,
+      dateModified: raw.date_modified as Date,
+      deletedAt: null,
+    });
   }
 
   async replaceContent(m: EntityManager, id: number, changes: Pick<SubmissionEntity, 'uuid' | 'json' | 'xml' | 'contentHash' | 'version'>): Promise<SubmissionEntity> {
@@ -51,15 +61,6 @@ export class SubmissionsRepository {
   async softDelete(m: EntityManager, id: number, at: Date): Promise<void> {
     await m.getRepository(SubmissionEntity).update({ id }, { deletedAt: at });
     await m.getRepository(AttachmentEntity).update({ submissionId: id, deletedAt: IsNull() }, { deletedAt: at });
-  }
-
-  async bumpFormCounters(m: EntityManager, formId: number, delta: 1 | -1): Promise<void> {
-    await m.query(
-      delta > 0
-        ? `UPDATE forms SET num_of_submissions = num_of_submissions + 1, last_submission_time = now() WHERE id = $1`
-        : `UPDATE forms SET num_of_submissions = GREATEST(num_of_submissions - 1, 0) WHERE id = $1`,
-      [formId],
-    );
   }
 
   liveAttachmentsOf(submissionIds: number[], m?: EntityManager): Promise<AttachmentEntity[]> {

@@ -7,7 +7,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormAccessService, PERMISSION_DENIED } from '../forms/form-access.service.js';
 import { FormsRepository } from '../forms/forms.repository.js';
-import { MIN_ROLE, roleAtLeast } from '../forms/roles.js';
+import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
 import { buildSubmissionJson, formatSubmissionTime, type SubmissionJson } from './submission-json.js';
@@ -48,22 +48,26 @@ export class SubmissionsService {
    * low → 403, more than one → 400.
    */
   async formForSubmission(user: AuthenticatedUser, idString: unknown): Promise<FormEntity> {
+    return (await this.formAndRoleForSubmission(user, idString)).form;
+  }
+
+  async formAndRoleForSubmission(user: AuthenticatedUser, idString: unknown): Promise<{ form: FormEntity; role: FormRole }> {
     if (typeof idString !== 'string' || !idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
     const candidates = await this.forms.findLiveByIdString(idString);
-    const visible: Array<{ form: FormEntity; canSubmit: boolean }> = [];
+    const visible: Array<{ form: FormEntity; role: FormRole; canSubmit: boolean }> = [];
     for (const form of candidates) {
-      const role = await this.access.roleOf(user, form.id);
-      if (role) visible.push({ form, canSubmit: roleAtLeast(role, MIN_ROLE.submit) });
+      const role = user.isSuperuser ? 'owner' : await this.forms.roleOf(form.id, user.id);
+      if (role) visible.push({ form, role, canSubmit: roleAtLeast(role, MIN_ROLE.submit) });
     }
     if (!visible.length) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     const allowed = visible.filter((v) => v.canSubmit);
     if (!allowed.length) throw new ForbiddenException({ detail: PERMISSION_DENIED });
     if (allowed.length > 1) {
       const own = allowed.filter((v) => v.form.ownerId === user.id);
-      if (own.length === 1) return own[0].form;
+      if (own.length === 1) return own[0];
       throw new BadRequestException({ detail: `More than one form has id_string "${idString}"; submit to the owner's form list instead.` });
     }
-    return allowed[0].form;
+    return allowed[0];
   }
 
   /**
@@ -72,7 +76,7 @@ export class SubmissionsService {
    * storage inside the transaction and removed again if it fails: no orphan files, no partial
    * records.
    */
-  async submit(input: { user: AuthenticatedUser; form: FormEntity; record: SubmissionRecord; xml?: string; files: UploadedFile[] }): Promise<SubmissionResult> {
+  async submit(input: { user: AuthenticatedUser; form: FormEntity; role?: FormRole; record: SubmissionRecord; xml?: string; files: UploadedFile[] }): Promise<SubmissionResult> {
     const { user, form } = input;
     if (!form.acceptingSubmissions) throw new ForbiddenException({ detail: `Form "${form.idString}" is not accepting submissions.` });
     const record = { ...input.record };
@@ -83,6 +87,11 @@ export class SubmissionsService {
     const hash = contentHash(record);
     const xml = renderOrKeep(form, record, instanceId, deprecatedId, input.xml);
 
+    // Everything that reads outside the transaction happens before it: a transaction holding a
+    // pool connection while waiting for a second one deadlocks under load (pool exhaustion).
+    const role = input.role ?? (await this.access.roleOf(user, form.id));
+    if (!roleAtLeast(role, MIN_ROLE.submit)) throw role ? new ForbiddenException({ detail: PERMISSION_DENIED }) : new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    const ownerName = input.files.length ? ((await this.forms.findOwners([form.ownerId])).get(form.ownerId) ?? String(form.ownerId)) : '';
     const stored: string[] = [];
     let event: SubmissionEvent | null = null;
     try {
@@ -90,11 +99,11 @@ export class SubmissionsService {
         if (deprecatedId && deprecatedId !== instanceId) {
           const old = await this.repo.findByUuidForUpdate(m, form.id, deprecatedId);
           if (old && !old.deletedAt) {
-            await this.access.requireRole(user, form.id, MIN_ROLE.editSubmissions);
+            if (!roleAtLeast(role, MIN_ROLE.editSubmissions)) throw new ForbiddenException({ detail: PERMISSION_DENIED });
             const clash = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
-            if (clash) return this.duplicateOrConflict(m, clash, hash, form, input.files, stored);
+            if (clash) return this.duplicateOrConflict(m, clash, hash, form, ownerName, input.files, stored);
             const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version: form.version });
-            await this.storeAttachments(m, form, updated, record, input.files, stored, true);
+            await this.storeAttachments(m, form, ownerName, updated, record, input.files, stored, true);
             event = { type: 'submission.updated', formId: form.id, submissionId: updated.id, instanceUuid: instanceId };
             await this.events.inTransaction(event, m);
             return { outcome: 'updated' as const, submission: updated, form };
@@ -102,17 +111,16 @@ export class SubmissionsService {
           // An edit of an instance we never stored is stored as a new submission (as ODK servers do).
         }
         const existing = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
-        if (existing) return this.duplicateOrConflict(m, existing, hash, form, input.files, stored);
+        if (existing) return this.duplicateOrConflict(m, existing, hash, form, ownerName, input.files, stored);
         const created = await this.repo.insertIfAbsent(m, {
           formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, status: 'submitted_via_web', submittedById: user.id, version: form.version,
         });
         if (!created) {
           // A concurrent identical request won the insert between our read and write.
           const winner = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
-          return this.duplicateOrConflict(m, winner!, hash, form, input.files, stored);
+          return this.duplicateOrConflict(m, winner!, hash, form, ownerName, input.files, stored);
         }
-        await this.repo.bumpFormCounters(m, form.id, 1);
-        await this.storeAttachments(m, form, created, record, input.files, stored, false);
+        await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, false);
         event = { type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId };
         await this.events.inTransaction(event, m);
         return { outcome: 'created' as const, submission: created, form };
@@ -126,19 +134,19 @@ export class SubmissionsService {
   }
 
   private async duplicateOrConflict(
-    m: EntityManager, existing: SubmissionEntity, hash: string, form: FormEntity, files: UploadedFile[], stored: string[],
+    m: EntityManager, existing: SubmissionEntity, hash: string, form: FormEntity, owner: string, files: UploadedFile[], stored: string[],
   ): Promise<SubmissionResult> {
     if (existing.contentHash !== hash || existing.deletedAt) {
       throw new ConflictException({ detail: 'A submission with this instanceID and different content exists; an edit must carry meta/deprecatedID.' });
     }
     // ODK Collect splits large submissions into several POSTs of the same XML with different
     // attachments: keep the ones not stored yet, nothing else changes and nothing is emitted.
-    await this.storeAttachments(m, form, existing, existing.json, files, stored, false);
+    await this.storeAttachments(m, form, owner, existing, existing.json, files, stored, false);
     return { outcome: 'duplicate', submission: existing, form };
   }
 
   private async storeAttachments(
-    m: EntityManager, form: FormEntity, submission: SubmissionEntity, record: SubmissionRecord, files: UploadedFile[], stored: string[], isEdit: boolean,
+    m: EntityManager, form: FormEntity, owner: string, submission: SubmissionEntity, record: SubmissionRecord, files: UploadedFile[], stored: string[], isEdit: boolean,
   ): Promise<void> {
     const live = await this.repo.liveAttachmentsOf([submission.id], m);
     const answers = new Map<string, string>();
@@ -149,7 +157,6 @@ export class SubmissionsService {
       await this.repo.hideAttachments(m, live.filter((a) => uploadedNames.has(a.name) || !answers.has(a.name)).map((a) => a.id));
     }
     const keep = new Set(isEdit ? live.filter((a) => !uploadedNames.has(a.name) && answers.has(a.name)).map((a) => a.name) : live.map((a) => a.name));
-    const owner = (await this.forms.findOwners([form.ownerId])).get(form.ownerId) ?? String(form.ownerId);
     for (const file of files) {
       if (keep.has(file.name)) continue;
       keep.add(file.name);
@@ -185,7 +192,6 @@ export class SubmissionsService {
     const event: SubmissionEvent = { type: 'submission.deleted', formId: form.id, submissionId: submission.id, instanceUuid: submission.uuid };
     await this.repo.transaction(async (m) => {
       await this.repo.softDelete(m, submission.id, new Date());
-      await this.repo.bumpFormCounters(m, form.id, -1);
       await this.events.inTransaction(event, m);
     });
     this.events.committed(event);
