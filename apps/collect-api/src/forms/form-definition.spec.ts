@@ -1,0 +1,38 @@
+import { parseJsonForm, parseXForm } from './form-definition.js';
+
+describe('form definitions', () => {
+  it('refuses DTDs and entity declarations before parsing', () => {
+    expect(() => parseXForm('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]><h:html/>')).toThrow(/DOCTYPE/);
+    expect(() => parseXForm('<h:html><h:head>')).toThrow(/Malformed XML/);
+  });
+
+  it('round-trips a JSON definition through its rendered XForm', () => {
+    const parsed = parseJsonForm({
+      id_string: 'trip', title: 'Trip', version: '7',
+      fields: [
+        { name: 'who', type: 'text', label: 'Who' },
+        { name: 'where', type: 'geopoint' },
+        { name: 'g', type: 'group', children: [{ name: 'pic', type: 'photo' }, { name: 'n', type: 'int' }] },
+        { name: 'r', type: 'repeat', children: [{ name: 'clip', type: 'video' }] },
+        { name: 'pick', type: 'select_one' },
+      ],
+    });
+    expect(parsed.fields.map((f) => `${f.xpath}:${f.type}${f.repeat ? `@${f.repeat}` : ''}`)).toEqual([
+      'who:text', 'where:geopoint', 'g:group', 'g/pic:image', 'g/n:integer', 'r:repeat', 'r/clip:video@r', 'pick:select one',
+    ]);
+    const again = parseXForm(parsed.xml);
+    expect(again).toMatchObject({ idString: 'trip', title: 'Trip', version: '7', rootName: 'data' });
+    expect(again.fields).toEqual(parsed.fields);
+  });
+
+  it('reports every problem of a JSON definition at once', () => {
+    try {
+      parseJsonForm({ id_string: '9x', fields: [{ name: 'a', type: 'text' }, { name: 'a', type: 'text' }, { name: 'meta', type: 'text' }, { name: 'g', type: 'group' }] });
+      throw new Error('expected a refusal');
+    } catch (err) {
+      const body = (err as { getResponse(): Record<string, string[]> }).getResponse();
+      expect(Object.keys(body).sort()).toEqual(['fields', 'id_string']);
+      expect(body.fields).toHaveLength(3);
+    }
+  });
+});
