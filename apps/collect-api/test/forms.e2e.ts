@@ -30,7 +30,7 @@ describe('forms: create, read, share, delete; permission matrix of decisions.md'
     return { formId, submissionId: data.body[0]._id };
   }
 
-  async function matrix(make: (who: Who, ctx: { formId: number; submissionId: number; i: number }) => request.Test, fresh: boolean): Promise<Record<Who, number>> {
+  async function matrix(make: (who: Who, ctx: { formId: number; submissionId: number; i: number }) => request.Test | Promise<request.Test>, fresh: boolean): Promise<Record<Who, number>> {
     const out = {} as Record<Who, number>;
     let shared: { formId: number; submissionId: number } | null = null;
     let i = 0;
@@ -90,6 +90,30 @@ describe('forms: create, read, share, delete; permission matrix of decisions.md'
     expect(await matrix((who, c) => as(who, request(sut.url).post('/api/v1/dataviews')).send({ name: 'v', xform: c.formId, columns: ['q'], query: [] }), false)).toEqual({
       owner: 201, manager: 201, editor: 201, dataentry: 403, readonly: 403, stranger: 404, anonymous: 401,
     });
+  });
+
+  it('dataviews: GET and /data readonly and above; PATCH and DELETE editor and above', async () => {
+    const view = async (formId: number) =>
+      (await as('owner', request(sut.url).post('/api/v1/dataviews')).send({ name: 'v', xform: formId, columns: ['q'], query: [{ column: 'q', filter: '=', value: 'x' }] }).expect(201)).body.id as number;
+    const read = { owner: 200, manager: 200, editor: 200, dataentry: 200, readonly: 200, stranger: 404, anonymous: 401 };
+    const write = (ok: number) => ({ owner: ok, manager: ok, editor: ok, dataentry: 403, readonly: 403, stranger: 404, anonymous: 401 });
+    expect(await matrix(async (who, c) => as(who, request(sut.url).get(`/api/v1/dataviews/${await view(c.formId)}`)), false)).toEqual(read);
+    expect(await matrix(async (who, c) => as(who, request(sut.url).get(`/api/v1/dataviews/${await view(c.formId)}/data`)), false)).toEqual(read);
+    expect(await matrix(async (who, c) => as(who, request(sut.url).patch(`/api/v1/dataviews/${await view(c.formId)}`)).send({ name: 'w' }), false)).toEqual(write(200));
+    expect(await matrix(async (who, c) => as(who, request(sut.url).delete(`/api/v1/dataviews/${await view(c.formId)}`)), false)).toEqual(write(204));
+  });
+
+  it('merged datasets: visible with every form visible; delete by creator or managers of every form', async () => {
+    const a = await sharedForm('mergeda');
+    const b = await sharedForm('mergedb');
+    const out = { get: {} as Record<Who, number>, del: {} as Record<Who, number> };
+    for (const who of WHO) {
+      const id = (await as('owner', request(sut.url).post('/api/v1/merged-datasets')).send({ name: 'm', xforms: [a.formId, b.formId] }).expect(201)).body.id;
+      out.get[who] = (await as(who, request(sut.url).get(`/api/v1/merged-datasets/${id}`))).status;
+      out.del[who] = (await as(who, request(sut.url).delete(`/api/v1/merged-datasets/${id}`))).status;
+    }
+    expect(out.get).toEqual({ owner: 200, manager: 200, editor: 200, dataentry: 200, readonly: 200, stranger: 404, anonymous: 401 });
+    expect(out.del).toEqual({ owner: 204, manager: 204, editor: 403, dataentry: 403, readonly: 403, stranger: 404, anonymous: 401 });
   });
 
   it('GET /api/v1/forms lists only visible forms, with the caller role', async () => {
