@@ -15,6 +15,6 @@ import { UsersModule } from '../users/users.module.js';
   imports: [TypeOrmModule.forFeature([FormEntity, FormRoleEntity]), UsersModule],
   controllers: [FormsController],
   providers: [FormsRepository, FormAccessService, FormsService],
-  exports: [FormsRepository, FormAccessService],
+  exports: [FormsRepository, FormAccessService, FormsService],
 })
 export class FormsModule {}

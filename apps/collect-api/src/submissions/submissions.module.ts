@@ -7,6 +7,7 @@ import { SubmissionsRepository } from './submissions.repository.js';
 import { SubmissionsService } from './submissions.service.js';
 import { DataController } from './data.controller.js';
 import { SubmissionController } from '../openrosa/submission.controller.js';
+import { FormListController } from '../openrosa/form-list.controller.js';
 
 /**
  * JSON + OpenRosa intake, the data endpoints and the submission JSON builder. Exports
@@ -14,7 +15,7 @@ import { SubmissionController } from '../openrosa/submission.controller.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([SubmissionEntity, AttachmentEntity]), FormsModule],
-  controllers: [SubmissionController, DataController],
+  controllers: [SubmissionController, FormListController, DataController],
   providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService],
   exports: [SubmissionEvents, SubmissionsService, SubmissionsRepository, FormsModule],
 })
