@@ -27,6 +27,6 @@ export async function startTestCasApp(env: Record<string, string> = {}): Promise
     ...env,
   });
   const app = await createCasApp(config);
-  await app.listen(port, '127.0.0.1');
-  return { app, config, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  await app.listen(config.CAS_PORT, '127.0.0.1');
+  return { app, config, url: `http://127.0.0.1:${config.CAS_PORT}`, close: () => app.close() };
 }

@@ -80,6 +80,11 @@ export class OidcService implements OnApplicationBootstrap, OnModuleDestroy {
     return true;
   }
 
+  /** Forgets cached client/resource registrations (after an admin change in this process). */
+  clearCaches(): void {
+    this.registry.clear();
+  }
+
   /** Periodic work: scheduled key rotation, pruning, expired rows, picking up outside changes. */
   async tick(): Promise<void> {
     if (this.maintaining) return;

@@ -1,0 +1,82 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { KeyEncryption } from '../src/oidc/key-encryption.js';
+import { KeyStoreService } from '../src/oidc/key-store.service.js';
+import { OidcService } from '../src/oidc/oidc.service.js';
+import { DEV_SEED, startTestCasApp, type TestCasApp } from './test-app.js';
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+describe('cas signing keys', () => {
+  let sut: TestCasApp;
+
+  beforeAll(async () => {
+    sut = await startTestCasApp({ CAS_DEV_SEED_FILE: DEV_SEED, CAS_KEY_ENCRYPTION_KEY: 'test-key-encryption-key-0123456789' });
+  });
+  afterAll(() => sut.close());
+
+  const jwks = async () => (await request(sut.url).get('/.well-known/openid-configuration/jwks').expect(200)).body as JSONWebKeySet;
+  const token = async () =>
+    (await request(sut.url).post('/connect/token').auth('demo-machine', 'demo-machine-secret').type('form').send({ grant_type: 'client_credentials', scope: 'read' }).expect(200)).body.access_token as string;
+  const verify = async (jwt: string) => jwtVerify(jwt, createLocalJWKSet(await jwks()), { issuer: sut.url, audience: 'collect-api', algorithms: ['RS256'] });
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, [CLI, ...args], {
+      env: { ...process.env, CAS_DATABASE_URL: sut.config.CAS_DATABASE_URL, CAS_KEY_ENCRYPTION_KEY: sut.config.CAS_KEY_ENCRYPTION_KEY, LOG_LEVEL: 'info' },
+      encoding: 'utf8',
+    });
+
+  it('creates one key on first start and stores the private part encrypted', async () => {
+    const set = await jwks();
+    expect(set.keys).toHaveLength(1);
+    const rows = await sut.app.get(DataSource).query('SELECT kid, private_key_enc FROM cas_signing_keys');
+    expect(rows).toHaveLength(1);
+    expect(rows[0].private_key_enc).toMatch(/^v1\./);
+    expect(rows[0].private_key_enc).not.toContain('"d"');
+    expect(() => new KeyEncryption('another-key-entirely-000').decrypt(rows[0].private_key_enc)).toThrow(/CAS_KEY_ENCRYPTION_KEY/);
+  });
+
+  it('rotation by command: old tokens still verify, new ones use the new kid; the old key leaves after its tokens expired', async () => {
+    const before = await token();
+    const oldKid = decodeProtectedHeader(before).kid;
+
+    const run = cli('keys', 'rotate');
+    expect(run.status).toBe(0);
+    const { kid: newKid } = JSON.parse(run.stdout.trim());
+    expect(newKid).not.toBe(oldKid);
+    expect(run.stderr).toContain('"event":"key.rotated"');
+    await sut.app.get(OidcService).tick(); // what the running service does every CAS_KEY_CHECK_SECONDS
+
+    expect((await jwks()).keys.map((k) => k.kid).sort()).toEqual([oldKid, newKid].sort());
+    await expect(verify(before)).resolves.toBeDefined();
+    const after = await token();
+    expect(decodeProtectedHeader(after).kid).toBe(newKid);
+    await expect(verify(after)).resolves.toBeDefined();
+
+    // Once the longest token lifetime (+ margin) has passed, the retired key is removed.
+    const later = new Date(Date.now() + 2 * 3600 * 1000);
+    await sut.app.get(KeyStoreService).maintain(later);
+    await sut.app.get(OidcService).reload();
+    expect((await jwks()).keys.map((k) => k.kid)).toEqual([newKid]);
+    await expect(verify(before)).rejects.toThrow(/no applicable key|JWKSNoMatchingKey|matching key/i);
+    await expect(verify(after)).resolves.toBeDefined();
+  });
+
+  it('rotates on schedule once the active key is older than CAS_KEY_ROTATION_DAYS', async () => {
+    const keys = sut.app.get(KeyStoreService);
+    const active = (await keys.list()).find((k) => k.retiredAt === null)!;
+    await keys.maintain(new Date(Date.now() + 89 * 86_400_000));
+    expect((await keys.list()).find((k) => k.retiredAt === null)!.kid).toBe(active.kid);
+    await keys.maintain(new Date(Date.now() + 91 * 86_400_000));
+    expect((await keys.list()).find((k) => k.retiredAt === null)!.kid).not.toBe(active.kid);
+  });
+
+  it('keys list prints one JSON line per key', () => {
+    const run = cli('keys', 'list');
+    expect(run.status).toBe(0);
+    const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.filter((l) => l.signing)).toHaveLength(1);
+  });
+});
