@@ -2,7 +2,7 @@ import request from 'supertest';
 import { demoInstance, demoXForm, jpeg } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -10,11 +10,13 @@ describe('submissions under concurrency (pool of 2 connections)', () => {
   let sut: TestCollectApp;
   let owner: TestUser;
   let formId: number;
+  const mediaRoot = mkdtempSync(join(tmpdir(), 'collect-conc-'));
+  const listFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()) : []);
 
   beforeAll(async () => {
     // A tiny pool: any code path that takes a second connection inside the intake transaction
     // deadlocks here (it did once: the bench found it).
-    sut = await startTestCollectApp({ DATABASE_POOL_SIZE: '2', MEDIA_ROOT: mkdtempSync(join(tmpdir(), 'collect-conc-')) });
+    sut = await startTestCollectApp({ DATABASE_POOL_SIZE: '2', MEDIA_ROOT: mediaRoot });
     owner = await createTestUser(sut.app);
     formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm()), 'form.xml').expect(201)).body.formid;
   });
@@ -35,6 +37,12 @@ describe('submissions under concurrency (pool of 2 connections)', () => {
     expect(statuses).toEqual(Array(20).fill(201));
     const form = await request(sut.url).get(`/api/v1/forms/${formId}`).set('Authorization', owner.token).expect(200);
     expect(form.body.num_of_submissions).toBe(20);
+    // Same file name in every submission: each record gets its own stored file.
+    const data = await request(sut.url).get(`/api/v1/data/${formId}`).set('Authorization', owner.token).expect(200);
+    const filenames = data.body.map((r: { _attachments: Array<{ filename: string }> }) => r._attachments[0].filename);
+    expect(new Set(filenames).size).toBe(20);
+    expect(filenames.filter((f: string) => f.endsWith('/house.jpg'))).toHaveLength(1);
+    expect(listFiles(mediaRoot)).toHaveLength(20);
   });
 
   it('stores one record for the same instance sent 10 times at once', async () => {

@@ -69,16 +69,17 @@ export class SubmissionsRepository {
     return repo.find({ where: { submissionId: In(submissionIds), deletedAt: IsNull() }, order: { id: 'ASC' } });
   }
 
-  async insertAttachment(m: EntityManager, row: Partial<AttachmentEntity>): Promise<AttachmentEntity> {
-    return m.getRepository(AttachmentEntity).save(m.getRepository(AttachmentEntity).create(row));
+  /**
+   * Inserts the attachment row unless its filename is taken (unique index); false then. A
+   * concurrent uncommitted row with the same filename makes this wait for that transaction.
+   */
+  async reserveAttachment(m: EntityManager, row: Partial<AttachmentEntity>): Promise<boolean> {
+    const result = await m.createQueryBuilder().insert().into(AttachmentEntity).values(row as AttachmentEntity).orIgnore().returning('id').execute();
+    return (result.raw as unknown[]).length > 0;
   }
 
   async hideAttachments(m: EntityManager, ids: number[]): Promise<void> {
     if (ids.length) await m.getRepository(AttachmentEntity).update({ id: In(ids) }, { deletedAt: new Date() });
-  }
-
-  async filenameTaken(m: EntityManager, filename: string): Promise<boolean> {
-    return (await m.getRepository(AttachmentEntity).countBy({ filename })) > 0;
   }
 
   async page(formId: number, offset: number, limit: number): Promise<{ rows: SubmissionEntity[]; total: number }> {

@@ -94,43 +94,57 @@ export class SubmissionsService {
     const ownerName = input.files.length ? ((await this.forms.findOwners([form.ownerId])).get(form.ownerId) ?? String(form.ownerId)) : '';
     const stored: string[] = [];
     let event: SubmissionEvent | null = null;
+    const work = async (m: EntityManager): Promise<SubmissionResult> => {
+      if (deprecatedId && deprecatedId !== instanceId) {
+        const old = await this.repo.findByUuidForUpdate(m, form.id, deprecatedId);
+        if (old && !old.deletedAt) {
+          if (!roleAtLeast(role, MIN_ROLE.editSubmissions)) throw new ForbiddenException({ detail: PERMISSION_DENIED });
+          const clash = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
+          if (clash) return this.duplicateOrConflict(m, clash, hash, form, ownerName, input.files, stored);
+          const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version: form.version });
+          await this.storeAttachments(m, form, ownerName, updated, record, input.files, stored, true);
+          event = { type: 'submission.updated', formId: form.id, submissionId: updated.id, instanceUuid: instanceId };
+          await this.events.inTransaction(event, m);
+          return { outcome: 'updated' as const, submission: updated, form };
+        }
+        // An edit of an instance we never stored is stored as a new submission (as ODK servers do).
+      }
+      const existing = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
+      if (existing) return this.duplicateOrConflict(m, existing, hash, form, ownerName, input.files, stored);
+      const created = await this.repo.insertIfAbsent(m, {
+        formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, status: 'submitted_via_web', submittedById: user.id, version: form.version,
+      });
+      if (!created) {
+        // A concurrent identical request won the insert between our read and write.
+        const winner = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
+        return this.duplicateOrConflict(m, winner!, hash, form, ownerName, input.files, stored);
+      }
+      await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, false);
+      event = { type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId };
+      await this.events.inTransaction(event, m);
+      return { outcome: 'created' as const, submission: created, form };
+    };
     try {
       const result = await this.repo.transaction(async (m) => {
-        if (deprecatedId && deprecatedId !== instanceId) {
-          const old = await this.repo.findByUuidForUpdate(m, form.id, deprecatedId);
-          if (old && !old.deletedAt) {
-            if (!roleAtLeast(role, MIN_ROLE.editSubmissions)) throw new ForbiddenException({ detail: PERMISSION_DENIED });
-            const clash = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
-            if (clash) return this.duplicateOrConflict(m, clash, hash, form, ownerName, input.files, stored);
-            const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version: form.version });
-            await this.storeAttachments(m, form, ownerName, updated, record, input.files, stored, true);
-            event = { type: 'submission.updated', formId: form.id, submissionId: updated.id, instanceUuid: instanceId };
-            await this.events.inTransaction(event, m);
-            return { outcome: 'updated' as const, submission: updated, form };
-          }
-          // An edit of an instance we never stored is stored as a new submission (as ODK servers do).
+        try {
+          return await work(m);
+        } catch (err) {
+          // Remove our files while the transaction still holds their rows: after the rollback
+          // another submission may take the same path.
+          await this.removeFiles(stored.splice(0));
+          throw err;
         }
-        const existing = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
-        if (existing) return this.duplicateOrConflict(m, existing, hash, form, ownerName, input.files, stored);
-        const created = await this.repo.insertIfAbsent(m, {
-          formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, status: 'submitted_via_web', submittedById: user.id, version: form.version,
-        });
-        if (!created) {
-          // A concurrent identical request won the insert between our read and write.
-          const winner = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
-          return this.duplicateOrConflict(m, winner!, hash, form, ownerName, input.files, stored);
-        }
-        await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, false);
-        event = { type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId };
-        await this.events.inTransaction(event, m);
-        return { outcome: 'created' as const, submission: created, form };
       });
       if (event) this.events.committed(event);
       return result;
     } catch (err) {
-      await Promise.all(stored.map((p) => this.storage.delete(p).catch((e: unknown) => this.logger.warn({ err: e, path: p }, 'could not remove stored file'))));
+      await this.removeFiles(stored.splice(0)); // only non-empty when the commit itself failed
       throw err;
     }
+  }
+
+  private async removeFiles(paths: string[]): Promise<void> {
+    await Promise.all(paths.map((p) => this.storage.delete(p).catch((e: unknown) => this.logger.warn({ err: e, path: p }, 'could not remove stored file'))));
   }
 
   private async duplicateOrConflict(
@@ -161,13 +175,19 @@ export class SubmissionsService {
       if (keep.has(file.name)) continue;
       keep.add(file.name);
       const dir = `${safeSegment(owner)}/attachments/${form.id}_${form.idString}`;
-      let path = `${dir}/${safeSegment(file.name)}`;
-      if (await this.repo.filenameTaken(m, path)) path = withSuffix(path, randomBytes(4).toString('hex'));
+      const plain = `${dir}/${safeSegment(file.name)}`;
+      // The row reserves the path (unique index) before the file is written: a concurrent
+      // submission with the same file name waits for our commit and then takes a suffixed
+      // name, so no two records ever share (or overwrite) a file.
+      let path = plain;
+      for (let attempt = 0; ; attempt++) {
+        const row = { submissionId: submission.id, formId: form.id, filename: path, name: file.name, mimetype: file.mimetype, size: file.size, fieldXpath: answers.get(file.name) ?? null };
+        if (await this.repo.reserveAttachment(m, row)) break;
+        if (attempt >= 5) throw new Error(`no free storage path for ${plain}`);
+        path = withSuffix(plain, randomBytes(4).toString('hex'));
+      }
       stored.push(path);
       await this.storage.putFile(path, file.tmpPath, file.mimetype);
-      await this.repo.insertAttachment(m, {
-        submissionId: submission.id, formId: form.id, filename: path, name: file.name, mimetype: file.mimetype, size: file.size, fieldXpath: answers.get(file.name) ?? null,
-      });
     }
   }
 
