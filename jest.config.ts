@@ -1,14 +1,21 @@
 import { existsSync } from 'node:fs';
 import type { Config } from 'jest';
 
-const esmTs: Config['transform'] = {
-  '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/../../tsconfig.jest.json' }],
-};
+// Paths from a project's rootDir back to the repository root: `apps/x` is two levels deep, `k8s` and `bench` one.
+function toRoot(dir: string): string {
+  return '../'.repeat(dir.split('/').length);
+}
 
-const moduleNameMapper = {
-  '^@collect/([a-z-]+)$': '<rootDir>/../../libs/$1/src/index.ts',
-  '^(\\.{1,2}/.*)\\.js$': '$1',
-};
+function esmTs(dir: string): Config['transform'] {
+  return { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: `<rootDir>/${toRoot(dir)}tsconfig.jest.json` }] };
+}
+
+function moduleNameMapper(dir: string): Record<string, string> {
+  return {
+    '^@collect/([a-z-]+)$': `<rootDir>/${toRoot(dir)}libs/$1/src/index.ts`,
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  };
+}
 
 function project(dir: string): Config {
   return {
@@ -16,8 +23,8 @@ function project(dir: string): Config {
     rootDir: `<rootDir>/${dir}`,
     testEnvironment: 'node',
     extensionsToTreatAsEsm: ['.ts'],
-    transform: esmTs,
-    moduleNameMapper,
+    transform: esmTs(dir),
+    moduleNameMapper: moduleNameMapper(dir),
     testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e.ts', '<rootDir>/test/**/*.spec.ts'],
   };
 }

@@ -1,0 +1,128 @@
+{{/* The cas Deployment (+ HPA + PDB). */}}
+{{- define "cas.workload" -}}
+{{- $root := .root -}}
+{{- $name := .component -}}
+{{- $c := $root.Values.cas.server -}}
+{{- $full := printf "%s-%s" (include "cas.fullname" $root) $name -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $full }}
+  labels:
+    {{- include "cas.labels" $root | nindent 4 }}
+    app.kubernetes.io/component: {{ $name }}
+spec:
+  {{- if not $c.autoscaling.enabled }}
+  replicas: {{ $c.replicas }}
+  {{- end }}
+  revisionHistoryLimit: 5
+  strategy:
+    type: RollingUpdate
+    rollingUpdate: { maxSurge: 1, maxUnavailable: 0 }
+  selector:
+    matchLabels:
+      {{- include "cas.selector" $root | nindent 6 }}
+      app.kubernetes.io/component: {{ $name }}
+  template:
+    metadata:
+      labels:
+        {{- include "cas.selector" $root | nindent 8 }}
+        app.kubernetes.io/component: {{ $name }}
+      annotations:
+        # Roll the pods when the non-secret configuration changes.
+        checksum/config: {{ include "cas.config" $root | sha256sum }}
+        {{- with $root.Values.cas.podAnnotations }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+    spec:
+      automountServiceAccountToken: false
+      terminationGracePeriodSeconds: {{ $c.terminationGracePeriodSeconds }}
+      securityContext:
+        {{- include "cas.podSecurityContext" $root | nindent 8 }}
+      {{- with $root.Values.global.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: {{ $name }}
+          image: {{ include "cas.image" $root }}
+          imagePullPolicy: {{ $root.Values.global.imagePullPolicy }}
+          args: ["node", "apps/cas/dist/main.js"]
+          ports:
+            - { name: http, containerPort: 4000, protocol: TCP }
+          envFrom:
+            - configMapRef:
+                name: {{ include "cas.fullname" $root }}
+          env:
+            # The migrate Job applies migrations before these pods start.
+            - { name: MIGRATIONS_RUN, value: "false" }
+            - { name: SHUTDOWN_GRACE_MS, value: {{ $c.shutdownGraceMs | quote }} }
+            {{- include "cas.secretEnv" $root | nindent 12 }}
+          {{- include "cas.probes" $root | nindent 10 }}
+          {{- if $c.preStopSleepSeconds }}
+          lifecycle:
+            preStop:
+              # Let the endpoint leave the Service/Ingress before the app stops accepting requests.
+              exec: { command: ["node", "-e", "setTimeout(() => {}, {{ mul $c.preStopSleepSeconds 1000 }})"] }
+          {{- end }}
+          resources:
+            {{- toYaml $c.resources | nindent 12 }}
+          securityContext:
+            {{- include "cas.containerSecurityContext" $root | nindent 12 }}
+          volumeMounts:
+            {{- include "cas.volumeMounts" $root | nindent 12 }}
+      volumes:
+        {{- include "cas.volumes" $root | nindent 8 }}
+      {{- with $root.Values.cas.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $root.Values.cas.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $root.Values.cas.affinity }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+{{- if $c.autoscaling.enabled }}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {{ $full }}
+  labels:
+    {{- include "cas.labels" $root | nindent 4 }}
+    app.kubernetes.io/component: {{ $name }}
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {{ $full }}
+  minReplicas: {{ $c.autoscaling.minReplicas }}
+  maxReplicas: {{ $c.autoscaling.maxReplicas }}
+  metrics:
+    - type: Resource
+      resource:
+        name: cpu
+        target:
+          type: Utilization
+          averageUtilization: {{ $c.autoscaling.targetCPUUtilizationPercentage }}
+{{- end }}
+{{- if $c.pdb.enabled }}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ $full }}
+  labels:
+    {{- include "cas.labels" $root | nindent 4 }}
+    app.kubernetes.io/component: {{ $name }}
+spec:
+  minAvailable: {{ $c.pdb.minAvailable }}
+  selector:
+    matchLabels:
+      {{- include "cas.selector" $root | nindent 6 }}
+      app.kubernetes.io/component: {{ $name }}
+{{- end }}
+{{- end -}}
