@@ -46,7 +46,8 @@ describe('cas signing keys', () => {
     expect(run.status).toBe(0);
     const { kid: newKid } = JSON.parse(run.stdout.trim());
     expect(newKid).not.toBe(oldKid);
-    expect(run.stderr).toContain('"event":"key.rotated"');
+    const audit = run.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.event === 'key.rotated');
+    expect(audit).toMatchObject({ kid: newKid, retired: [oldKid], reason: 'command' });
     await sut.app.get(OidcService).tick(); // what the running service does every CAS_KEY_CHECK_SECONDS
 
     expect((await jwks()).keys.map((k) => k.kid).sort()).toEqual([oldKid, newKid].sort());

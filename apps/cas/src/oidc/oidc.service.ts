@@ -8,6 +8,7 @@ import { ClientRegistry } from './client-registry.js';
 import { KeyStoreService } from './key-store.service.js';
 import { OidcPayloadsRepository } from './oidc-payloads.repository.js';
 import { buildProvider } from './provider-factory.js';
+import { TokenAuditLog } from './token-audit-log.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -22,6 +23,7 @@ export class OidcService implements OnApplicationBootstrap, OnModuleDestroy {
   private current?: { provider: Provider; handler: Handler; version: string };
   private timer?: NodeJS.Timeout;
   private maintaining = false;
+  private readonly tokenAudit: TokenAuditLog;
 
   constructor(
     @Inject(CAS_CONFIG) private readonly config: CasConfig,
@@ -30,7 +32,9 @@ export class OidcService implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly registry: ClientRegistry,
     private readonly accounts: AccountsService,
     private readonly payloads: OidcPayloadsRepository,
-  ) {}
+  ) {
+    this.tokenAudit = new TokenAuditLog(config.LOG_LEVEL);
+  }
 
   /** Seeds ran in onModuleInit, so resources exist before the first provider is built. */
   async onApplicationBootstrap(): Promise<void> {
@@ -43,6 +47,7 @@ export class OidcService implements OnApplicationBootstrap, OnModuleDestroy {
 
   onModuleDestroy(): void {
     if (this.timer) clearInterval(this.timer);
+    this.tokenAudit.flush();
   }
 
   get provider(): Provider {
@@ -74,6 +79,7 @@ export class OidcService implements OnApplicationBootstrap, OnModuleDestroy {
       payloads: this.payloads,
       keys,
       resourceScopes: [...new Set(resources.flatMap((r) => r.scopes))],
+      tokenAudit: this.tokenAudit,
     });
     this.current = { provider, handler: provider.callback() as Handler, version };
     this.logger.log({ event: 'provider.loaded', kids: keys.version.split(','), resources: resources.map((r) => r.name) });

@@ -8,6 +8,7 @@ import { messagePage, page } from '../interactions/views.js';
 import type { ClientRegistry } from './client-registry.js';
 import type { OidcPayloadsRepository } from './oidc-payloads.repository.js';
 import { postgresAdapterFactory } from './postgres-adapter.js';
+import type { TokenAuditLog } from './token-audit-log.js';
 import type { PublishedKeys } from './key-store.service.js';
 
 /** Resource indicators must be absolute URIs (RFC 8707); a resource named `x` is `urn:cas:resource:x`. */
@@ -34,6 +35,7 @@ export interface ProviderDeps {
   keys: PublishedKeys;
   /** Every scope some resource declares: oidc-provider only accepts known scopes in client metadata. */
   resourceScopes: string[];
+  tokenAudit: TokenAuditLog;
 }
 
 const logger = new Logger('oidc');
@@ -162,7 +164,7 @@ export function buildProvider(deps: ProviderDeps): Provider {
   } as never;
   if (config.NODE_ENV !== 'production') allowHttpImplicitRedirects(provider);
   provider.use(unauthorizedClientError);
-  auditEvents(provider);
+  auditEvents(provider, deps.tokenAudit);
   return provider;
 }
 
@@ -192,9 +194,9 @@ async function unauthorizedClientError(ctx: KoaContextWithOIDC, next: () => Prom
 }
 
 /** Structured audit log lines; never the token values themselves. */
-function auditEvents(provider: Provider): void {
+function auditEvents(provider: Provider, tokenAudit: TokenAuditLog): void {
   const issued = (token: { clientId?: string; accountId?: string; scope?: string; kind?: string; resourceServer?: { audience?: string } }) =>
-    logger.log({ event: 'token.issued', kind: token.kind, client_id: token.clientId, sub: token.accountId, aud: token.resourceServer?.audience, scope: token.scope });
+    tokenAudit.issued({ kind: token.kind, client_id: token.clientId, sub: token.accountId, aud: token.resourceServer?.audience, scope: token.scope });
   provider.on('access_token.issued', issued);
   provider.on('client_credentials.issued', issued);
   provider.on('grant.error', (ctx: KoaContextWithOIDC, err: { error?: string; error_description?: string }) =>

@@ -47,18 +47,18 @@ export class SigningKeysTx {
   }
 
   async retireAllActive(at: Date, publishUntil: Date): Promise<string[]> {
-    const rows: Array<{ kid: string }> = await this.em.query(
-      `UPDATE cas_signing_keys SET retired_at = $1, publish_until = $2 WHERE retired_at IS NULL RETURNING kid`,
-      [at, publishUntil],
+    return kids(
+      await this.em.query(`UPDATE cas_signing_keys SET retired_at = $1, publish_until = $2 WHERE retired_at IS NULL RETURNING kid`, [at, publishUntil]),
     );
-    return rows.map((r) => r.kid);
   }
 
   async deleteExpired(now: Date): Promise<string[]> {
-    const rows: Array<{ kid: string }> = await this.em.query(
-      `DELETE FROM cas_signing_keys WHERE retired_at IS NOT NULL AND publish_until <= $1 RETURNING kid`,
-      [now],
-    );
-    return rows.map((r) => r.kid);
+    return kids(await this.em.query(`DELETE FROM cas_signing_keys WHERE retired_at IS NOT NULL AND publish_until <= $1 RETURNING kid`, [now]));
   }
+}
+
+/** TypeORM answers UPDATE/DELETE ... RETURNING on postgres with [rows, affectedCount]. */
+function kids(result: unknown): string[] {
+  const rows = (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as Array<{ kid: string }>;
+  return rows.map((r) => r.kid);
 }
