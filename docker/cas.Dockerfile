@@ -8,7 +8,8 @@ ARG NODE_IMAGE=node:20.20.2-bookworm-slim
 
 # ---- build: whole workspace, dev dependencies, tsc, then `pnpm deploy` of this one service ----
 FROM ${NODE_IMAGE} AS build
-ENV CI=true PNPM_HOME=/pnpm PATH=/pnpm:$PATH
+# npm_config_nodedir: node-gyp uses the image's own headers instead of downloading them.
+ENV CI=true PNPM_HOME=/pnpm PATH=/pnpm:$PATH npm_config_nodedir=/usr/local
 # python3/g++/make: argon2's prebuilt binary crashes on this libc, its build script rebuilds it (~4 s).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 g++ make \
