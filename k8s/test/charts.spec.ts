@@ -159,6 +159,11 @@ describe.each(CHARTS)('chart %s', (chart) => {
         expect(target.spec.replicas).toBeUndefined(); // the HPA owns the replica count
         expect(hpa.spec.metrics[0].resource.name).toBe('cpu');
       }
+      for (const dep of deps) {
+        const spread = dep.spec.template.spec.topologySpreadConstraints[0];
+        expect(spread.topologyKey).toBe('kubernetes.io/hostname');
+        expect(spread.labelSelector.matchLabels).toEqual(dep.spec.selector.matchLabels);
+      }
     });
   });
 

@@ -73,6 +73,15 @@ spec:
             {{- include "cas.volumeMounts" $root | nindent 12 }}
       volumes:
         {{- include "cas.volumes" $root | nindent 8 }}
+      # Spread replicas over nodes so a node loss or drain takes few of them at once (best effort).
+      topologySpreadConstraints:
+        - maxSkew: 1
+          topologyKey: kubernetes.io/hostname
+          whenUnsatisfiable: ScheduleAnyway
+          labelSelector:
+            matchLabels:
+              {{- include "cas.selector" $root | nindent 14 }}
+              app.kubernetes.io/component: {{ $name }}
       {{- with $root.Values.cas.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}

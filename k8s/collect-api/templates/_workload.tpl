@@ -73,6 +73,15 @@ spec:
             {{- include "collect-api.volumeMounts" $root | nindent 12 }}
       volumes:
         {{- include "collect-api.volumes" $root | nindent 8 }}
+      # Spread replicas over nodes so a node loss or drain takes few of them at once (best effort).
+      topologySpreadConstraints:
+        - maxSkew: 1
+          topologyKey: kubernetes.io/hostname
+          whenUnsatisfiable: ScheduleAnyway
+          labelSelector:
+            matchLabels:
+              {{- include "collect-api.selector" $root | nindent 14 }}
+              app.kubernetes.io/component: {{ $name }}
       {{- with $root.Values.collectApi.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}
