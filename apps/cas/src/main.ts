@@ -2,6 +2,7 @@ import { exitOnConfigError, installGracefulShutdown } from '@collect/contracts';
 import { Logger } from 'nestjs-pino';
 import { createCasApp } from './app.js';
 import { loadCasConfig, type CasConfig } from './config/cas-config.js';
+import { SeedError } from './clients/seed-format.js';
 
 async function main(): Promise<void> {
   let config: CasConfig;
@@ -18,6 +19,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  if (err instanceof SeedError) {
+    // An operator's file is wrong: say what, without a stack, and exit like a config error.
+    process.stderr.write(`cas: ${err.message}\n`);
+    process.exit(78);
+  }
   process.stderr.write(`cas failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

@@ -1,6 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, freshTestDatabase, startServiceProcess } from '@collect/testing';
 import { DataSource } from 'typeorm';
 import { AccountsService } from '../src/accounts/accounts.service.js';
 import { hashClientSecret } from '../src/clients/client-secret.js';
@@ -82,5 +84,12 @@ describe('cas seed import', () => {
 
   it('refuses a missing seed file by path', async () => {
     await expect(sut.app.get(SeedService).readSeed('/nonexistent/seed.json')).rejects.toThrow(/cannot read seed file \(ENOENT\)/);
+  });
+
+  it('stops the service process with exit 78 and the seed problem when CAS_SEED_FILE is bad', async () => {
+    const port = await freePort();
+    const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+    const env = { NODE_ENV: 'test', CAS_PORT: String(port), CAS_HOST: '127.0.0.1', CAS_DATABASE_URL: await freshTestDatabase('cas_badseed'), CAS_SEED_FILE: writeSeed({ clients: [{ client_id: 'x' }] }) };
+    await expect(startServiceProcess(main, env, port, 20_000)).rejects.toThrow(/exited with 78[\s\S]*clients\.0\.grant_types/);
   });
 });
