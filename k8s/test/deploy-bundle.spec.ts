@@ -26,8 +26,8 @@ function pnpmCommand(): { cmd: string; pre: string[] } {
 
 async function deployBundle(app: string, out: string): Promise<string> {
   const { cmd, pre } = pnpmCommand();
-  // Same command as docker/<app>.Dockerfile; --offline: the workspace install already filled the store.
-  await run(cmd, [...pre, '--filter', app, 'deploy', '--prod', '--legacy', '--offline', join(out, 'apps', app)], { cwd: REPO, maxBuffer: 32 * 1024 * 1024 });
+  // Same command as docker/<app>.Dockerfile; --prefer-offline: a frozen-lockfile install fills the store but not pnpm's metadata cache, which the legacy deploy resolves against (--offline fails on a fresh machine).
+  await run(cmd, [...pre, '--filter', app, 'deploy', '--prod', '--legacy', '--prefer-offline', join(out, 'apps', app)], { cwd: REPO, maxBuffer: 32 * 1024 * 1024 });
   for (const dir of ['src', 'test', 'tsconfig.json']) rmSync(join(out, 'apps', app, dir), { recursive: true, force: true });
   return join(out, 'apps', app);
 }
