@@ -25,6 +25,8 @@ export interface ReceiverReply {
  */
 export class Receiver {
   readonly requests: ReceivedRequest[] = [];
+  /** Requests answered (a request is recorded when its body arrived, before any delay). */
+  replied = 0;
   private readonly scripts = new Map<string, ReceiverReply[]>();
   private server!: http.Server;
   url = '';
@@ -41,6 +43,7 @@ export class Receiver {
         const send = () => {
           res.writeHead(reply.status, { 'Content-Type': 'text/plain', ...reply.headers });
           res.end(reply.body ?? '');
+          this.replied++;
         };
         if (reply.delayMs) setTimeout(send, reply.delayMs);
         else send();

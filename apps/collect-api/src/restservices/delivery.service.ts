@@ -31,7 +31,7 @@ export class DeliveryService {
 
   /** A row in flight stays leased a little longer than the request may take. */
   get sendingLeaseMs(): number {
-    return this.config.FORWARD_TIMEOUT_MS * 2 + 5_000;
+    return this.config.FORWARD_TIMEOUT_MS * 2 + Math.min(5_000, this.config.FORWARD_TIMEOUT_MS);
   }
 
   async deliver(rowId: number): Promise<void> {
