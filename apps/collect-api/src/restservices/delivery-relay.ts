@@ -9,6 +9,7 @@ import { RestServicesRepository } from './restservices.repository.js';
 import { DELIVERY_QUEUE, type DeliveryJob } from './restservices.tokens.js';
 
 const BATCH = 500;
+const NUDGE_DELAY_MS = 5;
 
 /**
  * Outbox → Bull. Every process writes outbox rows in the submission transaction and nudges the
@@ -22,6 +23,7 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
   private running: Promise<void> | null = null;
   private again = false;
   private timer: NodeJS.Timeout | null = null;
+  private nudgeTimer: NodeJS.Timeout | null = null;
   private stopped = false;
 
   constructor(
@@ -65,7 +67,12 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
       this.again = true;
       return;
     }
-    void this.tick();
+    if (this.nudgeTimer) return;
+    // A few milliseconds fold the commits of concurrent submissions into one relay pass.
+    this.nudgeTimer = setTimeout(() => {
+      this.nudgeTimer = null;
+      void this.tick();
+    }, NUDGE_DELAY_MS);
   }
 
   tick(): Promise<void> {
@@ -97,6 +104,7 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.nudgeTimer) clearTimeout(this.nudgeTimer);
     await this.running?.catch(() => undefined);
     if (this.delivering) await this.queue.pause(true, false).catch((err: Error) => this.logger.warn({ err: err.message }, 'could not drain the delivery queue'));
   }

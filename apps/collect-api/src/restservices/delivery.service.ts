@@ -68,13 +68,10 @@ export class DeliveryService {
   }
 
   private async record(row: DeliveryEntity, service: RestServiceEntity, status: AttemptStatus, r: SendResult, retryAt?: Date): Promise<void> {
-    if (status !== 'skipped') await this.repo.recordOutcome(service.id, status, status === 'failed');
-    await this.repo.logAttempt({
-      deliveryRowId: row.id, serviceId: service.id, attempt: row.attempts, status, statusCode: r.statusCode, latencyMs: r.latencyMs,
-      error: r.error, responseExcerpt: r.responseExcerpt, event: row.event,
-    });
-    if (status === 'retrying') await this.repo.scheduleRetry(row.id, retryAt!);
-    else await this.repo.finish(row.id, status);
+    await this.repo.recordAttempt(
+      { deliveryRowId: row.id, serviceId: service.id, attempt: row.attempts, status, statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error, responseExcerpt: r.responseExcerpt, event: row.event },
+      { status, retryAt: retryAt ?? null },
+    );
     deliveryMetrics.attempts.inc({ service_id: String(service.id), service: service.name, outcome: status });
     if (status === 'failed') this.logger.warn({ serviceId: service.id, deliveryId: row.deliveryId, statusCode: r.statusCode, error: r.error }, 'delivery failed');
   }

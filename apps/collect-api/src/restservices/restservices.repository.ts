@@ -80,32 +80,37 @@ export class RestServicesRepository {
     const result = (await this.deliveries.query(
       `UPDATE rest_deliveries SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
        WHERE id = $1 AND (status = 'queued' OR (status = 'sending' AND lease_until < now()))
-       RETURNING id`,
+       RETURNING id, delivery_id, service_id, submission_id, event, attempts, attempt_base`,
       [id, String(leaseMs)],
-    )) as [Array<{ id: string }>, number];
-    if (!result[0]?.length) return null;
-    return this.deliveries.findOneBy({ id });
+    )) as [Array<Record<string, unknown>>, number];
+    const raw = result[0]?.[0];
+    if (!raw) return null;
+    return this.deliveries.create({
+      id: Number(raw.id), deliveryId: raw.delivery_id as string, serviceId: raw.service_id as number, submissionId: raw.submission_id as number,
+      event: raw.event as DeliveryEvent, status: 'sending', attempts: raw.attempts as number, attemptBase: raw.attempt_base as number,
+    });
   }
 
   async finish(id: number, status: 'success' | 'failed' | 'skipped'): Promise<void> {
     await this.deliveries.update({ id }, { status, leaseUntil: null });
   }
 
-  async scheduleRetry(id: number, at: Date): Promise<void> {
-    await this.deliveries.update({ id }, { status: 'retrying', nextAttemptAt: at, leaseUntil: null });
-  }
-
-  async logAttempt(row: Omit<DeliveryAttemptEntity, 'id' | 'createdAt'>): Promise<void> {
-    await this.attempts.insert(row);
-  }
-
-  /** Delivery health on the service: last attempt outcome; consecutive final failures. */
-  async recordOutcome(serviceId: number, status: AttemptStatus, finalFailure: boolean): Promise<void> {
-    await this.services.query(
-      `UPDATE rest_services SET last_delivery_at = now(), last_status = $2::varchar,
-         failure_count = CASE WHEN $2::varchar = 'success' THEN 0 WHEN $3::boolean THEN failure_count + 1 ELSE failure_count END
-       WHERE id = $1`,
-      [serviceId, status, finalFailure],
+  /**
+   * The end of one attempt in one statement (the hot path of the worker): the log entry, the
+   * row's next state and, unless skipped, the service's delivery health.
+   */
+  async recordAttempt(a: Omit<DeliveryAttemptEntity, 'id' | 'createdAt'>, next: { status: AttemptStatus; retryAt: Date | null }): Promise<void> {
+    await this.deliveries.query(
+      `WITH logged AS (
+         INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)),
+       moved AS (
+         UPDATE rest_deliveries SET status = $4::varchar, next_attempt_at = COALESCE($10::timestamptz, next_attempt_at), lease_until = NULL, date_modified = now()
+         WHERE id = $1)
+       UPDATE rest_services SET last_delivery_at = now(), last_status = $4::varchar,
+         failure_count = CASE WHEN $4::varchar = 'success' THEN 0 WHEN $4::varchar = 'failed' THEN failure_count + 1 ELSE failure_count END
+       WHERE id = $2 AND $4::varchar <> 'skipped'`,
+      [a.deliveryRowId, a.serviceId, a.attempt, next.status, a.statusCode, a.latencyMs, a.error, a.responseExcerpt, a.event, next.retryAt],
     );
   }
 
