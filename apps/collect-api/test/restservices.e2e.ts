@@ -323,6 +323,12 @@ describe('rest services: CRUD, forwarders on the wire, retries, delivery log', (
     });
   });
 
+  it('exposes delivery counters by service and outcome at /metrics', async () => {
+    const text = (await api().get('/metrics').expect(200)).text;
+    expect(text).toMatch(/collect_restservice_deliveries_total\{service_id="\d+",service="generic_json",outcome="success"\} \d+/);
+    expect(text).toMatch(/collect_restservice_deliveries_total\{service_id="\d+",service="generic_json",outcome="retrying"\} \d+/);
+  });
+
   describe('SSRF guard', () => {
     it.each(['http://10.0.0.5/hook', 'http://169.254.169.254/latest/meta-data', 'http://192.168.1.10/x', 'http://[fd00::1]/x', 'http://0.0.0.0:80/'])('refuses %s at create', async (url) => {
       const res = await create({ name: 'generic_json', service_url: url }).expect(400);
