@@ -86,8 +86,8 @@ describe('rest services: CRUD, forwarders on the wire, retries, delivery log', (
       await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: 999999, name: 'generic_json', service_url: `${rx.url}/x` }).expect(404);
       await api().get('/api/v1/restservices').query({ xform: 'abc' }).set('Authorization', owner.token).expect(400);
       await api().get('/api/v1/restservices/abc').set('Authorization', owner.token).expect(404);
-      // spreadsheet sync is not built on this server: refused, not accepted and silently ignored.
-      expect((await create({ name: 'spreadsheet', spreadsheet_title: 'Sheet' }).expect(400)).body).toEqual({ name: [expect.stringContaining('not available')] });
+      // Without a sheet provider client configured, spreadsheet services are refused rather than stored and never synced.
+      expect((await create({ name: 'spreadsheet', spreadsheet_title: 'Sheet' }).expect(400)).body).toEqual({ name: [expect.stringContaining('SHEETS_CLIENT_ID')] });
       expect((await api().get('/api/v1/restservices').set('Authorization', owner.token)).body.length).toBe(before);
     });
 

@@ -6,6 +6,8 @@ import { SubmissionEvents } from '../submissions/submission-events.js';
 import { DeliveryService } from './delivery.service.js';
 import { namesFor } from './forwarders/index.js';
 import { RestServicesRepository } from './restservices.repository.js';
+import { SheetsRepository } from './sheets/sheets.repository.js';
+import { SheetsService } from './sheets/sheets.service.js';
 import { DELIVERY_QUEUE, type DeliveryJob } from './restservices.tokens.js';
 
 const BATCH = 500;
@@ -29,18 +31,17 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
   constructor(
     private readonly repo: RestServicesRepository,
     private readonly delivery: DeliveryService,
+    private readonly sheets: SheetsService,
+    private readonly sheetsRepo: SheetsRepository,
     private readonly events: SubmissionEvents,
     @InjectQueue(DELIVERY_QUEUE) private readonly queue: Queue<DeliveryJob>,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
     events.useTransactionalHook(async (event, manager) => {
-      if (event.type === 'submission.deleted') return;
-      const kind = event.type === 'submission.created' ? 'created' : 'updated';
+      const kind = event.type === 'submission.created' ? 'created' : event.type === 'submission.updated' ? 'updated' : 'deleted';
       await this.repo.enqueueForSubmission(manager, event.formId, event.submissionId, kind, namesFor(kind));
     });
-    events.onCommitted((event) => {
-      if (event.type !== 'submission.deleted') this.nudge();
-    });
+    events.onCommitted(() => this.nudge());
   }
 
   get delivering(): boolean {
@@ -51,7 +52,7 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
     this.queue.on('error', (err) => this.logger.warn({ err: err.message }, 'delivery queue error'));
     if (!this.delivering) return;
     this.queue.on('failed', (job, err) => this.logger.error({ rowId: job.data.rowId, err: err.message }, 'delivery job failed; the row is re-queued when its lease ends'));
-    void this.queue.process(this.config.FORWARD_CONCURRENCY, (job) => this.delivery.deliver(job.data.rowId));
+    void this.queue.process(this.config.FORWARD_CONCURRENCY, (job) => (job.data.backfillServiceId ? this.sheets.backfill(job.data.backfillServiceId) : this.delivery.deliver(job.data.rowId)));
     const loop = () => {
       if (this.stopped) return;
       this.timer = setTimeout(() => void this.tick().finally(loop), this.config.FORWARD_RELAY_INTERVAL_MS);
@@ -88,6 +89,8 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
             if (claimed.length) await this.queue.addBulk(claimed.map((rowId) => ({ data: { rowId }, opts: { jobId: String(rowId), removeOnComplete: true, removeOnFail: true } })));
           } while (claimed.length === BATCH && !this.stopped);
         } while (this.again && !this.stopped);
+        // Spreadsheet back-fills not finished (lost job, crashed worker) resume from their cursor.
+        if (this.delivering) for (const id of await this.sheetsRepo.pendingBackfills()) await this.sheets.queueBackfill(id);
       } catch (err) {
         this.logger.warn({ err: (err as Error).message }, 'delivery relay pass failed; will retry');
       } finally {

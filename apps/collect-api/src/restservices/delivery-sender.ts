@@ -12,7 +12,7 @@ const MAX_READ_BYTES = 64 * 1024;
 export interface DeliveryHeaders {
   deliveryId: string;
   attempt: number;
-  event: 'created' | 'updated';
+  event: 'created' | 'updated' | 'deleted';
   /** `whsec_<base64>` or null. */
   signingSecret: string | null;
 }

@@ -9,6 +9,7 @@ import { NETWORK_GUARD } from './restservices.tokens.js';
 import type { NetworkGuard } from './network-guard.js';
 import type { AttemptStatus, DeliveryEntity, RestServiceEntity } from './restservice.entities.js';
 import { RestServicesRepository } from './restservices.repository.js';
+import { SheetsService } from './sheets/sheets.service.js';
 
 /**
  * One delivery attempt of one outbox row, run by the Bull worker. The database row decides
@@ -23,6 +24,7 @@ export class DeliveryService {
   constructor(
     private readonly repo: RestServicesRepository,
     private readonly submissions: SubmissionsService,
+    private readonly sheets: SheetsService,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
@@ -40,6 +42,7 @@ export class DeliveryService {
     const service = await this.repo.findService(row.serviceId);
     if (!service) return void (await this.repo.finish(row.id, 'skipped'));
     const forwarder = FORWARDERS[service.name];
+    if (service.active && service.name === 'spreadsheet') return this.deliverToSheet(row, service);
     if (!service.active || !forwarder) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: service.active ? 'no forwarder for this service' : `service inactive: ${service.inactiveReason ?? ''}`, responseExcerpt: null, retryAfterMs: null });
 
     // §6.2: reload right before sending; a deleted (soft or hard) instance is never forwarded.
@@ -52,7 +55,11 @@ export class DeliveryService {
     const headers = deliveryHeaders(request, { deliveryId: row.deliveryId, attempt: row.attempts, event: row.event, signingSecret });
     const result = await sendOnce(request, headers, this.guard, this.config.FORWARD_TIMEOUT_MS);
     deliveryMetrics.latency.observe({ service: service.name }, result.latencyMs / 1000);
+    return this.classify(row, service, result);
+  }
 
+  /** 2xx success; 410 deactivates; 408/425/429/5xx/transport errors retry while attempts remain; else failed. */
+  private async classify(row: DeliveryEntity, service: RestServiceEntity, result: SendResult): Promise<void> {
     if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) return this.record(row, service, 'success', result);
     if (result.statusCode === 410) {
       await this.repo.deactivate(service.id, `The receiver answered 410 Gone at ${new Date().toISOString()}.`);
@@ -65,6 +72,13 @@ export class DeliveryService {
       return this.record(row, service, 'retrying', result, new Date(Date.now() + delay));
     }
     return this.record(row, service, 'failed', result);
+  }
+
+  private async deliverToSheet(row: DeliveryEntity, service: RestServiceEntity): Promise<void> {
+    const loaded = row.event === 'deleted' ? null : await this.submissions.loadSubmissionJson(row.submissionId);
+    const result = await this.sheets.deliver(row, service, loaded);
+    if (result === 'skip') return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: loaded || row.event === 'deleted' ? 'no sheet row for this submission' : 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
+    return this.classify(row, service, result);
   }
 
   private async record(row: DeliveryEntity, service: RestServiceEntity, status: AttemptStatus, r: SendResult, retryAt?: Date): Promise<void> {

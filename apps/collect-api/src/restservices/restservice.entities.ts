@@ -65,7 +65,8 @@ export class RestServiceEntity {
   dateModified: Date;
 }
 
-export type DeliveryEvent = 'created' | 'updated';
+/** `deleted` exists for spreadsheet sync only (the row of a deleted submission is cleared). */
+export type DeliveryEvent = 'created' | 'updated' | 'deleted';
 /** Row states: pending/retrying (due at next_attempt_at) → queued (on Bull) → sending → final. */
 export type DeliveryRowStatus = 'pending' | 'retrying' | 'queued' | 'sending' | 'success' | 'failed' | 'skipped';
 

@@ -11,6 +11,9 @@ import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity } from './rest
 import { RestServicesController } from './restservices.controller.js';
 import { RestServicesRepository } from './restservices.repository.js';
 import { RestServicesService } from './restservices.service.js';
+import { SheetsCallbackController } from './sheets/sheets-callback.controller.js';
+import { SheetsRepository } from './sheets/sheets.repository.js';
+import { SheetsService } from './sheets/sheets.service.js';
 import { DELIVERY_QUEUE, NETWORK_GUARD } from './restservices.tokens.js';
 
 /**
@@ -31,13 +34,15 @@ import { DELIVERY_QUEUE, NETWORK_GUARD } from './restservices.tokens.js';
       }),
     }),
   ],
-  controllers: [RestServicesController, MetricsController],
+  controllers: [SheetsCallbackController, RestServicesController, MetricsController],
   providers: [
     { provide: NETWORK_GUARD, inject: [COLLECT_CONFIG], useFactory: (config: CollectConfig) => new NetworkGuard(config.FORWARD_ALLOW_PRIVATE_NETWORKS) },
     RestServicesRepository,
     DeliveryService,
     DeliveryRelay,
     RestServicesService,
+    SheetsRepository,
+    SheetsService,
   ],
   exports: [DeliveryRelay],
 })

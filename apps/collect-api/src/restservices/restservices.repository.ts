@@ -48,7 +48,8 @@ export class RestServicesRepository {
   async enqueueForSubmission(m: EntityManager, formId: number, submissionId: number, event: DeliveryEvent, names: ServiceName[]): Promise<number> {
     const rows = (await m.query(
       `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event)
-       SELECT gen_random_uuid(), id, $2, $3 FROM rest_services WHERE form_id = $1 AND active AND name = ANY($4)
+       SELECT gen_random_uuid(), id, $2, $3::varchar FROM rest_services WHERE form_id = $1 AND active AND name = ANY($4)
+         AND (name <> 'spreadsheet' OR $3::varchar = 'created' OR COALESCE((options->>'sync_updates')::boolean, true))
        RETURNING id`,
       [formId, submissionId, event, names],
     )) as unknown[];

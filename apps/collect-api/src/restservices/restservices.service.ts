@@ -12,6 +12,7 @@ import { parseRestServiceInput, type RestServiceInput } from './restservice-inpu
 import type { AttemptStatus, DeliveryAttemptEntity, RestServiceEntity } from './restservice.entities.js';
 import { RestServicesRepository } from './restservices.repository.js';
 import { NETWORK_GUARD } from './restservices.tokens.js';
+import { SheetsService } from './sheets/sheets.service.js';
 
 export type RestServiceBody = Record<string, unknown>;
 
@@ -39,8 +40,9 @@ export class RestServicesService {
     private readonly repo: RestServicesRepository,
     private readonly access: FormAccessService,
     private readonly relay: DeliveryRelay,
+    private readonly sheets: SheetsService,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
-    @Inject(COLLECT_CONFIG) config: CollectConfig,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
     this.box = new SecretBox(config.COLLECT_SECRET_KEY);
   }
@@ -66,7 +68,9 @@ export class RestServicesService {
     const input = this.validate(b, xform);
     await this.checkTarget(input);
     const saved = await this.save({}, input);
-    return this.present(saved);
+    if (saved.name !== 'spreadsheet') return this.present(saved);
+    const extra = await this.sheets.afterCreate(user!.id, saved);
+    return { ...this.present((await this.repo.findService(saved.id))!), ...extra };
   }
 
   /** PATCH merges into the stored service, PUT replaces it; both re-validate the whole result. */
@@ -78,8 +82,15 @@ export class RestServicesService {
     if (partial && b.signing_secret === undefined) delete merged.signing_secret;
     const xform = b.xform === undefined && partial ? service.formId : await this.requireXform(user, b.xform);
     const input = this.validate(merged, xform);
+    if (input.name === 'spreadsheet' && service.name === 'spreadsheet') {
+      // The sheet link (id, columns, back-fill cursor) is ours, not the client's.
+      input.serviceUrl = service.serviceUrl;
+      input.options = { ...service.options, ...input.options };
+    }
     if (input.serviceUrl !== service.serviceUrl || input.name !== service.name || input.xform !== service.formId) await this.checkTarget(input);
-    return this.present(await this.save(service, input));
+    const saved = await this.save(service, input);
+    if (saved.name === 'spreadsheet' && b.send_existing_data === true) await this.sheets.requestBackfill(saved);
+    return this.present((await this.repo.findService(saved.id))!);
   }
 
   async remove(user: AuthenticatedUser | undefined, pk: string): Promise<void> {
@@ -137,14 +148,18 @@ export class RestServicesService {
   private validate(body: Record<string, unknown>, xform: number): RestServiceInput {
     const parsed = parseRestServiceInput(body, xform);
     if ('errors' in parsed) throw new FieldValidationError(parsed.errors);
-    if (!FORWARDERS[parsed.input.name]) {
-      throw new FieldValidationError({ name: [`"${parsed.input.name}" is not available on this server yet (see docs/restservices.md).`] });
+    if (parsed.input.name === 'spreadsheet') {
+      if (!this.sheets.configured) throw new FieldValidationError({ name: ['"spreadsheet" needs a sheet provider client (SHEETS_CLIENT_ID) on this server.'] });
+      parsed.input.serviceUrl ||= `${this.config.SHEETS_API_BASE_URL.replace(/\/+$/, '')}/v4/spreadsheets`;
+    } else if (!FORWARDERS[parsed.input.name]) {
+      throw new FieldValidationError({ name: [`"${parsed.input.name}" is not available on this server.`] });
     }
     return parsed.input;
   }
 
   /** SSRF guard at create/change, and the (xform, name, service_url) uniqueness. */
   private async checkTarget(input: RestServiceInput): Promise<void> {
+    if (input.name === 'spreadsheet') return; // the operator's SHEETS_API_BASE_URL, not a client's address
     const refusal = await this.guard.checkUrl(new URL(input.serviceUrl));
     if (refusal) throw new FieldValidationError({ service_url: [`Refused: ${refusal}. Ask the operator to allow it in FORWARD_ALLOW_PRIVATE_NETWORKS.`] });
   }
@@ -183,6 +198,7 @@ export class RestServicesService {
       body.send_existing_data = s.options.send_existing_data ?? true;
       body.sync_updates = s.options.sync_updates ?? true;
       body.redirect_uri = s.options.redirect_uri ?? null;
+      body.spreadsheet_id = (s.options as { spreadsheet_id?: string }).spreadsheet_id ?? null;
     }
     if (s.name === 'dataset_service') body.dataset_id = s.options.dataset_id ?? '';
     if (forMerge) return body;
