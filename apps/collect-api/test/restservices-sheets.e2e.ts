@@ -114,6 +114,18 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
     expect(sheet.rows.slice(1).map((r) => Number(r[sheet.rows[0].indexOf('_id')]))).toEqual(await ids(formId));
   });
 
+  it('a sheet the provider refuses to create answers 400 and stores no service', async () => {
+    const formId = await newForm('sheet_down');
+    sheets.failCreate = 503;
+    try {
+      const res = await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'spreadsheet', spreadsheet_title: 'Down' }).expect(400);
+      expect(res.body.detail).toMatch(/refused to create the sheet \(503\)/);
+    } finally {
+      sheets.failCreate = null;
+    }
+    expect((await api().get('/api/v1/restservices').query({ xform: formId }).set('Authorization', owner.token).expect(200)).body).toEqual([]);
+  });
+
   it('refuses spreadsheet services with bad fields', async () => {
     const formId = await newForm('sheet_bad');
     const res = await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'spreadsheet', send_existing_data: 'maybe' }).expect(400);

@@ -16,6 +16,8 @@ export class FakeSheetsProvider {
   /** code → the redirect_uri it was issued for. */
   readonly codes = new Map<string, string>();
   private readonly tokens = new Set<string>();
+  /** Answer spreadsheets.create with this status (provider outage). */
+  failCreate: number | null = null;
   private n = 0;
   private server!: http.Server;
   url = '';
@@ -37,6 +39,7 @@ export class FakeSheetsProvider {
         const auth = req.headers.authorization ?? '';
         if (!auth.startsWith('Bearer ') || !this.tokens.has(auth.slice(7))) return send(401, { error: { code: 401, status: 'UNAUTHENTICATED' } });
         const data = body ? (JSON.parse(body) as { properties?: { title?: string }; values?: string[][] }) : {};
+        if (req.method === 'POST' && url.pathname === '/v4/spreadsheets' && this.failCreate) return send(this.failCreate, { error: { code: this.failCreate } });
         if (req.method === 'POST' && url.pathname === '/v4/spreadsheets') {
           const id = `sheet-${++this.n}`;
           this.sheets.set(id, { title: data.properties?.title ?? '', rows: [] });

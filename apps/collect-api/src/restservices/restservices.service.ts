@@ -69,7 +69,14 @@ export class RestServicesService {
     await this.checkTarget(input);
     const saved = await this.save({}, input);
     if (saved.name !== 'spreadsheet') return this.present(saved);
-    const extra = await this.sheets.afterCreate(user!.id, saved);
+    let extra: { authorization_url?: string };
+    try {
+      extra = await this.sheets.afterCreate(user!.id, saved);
+    } catch (err) {
+      // The provider refused to create the sheet: store nothing (no service that never syncs).
+      await this.repo.deleteService(saved.id);
+      throw err;
+    }
     return { ...this.present((await this.repo.findService(saved.id))!), ...extra };
   }
 
