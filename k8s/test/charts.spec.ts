@@ -16,7 +16,7 @@ const APP: Record<ChartName, { values: 'collectApi' | 'cas'; dir: string; port: 
     values: 'collectApi',
     dir: 'apps/collect-api',
     port: 3000,
-    secretNames: ['DATABASE_URL', 'REDIS_URL', 'COLLECT_SECRET_KEY', 'COLLECT_ADMIN_PASSWORD', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'],
+    secretNames: ['DATABASE_URL', 'REDIS_URL', 'COLLECT_SECRET_KEY', 'COLLECT_ADMIN_PASSWORD', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'SHEETS_CLIENT_SECRET'],
   },
   cas: { values: 'cas', dir: 'apps/cas', port: 4000, secretNames: ['CAS_DATABASE_URL', 'CAS_KEY_ENCRYPTION_KEY', 'CAS_COOKIE_KEYS'] },
 };
@@ -44,8 +44,7 @@ function schemaKeys(schema: z.ZodType): string[] {
 const cache = new Map<string, Manifest[]>();
 function rendered(chart: ChartName, env: Environment): Manifest[] {
   const key = `${chart}:${env}`;
-  // The worker Deployment is off by default (its entry point does not exist yet); render it too so
-  // its template is held to the same rules.
+  // The worker Deployment is on by default; set it explicitly so an environment file cannot hide it from these rules.
   if (!cache.has(key)) cache.set(key, renderEnv(chart, env, chart === 'collect-api' ? ['collectApi.worker.enabled=true'] : []));
   return cache.get(key)!;
 }
@@ -182,7 +181,7 @@ describe.each(CHARTS)('chart %s', (chart) => {
     const plain = keys.filter((k) => !app.secretNames.includes(k));
     const docs = render(chart, [valuesFile('staging'), extraValues({ [app.values]: { env: Object.fromEntries(plain.map((k) => [k, `v-${k}`])) } })]);
     const data = one(docs, 'ConfigMap').data as Record<string, string>;
-    const container = one(docs, 'Deployment').spec.template.spec.containers[0];
+    const container = one(docs, 'Deployment', chart === 'collect-api' ? '-api' : '').spec.template.spec.containers[0];
     const env = envOf(container);
     const unreachable = keys.filter((k) => !(k in data) && !(k in env));
     expect(unreachable).toEqual([]);
@@ -198,6 +197,10 @@ describe('collect-api chart', () => {
     const worker = one(docs, 'Deployment', '-worker');
     const c = worker.spec.template.spec.containers[0];
     expect(c.args).toEqual(['node', 'apps/collect-api/dist/worker.js']);
+    // Probed on the container port: the worker must listen there.
+    expect(envOf(c).WORKER_PORT.value).toBe(String(c.ports[0].containerPort));
+    // A delivery in flight (at most FORWARD_TIMEOUT_MS, 30 s by default) finishes within the drain.
+    expect(Number(envOf(c).SHUTDOWN_GRACE_MS.value)).toBeGreaterThan(2 * 30_000);
     expect(Number(envOf(c).SHUTDOWN_GRACE_MS.value)).toBeGreaterThanOrEqual(60_000);
     expect(worker.spec.template.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(Number(envOf(c).SHUTDOWN_GRACE_MS.value));
     // Scaled independently: its own HPA, and the Service never routes to it.
@@ -205,8 +208,11 @@ describe('collect-api chart', () => {
     expect(one(docs, 'Service').spec.selector['app.kubernetes.io/component']).toBe('api');
   });
 
-  it('leaves the worker out until it is enabled (its entry point is not built yet)', () => {
-    expect(ofKind(renderEnv('collect-api', 'production'), 'Deployment').map((d) => d.metadata.name)).toEqual(['collect-api-api']);
+  it('runs the worker by default in every environment and leaves it out when disabled', () => {
+    for (const env of ENVIRONMENTS) {
+      expect(ofKind(renderEnv('collect-api', env), 'Deployment').map((d) => d.metadata.name).sort()).toEqual(['collect-api-api', 'collect-api-worker']);
+    }
+    expect(ofKind(renderEnv('collect-api', 'production', ['collectApi.worker.enabled=false']), 'Deployment').map((d) => d.metadata.name)).toEqual(['collect-api-api']);
   });
 
   it('serves PUBLIC_BASE_URL as the Ingress host', () => {

@@ -57,6 +57,10 @@ spec:
             # The migrate Job applies migrations before these pods start.
             - { name: MIGRATIONS_RUN, value: "false" }
             - { name: SHUTDOWN_GRACE_MS, value: {{ $c.shutdownGraceMs | quote }} }
+            {{- if eq $name "worker" }}
+            # The worker serves its probes and /metrics on the same container port as the API.
+            - { name: WORKER_PORT, value: "3000" }
+            {{- end }}
             {{- include "collect-api.secretEnv" $root | nindent 12 }}
           {{- include "collect-api.probes" $root | nindent 10 }}
           {{- if and (eq $name "api") $c.preStopSleepSeconds }}

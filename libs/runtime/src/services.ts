@@ -20,6 +20,7 @@ export function devEnvironment(env: Record<string, string>, root: string): Recor
     COLLECT_PORT: collectPort,
     CAS_ISSUER: `http://localhost:${casPort}`,
     PUBLIC_BASE_URL: `http://localhost:${collectPort}`,
+    WORKER_PORT: String(Number(collectPort) + 1),
     CAS_DEV_SEED_FILE: join(root, 'apps/cas/seed/dev-seed.json'),
     FORWARD_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128',
     COLLECT_ADMIN_USERNAME: 'admin',
@@ -36,5 +37,7 @@ export function serviceDefinitions(root: string, env: Record<string, string>): S
   return [
     { name: 'cas', entry: join(root, 'apps/cas/dist/main.js'), port: Number(env.CAS_PORT) },
     { name: 'collect-api', entry: join(root, 'apps/collect-api/dist/main.js'), port: Number(env.COLLECT_PORT) },
+    // Delivers rest-service submissions; started after collect-api has applied the migrations.
+    { name: 'collect-worker', entry: join(root, 'apps/collect-api/dist/worker.js'), port: Number(env.WORKER_PORT) },
   ];
 }

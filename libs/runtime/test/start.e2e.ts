@@ -12,10 +12,10 @@ function processesUsing(dir: string): string[] {
   return out.split('\n').filter((line) => line.includes(dir) && !line.includes('ps -eo'));
 }
 
-async function launch(dataDir: string, casPort: number, collectPort: number) {
+async function launch(dataDir: string, casPort: number, collectPort: number, workerPort: number) {
   const child = trackChild(
     spawn(process.execPath, [START], {
-      env: { ...process.env, DATA_DIR: dataDir, CAS_PORT: String(casPort), COLLECT_PORT: String(collectPort), LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '' },
+      env: { ...process.env, DATA_DIR: dataDir, CAS_PORT: String(casPort), COLLECT_PORT: String(collectPort), WORKER_PORT: String(workerPort), LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
@@ -35,10 +35,10 @@ describe('pnpm start launcher', () => {
   chmodSync(dataDir, 0o755);
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('starts both services on embedded defaults, stops cleanly on Ctrl-C and reuses .data on the next run', async () => {
-    const [casPort, collectPort] = [await freePort(), await freePort()];
-    const first = await launch(dataDir, casPort, collectPort);
-    for (const port of [casPort, collectPort]) {
+  it('starts both services and the delivery worker on embedded defaults, stops cleanly on Ctrl-C and reuses .data on the next run', async () => {
+    const [casPort, collectPort, workerPort] = [await freePort(), await freePort(), await freePort()];
+    const first = await launch(dataDir, casPort, collectPort, workerPort);
+    for (const port of [casPort, collectPort, workerPort]) {
       const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/json/);
@@ -47,7 +47,7 @@ describe('pnpm start launcher', () => {
     expect([0, 130]).toContain(await stopChild(first.child, 'SIGINT', 30_000));
     expect(processesUsing(dataDir)).toEqual([]);
 
-    const second = await launch(dataDir, casPort, collectPort);
+    const second = await launch(dataDir, casPort, collectPort, workerPort);
     expect(second.output()).toMatch(/reusing data/);
     expect([0, 130]).toContain(await stopChild(second.child, 'SIGINT', 30_000));
     expect(processesUsing(dataDir)).toEqual([]);

@@ -51,6 +51,23 @@ export const collectEnvSchema = z
     SUBMISSION_XML_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     FORM_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     SUBMISSION_MAX_ATTACHMENTS: envField.int(100, 1, 10_000),
+    // Rest services and forwarding (issue 8, docs/restservices.md).
+    FORWARD_ALLOW_PRIVATE_NETWORKS: envField.list(''),
+    FORWARD_MAX_ATTEMPTS: envField.int(8, 1, 100),
+    FORWARD_BACKOFF_BASE_MS: envField.int(4_000, 1, 86_400_000),
+    FORWARD_BACKOFF_FACTOR: envField.int(5, 1, 100),
+    FORWARD_BACKOFF_MAX_MS: envField.int(86_400_000, 1, 604_800_000),
+    FORWARD_TIMEOUT_MS: envField.int(30_000, 100, 600_000),
+    FORWARD_RELAY_INTERVAL_MS: envField.int(1_000, 10, 600_000),
+    FORWARD_LEASE_MS: envField.int(120_000, 500, 86_400_000),
+    FORWARD_CONCURRENCY: envField.int(16, 1, 1_000),
+    FORWARD_DELIVER_IN_PROCESS: envField.bool(false),
+    WORKER_PORT: envField.port(3001),
+    SHEETS_API_BASE_URL: envField.url().default('https://sheets.googleapis.com'),
+    SHEETS_OAUTH_AUTHORIZE_URL: envField.url().default('https://accounts.google.com/o/oauth2/v2/auth'),
+    SHEETS_OAUTH_TOKEN_URL: envField.url().default('https://oauth2.googleapis.com/token'),
+    SHEETS_CLIENT_ID: z.string().default(''),
+    SHEETS_CLIENT_SECRET: z.string().default(''),
   })
   .superRefine((env, ctx) => {
     if (env.STORAGE_BACKEND === 's3' && !env.S3_BUCKET) {

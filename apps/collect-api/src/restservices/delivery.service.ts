@@ -1,0 +1,92 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SecretBox } from '../auth/secrets.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { SubmissionsService } from '../submissions/submissions.service.js';
+import { deliveryMetrics } from './delivery-metrics.js';
+import { backoffMs, deliveryHeaders, isRetryable, sendOnce, type SendResult } from './delivery-sender.js';
+import { FORWARDERS } from './forwarders/index.js';
+import { NETWORK_GUARD } from './restservices.tokens.js';
+import type { NetworkGuard } from './network-guard.js';
+import type { AttemptStatus, DeliveryEntity, RestServiceEntity } from './restservice.entities.js';
+import { RestServicesRepository } from './restservices.repository.js';
+import { SheetsService } from './sheets/sheets.service.js';
+
+/**
+ * One delivery attempt of one outbox row, run by the Bull worker. The database row decides
+ * (claim with a lease), so a job that runs twice (stalled job, re-queued after a crash) sends
+ * at most once per claim, and every send of a delivery carries the same X-Delivery-Id.
+ */
+@Injectable()
+export class DeliveryService {
+  private readonly logger = new Logger(DeliveryService.name);
+  private readonly box: SecretBox;
+
+  constructor(
+    private readonly repo: RestServicesRepository,
+    private readonly submissions: SubmissionsService,
+    private readonly sheets: SheetsService,
+    @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {
+    this.box = new SecretBox(config.COLLECT_SECRET_KEY);
+  }
+
+  /** A row in flight stays leased a little longer than the request may take. */
+  get sendingLeaseMs(): number {
+    return this.config.FORWARD_TIMEOUT_MS * 2 + Math.min(5_000, this.config.FORWARD_TIMEOUT_MS);
+  }
+
+  async deliver(rowId: number): Promise<void> {
+    const row = await this.repo.claimForSending(rowId, this.sendingLeaseMs);
+    if (!row) return; // finished already, or another worker holds it
+    const service = await this.repo.findService(row.serviceId);
+    if (!service) return void (await this.repo.finish(row.id, 'skipped'));
+    const forwarder = FORWARDERS[service.name];
+    if (service.active && service.name === 'spreadsheet') return this.deliverToSheet(row, service);
+    if (!service.active || !forwarder) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: service.active ? 'no forwarder for this service' : `service inactive: ${service.inactiveReason ?? ''}`, responseExcerpt: null, retryAfterMs: null });
+
+    // §6.2: reload right before sending; a deleted (soft or hard) instance is never forwarded.
+    const loaded = await this.submissions.loadSubmissionJson(row.submissionId);
+    if (!loaded) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
+
+    const authToken = service.authTokenEnc ? this.box.decrypt(service.authTokenEnc) : null;
+    const signingSecret = service.signingSecretEnc ? this.box.decrypt(service.signingSecretEnc) : null;
+    const request = forwarder.build({ service, authToken, submission: loaded.submission, form: loaded.form, json: loaded.json, event: row.event });
+    const headers = deliveryHeaders(request, { deliveryId: row.deliveryId, attempt: row.attempts, event: row.event, signingSecret });
+    const result = await sendOnce(request, headers, this.guard, this.config.FORWARD_TIMEOUT_MS);
+    deliveryMetrics.latency.observe({ service: service.name }, result.latencyMs / 1000);
+    return this.classify(row, service, result);
+  }
+
+  /** 2xx success; 410 deactivates; 408/425/429/5xx/transport errors retry while attempts remain; else failed. */
+  private async classify(row: DeliveryEntity, service: RestServiceEntity, result: SendResult): Promise<void> {
+    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) return this.record(row, service, 'success', result);
+    if (result.statusCode === 410) {
+      await this.repo.deactivate(service.id, `The receiver answered 410 Gone at ${new Date().toISOString()}.`);
+      return this.record(row, service, 'failed', result);
+    }
+    const attemptsLeft = row.attemptBase + this.config.FORWARD_MAX_ATTEMPTS - row.attempts;
+    if (isRetryable(result.statusCode) && !result.error?.includes('refused:') && attemptsLeft > 0) {
+      const { FORWARD_BACKOFF_BASE_MS: base, FORWARD_BACKOFF_FACTOR: factor, FORWARD_BACKOFF_MAX_MS: max } = this.config;
+      const delay = Math.min(max, Math.max(backoffMs(row.attempts - row.attemptBase, base, factor, max), result.retryAfterMs ?? 0));
+      return this.record(row, service, 'retrying', result, new Date(Date.now() + delay));
+    }
+    return this.record(row, service, 'failed', result);
+  }
+
+  private async deliverToSheet(row: DeliveryEntity, service: RestServiceEntity): Promise<void> {
+    const loaded = row.event === 'deleted' ? null : await this.submissions.loadSubmissionJson(row.submissionId);
+    const result = await this.sheets.deliver(row, service, loaded);
+    if (result === 'skip') return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: loaded || row.event === 'deleted' ? 'no sheet row for this submission' : 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
+    return this.classify(row, service, result);
+  }
+
+  private async record(row: DeliveryEntity, service: RestServiceEntity, status: AttemptStatus, r: SendResult, retryAt?: Date): Promise<void> {
+    await this.repo.recordAttempt(
+      { deliveryRowId: row.id, serviceId: service.id, attempt: row.attempts, status, statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error, responseExcerpt: r.responseExcerpt, event: row.event },
+      { status, retryAt: retryAt ?? null },
+    );
+    deliveryMetrics.attempts.inc({ service_id: String(service.id), service: service.name, outcome: status });
+    if (status === 'failed') this.logger.warn({ serviceId: service.id, deliveryId: row.deliveryId, statusCode: r.statusCode, error: r.error }, 'delivery failed');
+  }
+}

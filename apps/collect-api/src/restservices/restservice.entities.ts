@@ -1,0 +1,153 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+export const SERVICE_NAMES = ['health_forwarder', 'generic_json', 'generic_xml', 'dataset_service', 'messaging', 'spreadsheet'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+/** Service-specific, non-secret settings (messaging flow, spreadsheet options, dataset id). */
+export interface ServiceOptions {
+  flow_title?: string;
+  flow_uuid?: string;
+  contacts?: string;
+  spreadsheet_title?: string;
+  send_existing_data?: boolean;
+  sync_updates?: boolean;
+  redirect_uri?: string;
+  dataset_id?: string;
+}
+
+const bigintAsNumber = { to: (v: number) => v, from: (v: string | null) => (v === null ? null : Number(v)) };
+
+@Entity({ name: 'rest_services' })
+export class RestServiceEntity {
+  @PrimaryGeneratedColumn()
+  id: number;
+
+  @Column({ name: 'form_id', type: 'int' })
+  formId: number;
+
+  @Column({ type: 'varchar', length: 32 })
+  name: ServiceName;
+
+  @Column({ name: 'service_url', type: 'varchar', length: 2000 })
+  serviceUrl: string;
+
+  @Column({ type: 'jsonb', default: {} })
+  options: ServiceOptions;
+
+  /** messaging `auth_token`, SecretBox-encrypted (COLLECT_SECRET_KEY). */
+  @Column({ name: 'auth_token_enc', type: 'text', nullable: true })
+  authTokenEnc: string | null;
+
+  /** Standard Webhooks secret (`whsec_...`), SecretBox-encrypted; write-only on the API. */
+  @Column({ name: 'signing_secret_enc', type: 'text', nullable: true })
+  signingSecretEnc: string | null;
+
+  @Column({ type: 'boolean', default: true })
+  active: boolean;
+
+  @Column({ name: 'inactive_reason', type: 'text', nullable: true })
+  inactiveReason: string | null;
+
+  @Column({ name: 'last_delivery_at', type: 'timestamptz', nullable: true })
+  lastDeliveryAt: Date | null;
+
+  @Column({ name: 'last_status', type: 'varchar', length: 16, nullable: true })
+  lastStatus: string | null;
+
+  /** Deliveries that failed for good since the last success. */
+  @Column({ name: 'failure_count', type: 'int', default: 0 })
+  failureCount: number;
+
+  @CreateDateColumn({ name: 'date_created', type: 'timestamptz' })
+  dateCreated: Date;
+
+  @UpdateDateColumn({ name: 'date_modified', type: 'timestamptz' })
+  dateModified: Date;
+}
+
+/** `deleted` exists for spreadsheet sync only (the row of a deleted submission is cleared). */
+export type DeliveryEvent = 'created' | 'updated' | 'deleted';
+/** Row states: pending/retrying (due at next_attempt_at) → queued (on Bull) → sending → final. */
+export type DeliveryRowStatus = 'pending' | 'retrying' | 'queued' | 'sending' | 'success' | 'failed' | 'skipped';
+
+/** The outbox: one row per (submission event, active service), written in the submission's transaction. */
+@Entity({ name: 'rest_deliveries' })
+export class DeliveryEntity {
+  @Column({ primary: true, type: 'bigint', generated: 'increment', transformer: bigintAsNumber })
+  id: number;
+
+  /** The X-Delivery-Id / webhook-id: stable across attempts so receivers can de-duplicate. */
+  @Column({ name: 'delivery_id', type: 'uuid' })
+  deliveryId: string;
+
+  @Column({ name: 'service_id', type: 'int' })
+  serviceId: number;
+
+  @Column({ name: 'submission_id', type: 'int' })
+  submissionId: number;
+
+  @Column({ type: 'varchar', length: 16 })
+  event: DeliveryEvent;
+
+  @Column({ type: 'varchar', length: 16, default: 'pending' })
+  status: DeliveryRowStatus;
+
+  @Column({ type: 'int', default: 0 })
+  attempts: number;
+
+  /** Attempts made before the last manual retry; the attempt limit counts from here. */
+  @Column({ name: 'attempt_base', type: 'int', default: 0 })
+  attemptBase: number;
+
+  @Column({ name: 'next_attempt_at', type: 'timestamptz' })
+  nextAttemptAt: Date;
+
+  /** While queued or sending: when the row counts as abandoned (crashed worker, lost Redis job). */
+  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
+  leaseUntil: Date | null;
+
+  @CreateDateColumn({ name: 'date_created', type: 'timestamptz' })
+  dateCreated: Date;
+
+  @UpdateDateColumn({ name: 'date_modified', type: 'timestamptz' })
+  dateModified: Date;
+}
+
+export type AttemptStatus = 'success' | 'failed' | 'retrying' | 'skipped';
+
+/** The delivery log: one row per attempt (decisions.md §Operator interfaces). */
+@Entity({ name: 'rest_delivery_attempts' })
+export class DeliveryAttemptEntity {
+  @Column({ primary: true, type: 'bigint', generated: 'increment', transformer: bigintAsNumber })
+  id: number;
+
+  @Column({ name: 'delivery_row_id', type: 'bigint', transformer: bigintAsNumber })
+  deliveryRowId: number;
+
+  @Column({ name: 'service_id', type: 'int' })
+  serviceId: number;
+
+  @Column({ type: 'int' })
+  attempt: number;
+
+  @Column({ type: 'varchar', length: 16 })
+  status: AttemptStatus;
+
+  @Column({ name: 'status_code', type: 'int', nullable: true })
+  statusCode: number | null;
+
+  @Column({ name: 'latency_ms', type: 'int', nullable: true })
+  latencyMs: number | null;
+
+  @Column({ type: 'text', nullable: true })
+  error: string | null;
+
+  @Column({ name: 'response_excerpt', type: 'text', nullable: true })
+  responseExcerpt: string | null;
+
+  @Column({ type: 'varchar', length: 16 })
+  event: DeliveryEvent;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

@@ -1,0 +1,161 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { In, type EntityManager, type Repository } from 'typeorm';
+import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity, type AttemptStatus, type DeliveryEvent, type ServiceName } from './restservice.entities.js';
+
+/** Queries on rest_services, the rest_deliveries outbox and the attempt log. */
+@Injectable()
+export class RestServicesRepository {
+  constructor(
+    @InjectRepository(RestServiceEntity) private readonly services: Repository<RestServiceEntity>,
+    @InjectRepository(DeliveryEntity) private readonly deliveries: Repository<DeliveryEntity>,
+    @InjectRepository(DeliveryAttemptEntity) private readonly attempts: Repository<DeliveryAttemptEntity>,
+  ) {}
+
+  findService(id: number): Promise<RestServiceEntity | null> {
+    if (!Number.isSafeInteger(id) || id <= 0 || id > 2_147_483_647) return Promise.resolve(null);
+    return this.services.findOneBy({ id });
+  }
+
+  listServices(formIds: number[]): Promise<RestServiceEntity[]> {
+    if (!formIds.length) return Promise.resolve([]);
+    return this.services.find({ where: { formId: In(formIds) }, order: { id: 'ASC' } });
+  }
+
+  findDuplicate(formId: number, name: string, serviceUrl: string): Promise<RestServiceEntity | null> {
+    return this.services.findOneBy({ formId, name: name as ServiceName, serviceUrl });
+  }
+
+  /** Insert or update; false when the (form, name, service_url) unique constraint refused it. */
+  async saveService(row: Partial<RestServiceEntity>): Promise<RestServiceEntity | null> {
+    try {
+      return await this.services.save(this.services.create(row));
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505' || (err as { driverError?: { code?: string } }).driverError?.code === '23505') return null;
+      throw err;
+    }
+  }
+
+  async deleteService(id: number): Promise<void> {
+    await this.services.delete({ id });
+  }
+
+  /**
+   * The outbox write, inside the submission's transaction: one row per active service of the
+   * form whose forwarder handles this event. One statement, so forms without services cost one
+   * index probe.
+   */
+  async enqueueForSubmission(m: EntityManager, formId: number, submissionId: number, event: DeliveryEvent, names: ServiceName[]): Promise<number> {
+    const rows = (await m.query(
+      `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event)
+       SELECT gen_random_uuid(), id, $2, $3::varchar FROM rest_services WHERE form_id = $1 AND active AND name = ANY($4)
+         AND (name <> 'spreadsheet' OR $3::varchar = 'created' OR COALESCE((options->>'sync_updates')::boolean, true))
+       RETURNING id`,
+      [formId, submissionId, event, names],
+    )) as unknown[];
+    return rows.length;
+  }
+
+  /**
+   * Claims rows for the queue: due pending/retrying rows, plus queued/sending rows whose lease
+   * ran out (a Redis job lost with Redis, a worker killed mid-send). SKIP LOCKED lets several
+   * relays run at once.
+   */
+  async claimForQueue(limit: number, leaseMs: number): Promise<number[]> {
+    const rows = (await this.deliveries.query(
+      `UPDATE rest_deliveries SET status = 'queued', lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
+       WHERE id IN (
+         SELECT id FROM rest_deliveries
+         WHERE (status IN ('pending', 'retrying') AND next_attempt_at <= now())
+            OR (status IN ('queued', 'sending') AND lease_until < now())
+         ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+       RETURNING id`,
+      [limit, String(leaseMs)],
+    )) as [Array<{ id: string }>, number] | Array<{ id: string }>;
+    const list = Array.isArray(rows[0]) ? (rows[0] as Array<{ id: string }>) : (rows as Array<{ id: string }>);
+    return list.map((r) => Number(r.id));
+  }
+
+  /** Takes a queued row for sending (one attempt); null when it is finished or another worker has it. */
+  async claimForSending(id: number, leaseMs: number): Promise<DeliveryEntity | null> {
+    const result = (await this.deliveries.query(
+      `UPDATE rest_deliveries SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
+       WHERE id = $1 AND (status = 'queued' OR (status = 'sending' AND lease_until < now()))
+       RETURNING id, delivery_id, service_id, submission_id, event, attempts, attempt_base`,
+      [id, String(leaseMs)],
+    )) as [Array<Record<string, unknown>>, number];
+    const raw = result[0]?.[0];
+    if (!raw) return null;
+    return this.deliveries.create({
+      id: Number(raw.id), deliveryId: raw.delivery_id as string, serviceId: raw.service_id as number, submissionId: raw.submission_id as number,
+      event: raw.event as DeliveryEvent, status: 'sending', attempts: raw.attempts as number, attemptBase: raw.attempt_base as number,
+    });
+  }
+
+  async finish(id: number, status: 'success' | 'failed' | 'skipped'): Promise<void> {
+    await this.deliveries.update({ id }, { status, leaseUntil: null });
+  }
+
+  /**
+   * The end of one attempt in one statement (the hot path of the worker): the log entry, the
+   * row's next state and, unless skipped, the service's delivery health.
+   */
+  async recordAttempt(a: Omit<DeliveryAttemptEntity, 'id' | 'createdAt'>, next: { status: AttemptStatus; retryAt: Date | null }): Promise<void> {
+    await this.deliveries.query(
+      `WITH logged AS (
+         INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)),
+       moved AS (
+         UPDATE rest_deliveries SET status = $4::varchar, next_attempt_at = COALESCE($10::timestamptz, next_attempt_at), lease_until = NULL, date_modified = now()
+         WHERE id = $1)
+       UPDATE rest_services SET last_delivery_at = now(), last_status = $4::varchar,
+         failure_count = CASE WHEN $4::varchar = 'success' THEN 0 WHEN $4::varchar = 'failed' THEN failure_count + 1 ELSE failure_count END
+       WHERE id = $2 AND $4::varchar <> 'skipped'`,
+      [a.deliveryRowId, a.serviceId, a.attempt, next.status, a.statusCode, a.latencyMs, a.error, a.responseExcerpt, a.event, next.retryAt],
+    );
+  }
+
+  async deactivate(serviceId: number, reason: string): Promise<void> {
+    await this.services.query(`UPDATE rest_services SET active = false, inactive_reason = $2, date_modified = now() WHERE id = $1`, [serviceId, reason]);
+  }
+
+  listAttempts(serviceId: number, status: AttemptStatus | null, offset: number, limit: number): Promise<[Array<DeliveryAttemptEntity & { deliveryUuid: string }>, number]> {
+    const qb = this.attempts
+      .createQueryBuilder('a')
+      .innerJoin(DeliveryEntity, 'd', 'd.id = a.delivery_row_id')
+      .addSelect('d.delivery_id', 'delivery_uuid')
+      .where('a.service_id = :serviceId', { serviceId });
+    if (status) qb.andWhere('a.status = :status', { status });
+    qb.orderBy('a.id', 'DESC').offset(offset).limit(limit);
+    return Promise.all([
+      qb.getRawAndEntities().then(({ raw, entities }) => entities.map((e, i) => Object.assign(e, { deliveryUuid: (raw[i] as { delivery_uuid: string }).delivery_uuid }))),
+      qb.getCount(),
+    ]);
+  }
+
+  /** The delivery of a log entry (by attempt id or by X-Delivery-Id), within one service. */
+  async findDeliveryForRetry(serviceId: number, ref: string): Promise<DeliveryEntity | null> {
+    if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(ref)) return this.deliveries.findOneBy({ serviceId, deliveryId: ref.toLowerCase() });
+    if (!/^\d{1,15}$/.test(ref)) return null;
+    const attempt = await this.attempts.findOneBy({ id: Number(ref), serviceId });
+    return attempt ? this.deliveries.findOneBy({ id: attempt.deliveryRowId, serviceId }) : null;
+  }
+
+  /** Back to pending with a fresh attempt budget. */
+  async requeue(ids: number[]): Promise<void> {
+    if (!ids.length) return;
+    await this.deliveries.query(
+      `UPDATE rest_deliveries SET status = 'pending', attempt_base = attempts, next_attempt_at = now(), lease_until = NULL, date_modified = now() WHERE id = ANY($1)`,
+      [ids],
+    );
+  }
+
+  async requeueFailed(serviceId: number): Promise<number> {
+    const rows = (await this.deliveries.query(
+      `UPDATE rest_deliveries SET status = 'pending', attempt_base = attempts, next_attempt_at = now(), lease_until = NULL, date_modified = now()
+       WHERE service_id = $1 AND status = 'failed' RETURNING id`,
+      [serviceId],
+    )) as [unknown[], number];
+    return rows[0].length;
+  }
+}

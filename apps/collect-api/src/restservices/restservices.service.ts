@@ -1,0 +1,236 @@
+import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
+import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { SecretBox } from '../auth/secrets.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { FormAccessService } from '../forms/form-access.service.js';
+import { MIN_ROLE } from '../forms/roles.js';
+import { DeliveryRelay } from './delivery-relay.js';
+import { FORWARDERS } from './forwarders/index.js';
+import type { NetworkGuard } from './network-guard.js';
+import { parseRestServiceInput, type RestServiceInput } from './restservice-input.js';
+import type { AttemptStatus, DeliveryAttemptEntity, RestServiceEntity } from './restservice.entities.js';
+import { RestServicesRepository } from './restservices.repository.js';
+import { NETWORK_GUARD } from './restservices.tokens.js';
+import { SheetsService } from './sheets/sheets.service.js';
+
+export type RestServiceBody = Record<string, unknown>;
+
+export interface DeliveryLogEntry {
+  id: number;
+  delivery_id: string;
+  attempt: number;
+  status: AttemptStatus;
+  status_code: number | null;
+  latency_ms: number | null;
+  error: string | null;
+  response_excerpt: string | null;
+  event: string;
+  created_at: string;
+}
+
+const ATTEMPT_STATUSES: AttemptStatus[] = ['success', 'failed', 'retrying', 'skipped'];
+
+/** CRUD of rest services, their delivery log and manual retries; roles per decisions.md. */
+@Injectable()
+export class RestServicesService {
+  private readonly box: SecretBox;
+
+  constructor(
+    private readonly repo: RestServicesRepository,
+    private readonly access: FormAccessService,
+    private readonly relay: DeliveryRelay,
+    private readonly sheets: SheetsService,
+    @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {
+    this.box = new SecretBox(config.COLLECT_SECRET_KEY);
+  }
+
+  async list(user: AuthenticatedUser | undefined, xform: unknown): Promise<RestServiceBody[]> {
+    let formIds: number[];
+    if (xform !== undefined) {
+      if (typeof xform !== 'string' || !/^\d{1,10}$/.test(xform) || Number(xform) < 1) throw new BadRequestException({ detail: 'Invalid value for xform. It must be a positive integer.' });
+      formIds = [(await this.access.requireRole(user, xform, MIN_ROLE.view)).form.id];
+    } else {
+      formIds = await this.access.visibleFormIds(user);
+    }
+    return (await this.repo.listServices(formIds)).map((s) => this.present(s));
+  }
+
+  async get(user: AuthenticatedUser | undefined, pk: string): Promise<RestServiceBody> {
+    return this.present((await this.load(user, pk, MIN_ROLE.view)).service);
+  }
+
+  async create(user: AuthenticatedUser | undefined, body: unknown): Promise<RestServiceBody> {
+    const b = objectBody(body);
+    const xform = await this.requireXform(user, b.xform);
+    const input = this.validate(b, xform);
+    await this.checkTarget(input);
+    const saved = await this.save({}, input);
+    if (saved.name !== 'spreadsheet') return this.present(saved);
+    let extra: { authorization_url?: string };
+    try {
+      extra = await this.sheets.afterCreate(user!.id, saved);
+    } catch (err) {
+      // The provider refused to create the sheet: store nothing (no service that never syncs).
+      await this.repo.deleteService(saved.id);
+      throw err;
+    }
+    return { ...this.present((await this.repo.findService(saved.id))!), ...extra };
+  }
+
+  /** PATCH merges into the stored service, PUT replaces it; both re-validate the whole result. */
+  async update(user: AuthenticatedUser | undefined, pk: string, body: unknown, partial: boolean): Promise<RestServiceBody> {
+    const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
+    const b = objectBody(body);
+    const current = partial ? this.present(service, true) : {};
+    const merged: Record<string, unknown> = { ...current, ...b };
+    if (partial && b.signing_secret === undefined) delete merged.signing_secret;
+    const xform = b.xform === undefined && partial ? service.formId : await this.requireXform(user, b.xform);
+    const input = this.validate(merged, xform);
+    if (input.name === 'spreadsheet' && service.name === 'spreadsheet') {
+      // The sheet link (id, columns, back-fill cursor) is ours, not the client's.
+      input.serviceUrl = service.serviceUrl;
+      input.options = { ...service.options, ...input.options };
+    }
+    if (input.serviceUrl !== service.serviceUrl || input.name !== service.name || input.xform !== service.formId) await this.checkTarget(input);
+    const saved = await this.save(service, input);
+    if (saved.name === 'spreadsheet' && b.send_existing_data === true) await this.sheets.requestBackfill(saved);
+    return this.present((await this.repo.findService(saved.id))!);
+  }
+
+  async remove(user: AuthenticatedUser | undefined, pk: string): Promise<void> {
+    const { service } = await this.load(user, pk, MIN_ROLE.view);
+    await this.access.requireRole(user, service.formId, MIN_ROLE.deleteRestService);
+    await this.repo.deleteService(service.id);
+  }
+
+  async deliveries(user: AuthenticatedUser | undefined, pk: string, query: Record<string, unknown>, page: { page: number; pageSize: number }): Promise<{ items: DeliveryLogEntry[]; total: number }> {
+    const { service } = await this.load(user, pk, MIN_ROLE.view);
+    const status = query.status;
+    if (status !== undefined && !(typeof status === 'string' && (ATTEMPT_STATUSES as string[]).includes(status))) {
+      throw new FieldValidationError({ status: [`One of ${ATTEMPT_STATUSES.join(', ')}.`] });
+    }
+    const [rows, total] = await this.repo.listAttempts(service.id, (status as AttemptStatus | undefined) ?? null, (page.page - 1) * page.pageSize, page.pageSize);
+    if (page.page > 1 && !rows.length) throw new NotFoundException({ detail: 'Invalid page.' });
+    return { items: rows.map(logEntry), total };
+  }
+
+  async retryDelivery(user: AuthenticatedUser | undefined, pk: string, ref: string): Promise<Record<string, unknown>> {
+    const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
+    const delivery = await this.repo.findDeliveryForRetry(service.id, ref);
+    if (!delivery) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    if (!['success', 'failed', 'skipped'].includes(delivery.status)) throw new BadRequestException({ detail: 'This delivery is still in progress.' });
+    if (!service.active) throw new BadRequestException({ detail: 'The service is inactive; PATCH it with "active": true first.' });
+    await this.repo.requeue([delivery.id]);
+    this.relay.nudge();
+    return { detail: 'Delivery queued.', delivery_id: delivery.deliveryId };
+  }
+
+  async retryFailed(user: AuthenticatedUser | undefined, pk: string): Promise<Record<string, unknown>> {
+    const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
+    if (!service.active) throw new BadRequestException({ detail: 'The service is inactive; PATCH it with "active": true first.' });
+    const count = await this.repo.requeueFailed(service.id);
+    this.relay.nudge();
+    return { detail: 'Failed deliveries queued.', count };
+  }
+
+  /** 404 when the service is missing or its form not visible; 403 below `role`. */
+  private async load(user: AuthenticatedUser | undefined, pk: string, role: (typeof MIN_ROLE)[keyof typeof MIN_ROLE]) {
+    const service = /^\d{1,10}$/.test(pk) ? await this.repo.findService(Number(pk)) : null;
+    if (!service) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    await this.access.requireRole(user, service.formId, MIN_ROLE.view);
+    if (role !== MIN_ROLE.view) await this.access.requireRole(user, service.formId, role);
+    return { service };
+  }
+
+  private async requireXform(user: AuthenticatedUser | undefined, xform: unknown): Promise<number> {
+    if (xform === undefined || xform === null || xform === '') throw new FieldValidationError({ xform: ['This field is required.'] });
+    const id = typeof xform === 'number' ? xform : typeof xform === 'string' && /^\d{1,10}$/.test(xform) ? Number(xform) : NaN;
+    if (!Number.isSafeInteger(id) || id < 1) throw new FieldValidationError({ xform: ['A valid integer is required.'] });
+    return (await this.access.requireRole(user, id, MIN_ROLE.manageRestServices)).form.id;
+  }
+
+  private validate(body: Record<string, unknown>, xform: number): RestServiceInput {
+    const parsed = parseRestServiceInput(body, xform);
+    if ('errors' in parsed) throw new FieldValidationError(parsed.errors);
+    if (parsed.input.name === 'spreadsheet') {
+      if (!this.sheets.configured) throw new FieldValidationError({ name: ['"spreadsheet" needs a sheet provider client (SHEETS_CLIENT_ID) on this server.'] });
+      parsed.input.serviceUrl ||= `${this.config.SHEETS_API_BASE_URL.replace(/\/+$/, '')}/v4/spreadsheets`;
+    } else if (!FORWARDERS[parsed.input.name]) {
+      throw new FieldValidationError({ name: [`"${parsed.input.name}" is not available on this server.`] });
+    }
+    return parsed.input;
+  }
+
+  /** SSRF guard at create/change, and the (xform, name, service_url) uniqueness. */
+  private async checkTarget(input: RestServiceInput): Promise<void> {
+    if (input.name === 'spreadsheet') return; // the operator's SHEETS_API_BASE_URL, not a client's address
+    const refusal = await this.guard.checkUrl(new URL(input.serviceUrl));
+    if (refusal) throw new FieldValidationError({ service_url: [`Refused: ${refusal}. Ask the operator to allow it in FORWARD_ALLOW_PRIVATE_NETWORKS.`] });
+  }
+
+  private async save(current: Partial<RestServiceEntity>, input: RestServiceInput): Promise<RestServiceEntity> {
+    const row: Partial<RestServiceEntity> = {
+      ...current,
+      formId: input.xform,
+      name: input.name,
+      serviceUrl: input.serviceUrl,
+      options: input.options,
+      authTokenEnc: input.name === 'messaging' && input.authToken ? this.box.encrypt(input.authToken) : null,
+    };
+    if (input.signingSecret !== undefined) row.signingSecretEnc = input.signingSecret ? this.box.encrypt(input.signingSecret) : null;
+    if (input.active !== undefined) {
+      row.active = input.active;
+      if (input.active) row.inactiveReason = null;
+      else row.inactiveReason ??= 'Deactivated by a user.';
+    }
+    const saved = await this.repo.saveService(row);
+    if (!saved) throw new BadRequestException({ detail: 'A rest service with this xform, name and service_url already exists.' });
+    return (await this.repo.findService(saved.id))!;
+  }
+
+  /** The wire shape; `forMerge` keeps the decrypted token so a PATCH can re-validate. */
+  private present(s: RestServiceEntity, forMerge = false): RestServiceBody {
+    const body: RestServiceBody = { id: s.id, xform: s.formId, name: s.name, service_url: s.serviceUrl };
+    if (s.name === 'messaging') {
+      body.auth_token = s.authTokenEnc ? this.box.decrypt(s.authTokenEnc) : null;
+      body.flow_title = s.options.flow_title ?? '';
+      body.flow_uuid = s.options.flow_uuid ?? '';
+      body.contacts = s.options.contacts ?? '';
+    }
+    if (s.name === 'spreadsheet') {
+      body.spreadsheet_title = s.options.spreadsheet_title ?? '';
+      body.send_existing_data = s.options.send_existing_data ?? true;
+      body.sync_updates = s.options.sync_updates ?? true;
+      body.redirect_uri = s.options.redirect_uri ?? null;
+      body.spreadsheet_id = (s.options as { spreadsheet_id?: string }).spreadsheet_id ?? null;
+    }
+    if (s.name === 'dataset_service') body.dataset_id = s.options.dataset_id ?? '';
+    if (forMerge) return body;
+    return {
+      ...body,
+      signing_enabled: s.signingSecretEnc !== null,
+      active: s.active,
+      inactive_reason: s.inactiveReason,
+      last_delivery_at: s.lastDeliveryAt ? s.lastDeliveryAt.toISOString() : null,
+      last_status: s.lastStatus,
+      failure_count: s.failureCount,
+      date_created: s.dateCreated.toISOString(),
+      date_modified: s.dateModified.toISOString(),
+    };
+  }
+}
+
+function objectBody(body: unknown): Record<string, unknown> {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestException({ detail: 'Expected a JSON object.' });
+  return body as Record<string, unknown>;
+}
+
+function logEntry(a: DeliveryAttemptEntity & { deliveryUuid: string }): DeliveryLogEntry {
+  return {
+    id: a.id, delivery_id: a.deliveryUuid, attempt: a.attempt, status: a.status, status_code: a.statusCode, latency_ms: a.latencyMs,
+    error: a.error, response_excerpt: a.responseExcerpt, event: a.event, created_at: a.createdAt.toISOString(),
+  };
+}

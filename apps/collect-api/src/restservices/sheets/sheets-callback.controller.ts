@@ -1,0 +1,20 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { SheetsService } from './sheets.service.js';
+
+/**
+ * The OAuth 2.0 consent redirect of the sheet provider. No credentials: the browser arrives
+ * from the provider; the single-use `state` names the user and the waiting service. A client
+ * that set its own `redirect_uri` forwards `code` and `state` here.
+ */
+@ApiTags('restservices')
+@Controller('api/v1/restservices/sheets')
+export class SheetsCallbackController {
+  constructor(private readonly sheets: SheetsService) {}
+
+  @Get('callback')
+  @ApiOperation({ summary: 'Stores the sheet provider grant and links the waiting spreadsheet service.' })
+  callback(@Query('code') code: unknown, @Query('state') state: unknown) {
+    return this.sheets.callback(code, state);
+  }
+}

@@ -1,0 +1,86 @@
+import http from 'node:http';
+
+export interface ReceivedRequest {
+  method: string;
+  /** Path and query as sent. */
+  url: string;
+  /** Raw header pairs as sent (names keep their case). */
+  rawHeaders: string[];
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  at: number;
+}
+
+export interface ReceiverReply {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Answer only after this many ms (a slow receiver). */
+  delayMs?: number;
+}
+
+/**
+ * A real local HTTP receiver for deliveries. `script(path, replies)` sets the answers for a
+ * path in order (the last one repeats); without a script a path answers 200 `ok`.
+ */
+export class Receiver {
+  readonly requests: ReceivedRequest[] = [];
+  /** Requests answered (a request is recorded when its body arrived, before any delay). */
+  replied = 0;
+  private readonly scripts = new Map<string, ReceiverReply[]>();
+  private server!: http.Server;
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const path = (req.url ?? '/').split('?')[0];
+        this.requests.push({ method: req.method ?? '', url: req.url ?? '', rawHeaders: req.rawHeaders, headers: req.headers, body: Buffer.concat(chunks), at: Date.now() });
+        const script = this.scripts.get(path);
+        const reply = script && script.length > 1 ? script.shift()! : (script?.[0] ?? { status: 200, body: 'ok' });
+        const send = () => {
+          res.writeHead(reply.status, { 'Content-Type': 'text/plain', ...reply.headers });
+          res.end(reply.body ?? '');
+          this.replied++;
+        };
+        if (reply.delayMs) setTimeout(send, reply.delayMs);
+        else send();
+      });
+    });
+    this.server.keepAliveTimeout = 1;
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    const addr = this.server.address() as { port: number };
+    this.url = `http://127.0.0.1:${addr.port}`;
+    return this;
+  }
+
+  script(path: string, replies: ReceiverReply[]): void {
+    this.scripts.set(path, [...replies]);
+  }
+
+  to(path: string): ReceivedRequest[] {
+    return this.requests.filter((r) => r.url.split('?')[0] === path);
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** Header names as sent, lower-cased and sorted. */
+export function headerNames(r: ReceivedRequest): string[] {
+  return r.rawHeaders.filter((_, i) => i % 2 === 0).map((h) => h.toLowerCase()).sort();
+}
+
+export async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { SHEET_META_COLUMNS } from '../src/restservices/sheets/sheets.service.js';
+import { demoXForm } from './forms-fixtures.js';
+import { until } from './restservices-receiver.js';
+import { FakeSheetsProvider } from './restservices-sheets.js';
+import { startTestCollectApp, type TestCollectApp } from './test-app.js';
+import { createTestUser, type TestUser } from './test-users.js';
+
+describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped provider', () => {
+  let sut: TestCollectApp;
+  let sheets: FakeSheetsProvider;
+  let owner: TestUser;
+
+  beforeAll(async () => {
+    sheets = await new FakeSheetsProvider().start();
+    sut = await startTestCollectApp({
+      FORWARD_DELIVER_IN_PROCESS: 'true', FORWARD_RELAY_INTERVAL_MS: '50', FORWARD_BACKOFF_BASE_MS: '50', FORWARD_TIMEOUT_MS: '5000',
+      SHEETS_API_BASE_URL: sheets.url, SHEETS_OAUTH_AUTHORIZE_URL: `${sheets.url}/o/oauth2/auth`, SHEETS_OAUTH_TOKEN_URL: `${sheets.url}/token`,
+      SHEETS_CLIENT_ID: sheets.clientId, SHEETS_CLIENT_SECRET: sheets.clientSecret,
+    });
+    owner = await createTestUser(sut.app);
+  });
+  afterAll(async () => {
+    await sut.close();
+    await sheets.close();
+  });
+
+  const api = () => request(sut.url);
+  const newForm = async (idString: string) =>
+    (await api().post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm(idString)), 'form.xml').expect(201)).body.formid as number;
+  const submit = (idString: string, submission: Record<string, unknown>) => api().post('/api/v1/submissions').set('Authorization', owner.token).send({ id: idString, submission }).expect(201);
+  const submitMany = async (idString: string, count: number) => {
+    let next = 0;
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      while (next < count) {
+        const i = next++;
+        await submit(idString, { name: `n${i}`, age: String(i) });
+      }
+    }));
+  };
+  const ids = async (formId: number) => ((await api().get(`/api/v1/data/${formId}`).query({ page_size: 10000 }).set('Authorization', owner.token).expect(200)).body as Array<{ _id: number }>).map((s) => s._id).sort((a, b) => a - b);
+  const sheetOf = async (pk: number) => {
+    const svc = (await api().get(`/api/v1/restservices/${pk}`).set('Authorization', owner.token).expect(200)).body;
+    return sheets.sheets.get(svc.spreadsheet_id)!;
+  };
+
+  it('create without a grant answers authorization_url (redirect_uri override); the callback stores the grant, links the sheet and back-fills 500 rows in _id order; edits rewrite, deletes clear', async () => {
+    const formId = await newForm('sheet_form');
+    await submitMany('sheet_form', 500);
+
+    const created = await api().post('/api/v1/restservices').set('Authorization', owner.token)
+      .send({ xform: formId, name: 'spreadsheet', spreadsheet_title: 'Survey sheet', send_existing_data: true, sync_updates: true, redirect_uri: 'https://client.example/sheets-done' }).expect(201);
+    expect(created.body).toMatchObject({ xform: formId, name: 'spreadsheet', spreadsheet_title: 'Survey sheet', send_existing_data: true, sync_updates: true, redirect_uri: 'https://client.example/sheets-done', active: false });
+    const consent = new URL(created.body.authorization_url);
+    expect(`${consent.origin}${consent.pathname}`).toBe(`${sheets.url}/o/oauth2/auth`);
+    expect(Object.fromEntries(consent.searchParams)).toEqual({
+      response_type: 'code', client_id: sheets.clientId, redirect_uri: 'https://client.example/sheets-done', scope: 'https://www.googleapis.com/auth/spreadsheets',
+      access_type: 'offline', prompt: 'consent', state: expect.any(String),
+    });
+
+    // The provider redirects to the client's redirect_uri with a code; the client hands it on.
+    sheets.codes.set('code-1', 'https://client.example/sheets-done');
+    await api().get('/api/v1/restservices/sheets/callback').query({ code: 'code-1', state: 'forged' }).expect(400);
+    const cb = await api().get('/api/v1/restservices/sheets/callback').query({ code: 'code-1', state: consent.searchParams.get('state') }).expect(200);
+    expect(cb.body).toEqual({ detail: 'Sheet provider access granted.', restservice: created.body.id });
+    await api().get('/api/v1/restservices/sheets/callback').query({ code: 'code-1', state: consent.searchParams.get('state') }).expect(400); // single use
+
+    const svc = (await api().get(`/api/v1/restservices/${created.body.id}`).set('Authorization', owner.token).expect(200)).body;
+    expect(svc).toMatchObject({ active: true, inactive_reason: null, spreadsheet_id: expect.any(String) });
+    const sheet = await sheetOf(svc.id);
+    expect(sheet.title).toBe('Survey sheet');
+    await until('500 back-filled rows', () => sheet.rows.length === 501, 30_000);
+    const header = sheet.rows[0];
+    expect(header.slice(0, 4)).toEqual(['name', 'age', 'location', 'household/size']);
+    expect(header.slice(-SHEET_META_COLUMNS.length)).toEqual(SHEET_META_COLUMNS);
+    const idCol = header.indexOf('_id');
+    const existing = await ids(formId);
+    expect(sheet.rows.slice(1).map((r) => Number(r[idCol]))).toEqual(existing);
+    expect(sheet.rows[1][0]).toMatch(/^n\d+$/);
+    // Batched: 500 rows in a handful of appends, not 500 calls.
+    expect(sheets.calls.filter((c) => c.method === 'append').length).toBeLessThanOrEqual(5);
+
+    // A new submission is appended; an edit rewrites its row; a delete clears it.
+    const instance = randomUUID();
+    await submit('sheet_form', { name: 'fresh', meta: { instanceID: `uuid:${instance}` } });
+    await until('appended row', () => sheet.rows.length === 502);
+    expect(sheet.rows[501][0]).toBe('fresh');
+    const freshId = Number(sheet.rows[501][idCol]);
+    await submit('sheet_form', { name: 'edited', meta: { instanceID: `uuid:${randomUUID()}`, deprecatedID: `uuid:${instance}` } });
+    await until('rewritten row', () => sheet.rows[501][0] === 'edited');
+    expect(sheet.rows).toHaveLength(502);
+    expect(Number(sheet.rows[501][idCol])).toBe(freshId);
+    expect(sheet.rows[501][header.indexOf('_edited')]).toBe('true');
+    await api().delete(`/api/v1/data/${formId}/${existing[0]}`).set('Authorization', owner.token).expect(204);
+    await until('cleared row', () => sheet.rows[1].length === 0);
+    expect(sheet.rows).toHaveLength(502);
+  });
+
+  it('with a grant: create links at once (no authorization_url); PATCH send_existing_data: true pushes existing data', async () => {
+    const formId = await newForm('sheet_patch');
+    await submitMany('sheet_patch', 20);
+    const created = await api().post('/api/v1/restservices').set('Authorization', owner.token)
+      .send({ xform: formId, name: 'spreadsheet', spreadsheet_title: 'Later', send_existing_data: false }).expect(201);
+    expect(created.body).not.toHaveProperty('authorization_url');
+    expect(created.body).toMatchObject({ active: true, send_existing_data: false, sync_updates: true, spreadsheet_id: expect.any(String) });
+    const sheet = await sheetOf(created.body.id);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sheet.rows).toHaveLength(1);
+
+    const patched = await api().patch(`/api/v1/restservices/${created.body.id}`).set('Authorization', owner.token).send({ send_existing_data: true }).expect(200);
+    expect(patched.body).toMatchObject({ send_existing_data: true, spreadsheet_id: created.body.spreadsheet_id });
+    await until('20 pushed rows', () => sheet.rows.length === 21, 20_000);
+    expect(sheet.rows.slice(1).map((r) => Number(r[sheet.rows[0].indexOf('_id')]))).toEqual(await ids(formId));
+  });
+
+  it('a sheet the provider refuses to create answers 400 and stores no service', async () => {
+    const formId = await newForm('sheet_down');
+    sheets.failCreate = 503;
+    try {
+      const res = await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'spreadsheet', spreadsheet_title: 'Down' }).expect(400);
+      expect(res.body.detail).toMatch(/refused to create the sheet \(503\)/);
+    } finally {
+      sheets.failCreate = null;
+    }
+    expect((await api().get('/api/v1/restservices').query({ xform: formId }).set('Authorization', owner.token).expect(200)).body).toEqual([]);
+  });
+
+  it('refuses spreadsheet services with bad fields', async () => {
+    const formId = await newForm('sheet_bad');
+    const res = await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'spreadsheet', send_existing_data: 'maybe' }).expect(400);
+    expect(res.body).toEqual({ spreadsheet_title: ['This field is required.'], send_existing_data: ['Must be a boolean.'] });
+  });
+});
