@@ -51,6 +51,11 @@ export const collectEnvSchema = z
     SUBMISSION_XML_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     FORM_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     SUBMISSION_MAX_ATTACHMENTS: envField.int(100, 1, 10_000),
+    // Media: listings, downloads, thumbnails (issue 9, docs/media.md).
+    TRUST_FORWARDED_HEADERS: envField.bool(false),
+    MEDIA_S3_SIGNED_REDIRECT: envField.bool(false),
+    MEDIA_S3_SIGNED_URL_TTL_SECONDS: envField.int(60, 1, 3_600),
+    MEDIA_VARIANT_MAX_INPUT_PIXELS: envField.int(100_000_000, 1_000_000, 1_000_000_000),
   })
   .superRefine((env, ctx) => {
     if (env.STORAGE_BACKEND === 's3' && !env.S3_BUCKET) {

@@ -1,8 +1,9 @@
+import { createHash, createHmac } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat as fsStat } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { assertSafeStoragePath, FileNotFoundError, type ByteRange, type FileStorage, type StoredFileInfo } from './file-storage.js';
+import { assertSafeStoragePath, FileNotFoundError, type ByteRange, type FileStorage, type PresignOptions, type StoredFileInfo } from './file-storage.js';
 
 export interface S3StorageOptions {
   endpoint?: string;
@@ -93,7 +94,50 @@ export class S3FileStorage implements FileStorage {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.key(path) }));
   }
 
+  /**
+   * AWS Signature V4 query-string presigning of a GET (what `@aws-sdk/s3-request-presigner`
+   * does, without another dependency): credentials come from the client's own provider chain.
+   */
+  async presignGet(path: string, options: PresignOptions): Promise<string> {
+    const key = this.key(path);
+    const creds = await this.client.config.credentials();
+    const region = this.options.region;
+    const base = this.options.endpoint
+      ? new URL(this.options.endpoint)
+      : new URL(`https://${this.options.forcePathStyle ? `s3.${region}.amazonaws.com` : `${this.options.bucket}.s3.${region}.amazonaws.com`}`);
+    const pathStyle = this.options.forcePathStyle || !!this.options.endpoint;
+    const prefix = base.pathname.replace(/\/+$/, '');
+    const objectPath = pathStyle ? `${prefix}/${this.options.bucket}/${key}` : `${prefix}/${key}`;
+    const canonicalUri = objectPath.split('/').map(rfc3986).join('/');
+    const now = new Date();
+    const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+    const day = amzDate.slice(0, 8);
+    const scope = `${day}/${region}/s3/aws4_request`;
+    const query: Record<string, string> = {
+      'X-Amz-Algorithm': 'AWS4-HMAC-SHA256',
+      'X-Amz-Credential': `${creds.accessKeyId}/${scope}`,
+      'X-Amz-Date': amzDate,
+      'X-Amz-Expires': String(options.expiresInSeconds),
+      'X-Amz-SignedHeaders': 'host',
+      'response-content-disposition': options.contentDisposition,
+      'response-content-type': options.contentType,
+    };
+    if (creds.sessionToken) query['X-Amz-Security-Token'] = creds.sessionToken;
+    const canonicalQuery = Object.keys(query).sort().map((k) => `${rfc3986(k)}=${rfc3986(query[k])}`).join('&');
+    const canonicalRequest = ['GET', canonicalUri, canonicalQuery, `host:${base.host}`, '', 'host', 'UNSIGNED-PAYLOAD'].join('\n');
+    const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonicalRequest).digest('hex')].join('\n');
+    const hmac = (k: string | Buffer, v: string) => createHmac('sha256', k).update(v).digest();
+    const signingKey = hmac(hmac(hmac(hmac(`AWS4${creds.secretAccessKey}`, day), region), 's3'), 'aws4_request');
+    const signature = createHmac('sha256', signingKey).update(stringToSign).digest('hex');
+    return `${base.protocol}//${base.host}${canonicalUri}?${canonicalQuery}&X-Amz-Signature=${signature}`;
+  }
+
   destroy(): void {
     this.client.destroy();
   }
+}
+
+/** SigV4 encoding: everything but unreserved characters, uppercase hex. */
+function rfc3986(s: string): string {
+  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
