@@ -51,6 +51,8 @@ export class MediaRepository {
   async count(filter: MediaFilter): Promise<number> {
     if (!filter.formIds.length) return 0;
     if (filter.instanceId === undefined && !filter.dataview) {
+      // Column names come from the closed MEDIA_TYPES list, never from input text.
+      if (filter.type && !MEDIA_TYPES.includes(filter.type)) throw new Error(`unknown media type ${String(filter.type)}`);
       const column = filter.type ?? 'image + audio + video + document';
       const rows = (await this.attachments.manager.query(`SELECT COALESCE(sum(${column}), 0)::bigint AS n FROM media_counts WHERE form_id = ANY($1)`, [filter.formIds])) as Array<{ n: string }>;
       return Number(rows[0]?.n ?? 0);

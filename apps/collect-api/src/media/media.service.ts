@@ -102,12 +102,9 @@ export class MediaService {
   /** A live attachment of a live form the caller may see (readonly or above), else 404. */
   async visible(user: AuthenticatedUser | undefined, id: number): Promise<AttachmentEntity> {
     const a = await this.repo.findLive(id);
-    if (!a) {
-      if (!user) await this.access.requireRole(user, 0, MIN_ROLE.view); // 401 before 404
-      throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
-    }
-    await this.access.requireRole(user, a.formId, MIN_ROLE.view);
-    return a;
+    // Unknown ids and forms the caller cannot see answer alike (requireRole: 401 anonymous, 404).
+    await this.access.requireRole(user, a ? a.formId : 'none', MIN_ROLE.view);
+    return a!;
   }
 
   async detail(user: AuthenticatedUser | undefined, id: number, baseUrl: string): Promise<MediaJson> {
