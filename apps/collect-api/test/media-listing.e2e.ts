@@ -37,6 +37,7 @@ describe('media listing: filters, URL formats, pagination, count', () => {
     const json = await get('/api/v1/media.json').expect(200);
     expect(json.body).toEqual(all);
     await get('/api/v1/media/').expect(200);
+    expect((await get('/api/v1/').expect(200)).body.media).toBe(`${BASE}/api/v1/media`);
   });
 
   it('filters by xform, instance and type, alone and combined', async () => {
