@@ -62,7 +62,7 @@ export class MediaController {
     const asJson = spec.ext === 'json' && !MediaService.extensionFits(a, 'json', spec.variant);
     if (asJson || (!spec.ext && !spec.variant && !acceptsExactly(req.headers.accept, a.mimetype))) {
       if (spec.variant) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
-      res.json(await this.media.detail(user, spec.id, requestBaseUrl(req, this.config)));
+      res.json(MediaService.detail(a, requestBaseUrl(req, this.config)));
       return;
     }
     if (spec.ext && !MediaService.extensionFits(a, spec.ext, spec.variant)) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });

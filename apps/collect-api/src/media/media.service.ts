@@ -107,8 +107,9 @@ export class MediaService {
     return a!;
   }
 
-  async detail(user: AuthenticatedUser | undefined, id: number, baseUrl: string): Promise<MediaJson> {
-    return mediaJson(await this.visible(user, id), baseUrl, 'media', false);
+  /** The JSON record of a visible attachment (`GET /media/{pk}`): media-style URLs, no field_xpath. */
+  static detail(a: AttachmentEntity, baseUrl: string): MediaJson {
+    return mediaJson(a, baseUrl, 'media', false);
   }
 
   /** Whether `ext` names this file (its own extension or one registered for its type). */
