@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { IsNull, type Repository, type SelectQueryBuilder } from 'typeorm';
+import { In, IsNull, type Repository, type SelectQueryBuilder } from 'typeorm';
 import type { CompiledWhere } from '../datasets/dataview-query.js';
 import { AttachmentEntity, SubmissionEntity } from '../submissions/submission.entity.js';
 
@@ -41,7 +41,12 @@ export class MediaRepository {
 
   async page(filter: MediaFilter, offset: number, limit: number): Promise<AttachmentEntity[]> {
     if (!filter.formIds.length) return [];
-    return this.query(filter).orderBy('a.id', 'ASC').offset(offset).limit(limit).getMany();
+    if (filter.dataview || offset === 0) return this.query(filter).orderBy('a.id', 'ASC').offset(offset).limit(limit).getMany();
+    // Deep pages: skip the offset on ids alone (an index-only walk of (form_id, id) after
+    // VACUUM), then load the page's rows: the skipped rows' heap pages are never read.
+    const ids = (await this.query(filter).select('a.id', 'id').orderBy('a.id', 'ASC').offset(offset).limit(limit).getRawMany<{ id: number }>()).map((r) => r.id);
+    if (!ids.length) return [];
+    return this.attachments.find({ where: { id: In(ids) }, order: { id: 'ASC' } });
   }
 
   /**
