@@ -88,6 +88,9 @@ describe('media downloads and variants', () => {
     const again = await get(`/api/v1/media/${item.id}.wav`).set('If-None-Match', etag).expect(304);
     expect(again.body.length).toBe(0);
     await get(`/api/v1/media/${item.id}.wav`).set('If-None-Match', '"other"').expect(200);
+    const head = await request(sut.url).head(`/api/v1/media/${item.id}.wav`).set('Authorization', fx.owner.token).expect(200);
+    expect(head.headers['content-length']).toBe(String(whole.length));
+    expect(head.headers.etag).toBe(first.headers.etag);
     // If-Range with a stale validator sends the whole file.
     expect((await get(`/api/v1/media/${item.id}.wav`).set('Range', 'bytes=0-1').set('If-Range', '"stale"').expect(200)).body.length).toBe(whole.length);
   });
