@@ -68,6 +68,11 @@ export const collectEnvSchema = z
     SHEETS_OAUTH_TOKEN_URL: envField.url().default('https://oauth2.googleapis.com/token'),
     SHEETS_CLIENT_ID: z.string().default(''),
     SHEETS_CLIENT_SECRET: z.string().default(''),
+    // Media: listings, downloads, thumbnails (issue 9, docs/media.md).
+    TRUST_FORWARDED_HEADERS: envField.bool(false),
+    MEDIA_S3_SIGNED_REDIRECT: envField.bool(false),
+    MEDIA_S3_SIGNED_URL_TTL_SECONDS: envField.int(60, 1, 3_600),
+    MEDIA_VARIANT_MAX_INPUT_PIXELS: envField.int(100_000_000, 1_000_000, 1_000_000_000),
   })
   .superRefine((env, ctx) => {
     if (env.STORAGE_BACKEND === 's3' && !env.S3_BUCKET) {

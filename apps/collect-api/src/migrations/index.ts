@@ -5,9 +5,11 @@ import { Forms1764000000000 } from './1764000000000-forms.js';
 import { FormCountersOnRead1764000000001 } from './1764000000001-form-counters-on-read.js';
 import { RestServices1764100000000 } from './1764100000000-restservices.js';
 import { RestServicesSheets1764100000001 } from './1764100000001-restservices-sheets.js';
+import { Media1764200000000 } from './1764200000000-media.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
 migrations.push(Forms1764000000000);
 migrations.push(FormCountersOnRead1764000000001);
 migrations.push(RestServices1764100000000, RestServicesSheets1764100000001);
+migrations.push(Media1764200000000);

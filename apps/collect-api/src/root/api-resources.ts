@@ -2,3 +2,4 @@
 export const apiResources: string[] = [];
 apiResources.push('user', 'profiles', 'oauth-applications');
 apiResources.push('forms', 'submissions', 'data', 'merged-datasets', 'dataviews');
+apiResources.push('media');

@@ -31,6 +31,17 @@ export interface FileStorage {
   exists(path: string): Promise<boolean>;
   /** Deletes; a missing file is not an error. */
   delete(path: string): Promise<void>;
+  /**
+   * A short-lived URL that serves the file without us (object stores only; local disk has
+   * none). The response headers it asks the store to send are part of the signature.
+   */
+  presignGet?(path: string, options: PresignOptions): Promise<string>;
+}
+
+export interface PresignOptions {
+  expiresInSeconds: number;
+  contentType: string;
+  contentDisposition: string;
 }
 
 export const FILE_STORAGE = Symbol('FILE_STORAGE');

@@ -1,8 +1,9 @@
+import { createHash, createHmac } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat as fsStat } from 'node:fs/promises';
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, Readable, Transform } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { assertSafeStoragePath, FileNotFoundError, type ByteRange, type FileStorage, type StoredFileInfo } from './file-storage.js';
+import { assertSafeStoragePath, FileNotFoundError, type ByteRange, type FileStorage, type PresignOptions, type StoredFileInfo } from './file-storage.js';
 
 export interface S3StorageOptions {
   endpoint?: string;
@@ -66,9 +67,18 @@ export class S3FileStorage implements FileStorage {
       const out = await this.client.send(
         new GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(path), Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
       );
-      const body = out.Body as Readable | undefined;
-      if (!body) return Readable.from([]);
-      return body instanceof Readable ? body : Readable.from(body as AsyncIterable<Buffer>).pipe(new PassThrough());
+      const raw = out.Body as Readable | undefined;
+      if (!raw) return Readable.from([]);
+      const body = raw instanceof Readable ? raw : Readable.from(raw as AsyncIterable<Buffer>).pipe(new PassThrough());
+      // Some S3-compatible stores ignore a Range they find odd (s3rver drops `bytes=0-0`) and
+      // send more than asked (whole object, or `bytes 0-0` read as open-ended): cut the range out ourselves so callers always get
+      // exactly the bytes they asked for.
+      if (range) {
+        const got = /^bytes (\d+)-(\d+)\//.exec(out.ContentRange ?? '');
+        const base = got ? Number(got[1]) : 0;
+        if (!got || base !== range.start || Number(got[2]) !== range.end) return body.pipe(sliceBytes({ start: range.start - base, end: range.end - base }));
+      }
+      return body;
     } catch (err) {
       if (isNotFound(err)) throw new FileNotFoundError(path);
       throw err;
@@ -93,7 +103,87 @@ export class S3FileStorage implements FileStorage {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.key(path) }));
   }
 
+  /**
+   * AWS Signature V4 query-string presigning of a GET (what `@aws-sdk/s3-request-presigner`
+   * does, without another dependency): credentials come from the client's own provider chain.
+   */
+  async presignGet(path: string, options: PresignOptions): Promise<string> {
+    const key = this.key(path);
+    const creds = await this.client.config.credentials();
+    const region = this.options.region;
+    const base = this.options.endpoint
+      ? new URL(this.options.endpoint)
+      : new URL(`https://${this.options.forcePathStyle ? `s3.${region}.amazonaws.com` : `${this.options.bucket}.s3.${region}.amazonaws.com`}`);
+    const pathStyle = this.options.forcePathStyle || !!this.options.endpoint;
+    const prefix = base.pathname.replace(/\/+$/, '');
+    return presignS3Get({
+      origin: `${base.protocol}//${base.host}`,
+      path: pathStyle ? `${prefix}/${this.options.bucket}/${key}` : `${prefix}/${key}`,
+      region,
+      credentials: creds,
+      date: new Date(),
+      expiresInSeconds: options.expiresInSeconds,
+      query: { 'response-content-disposition': options.contentDisposition, 'response-content-type': options.contentType },
+    });
+  }
+
   destroy(): void {
     this.client.destroy();
   }
+}
+
+/** SigV4 encoding: everything but unreserved characters, uppercase hex. */
+function rfc3986(s: string): string {
+  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** Passes bytes start..end (inclusive) of a stream through, and ends after them. */
+function sliceBytes(range: ByteRange): Transform {
+  let offset = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      const from = Math.max(range.start - offset, 0);
+      const to = Math.min(range.end + 1 - offset, chunk.length);
+      offset += chunk.length;
+      if (to > from) this.push(chunk.subarray(from, to));
+      done();
+    },
+  });
+}
+
+/**
+ * AWS Signature V4 query-string presigning of an S3 GET (what `@aws-sdk/s3-request-presigner`
+ * does, without another dependency). Pure, so it is checked against AWS's published example.
+ */
+export function presignS3Get(input: {
+  origin: string;
+  /** Object path as sent (`/bucket/key` or `/key`), not yet encoded. */
+  path: string;
+  region: string;
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  date: Date;
+  expiresInSeconds: number;
+  query?: Record<string, string>;
+}): string {
+  const host = new URL(input.origin).host;
+  const canonicalUri = input.path.split('/').map(rfc3986).join('/');
+  const amzDate = input.date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const day = amzDate.slice(0, 8);
+  const scope = `${day}/${input.region}/s3/aws4_request`;
+  const query: Record<string, string> = {
+    ...input.query,
+    'X-Amz-Algorithm': 'AWS4-HMAC-SHA256',
+    'X-Amz-Credential': `${input.credentials.accessKeyId}/${scope}`,
+    'X-Amz-Date': amzDate,
+    'X-Amz-Expires': String(input.expiresInSeconds),
+    'X-Amz-SignedHeaders': 'host',
+  };
+  if (input.credentials.sessionToken) query['X-Amz-Security-Token'] = input.credentials.sessionToken;
+  const canonicalQuery = Object.keys(query).sort().map((k) => `${rfc3986(k)}=${rfc3986(query[k])}`).join('&');
+  const canonicalRequest = ['GET', canonicalUri, canonicalQuery, `host:${host}`, '', 'host', 'UNSIGNED-PAYLOAD'].join('\n');
+  const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonicalRequest).digest('hex')].join('\n');
+  const hmac = (k: string | Buffer, v: string) => createHmac('sha256', k).update(v).digest();
+  const signingKey = hmac(hmac(hmac(hmac(`AWS4${input.credentials.secretAccessKey}`, day), input.region), 's3'), 'aws4_request');
+  const signature = createHmac('sha256', signingKey).update(stringToSign).digest('hex');
+  return `${input.origin}${canonicalUri}?${canonicalQuery}&X-Amz-Signature=${signature}`;
 }

@@ -1,6 +1,7 @@
 import type { FormEntity } from '../forms/form.entity.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { geolocationOf } from './submission-record.js';
+import { mediaDownloadUrls } from '../media/media-urls.js';
 
 /** `YYYY-MM-DDTHH:MM:SS`, UTC, no offset (decisions.md §Forms, submissions, datasets). */
 export function formatSubmissionTime(d: Date): string {
@@ -25,15 +26,12 @@ export interface AttachmentJson {
 }
 
 export function attachmentJson(a: AttachmentEntity, baseUrl: string): AttachmentJson {
-  const download = `${baseUrl}/api/v1/files/${a.id}?filename=${encodeURIComponent(a.filename)}`;
   return {
     id: a.id,
     filename: a.filename,
     name: a.name,
     mimetype: a.mimetype,
-    download_url: download,
-    small_download_url: `${download}&suffix=small`,
-    medium_download_url: `${download}&suffix=medium`,
+    ...mediaDownloadUrls(a, baseUrl, 'files'),
     instance: a.submissionId,
     xform: a.formId,
   };

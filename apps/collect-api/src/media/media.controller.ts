@@ -1,0 +1,99 @@
+import { BadRequestException, Controller, Get, Inject, NotFoundException, Param, Query, Req, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
+import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { pageHeaders, parsePage } from '../submissions/pagination.js';
+import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
+import { contentDisposition, sendStoredFile, type DownloadOptions } from './media-download.js';
+import { acceptsExactly, invalidIdMessage, parseMediaQuery } from './media-query.js';
+import { isVariantName, parseMediaPathSegment, requestBaseUrl } from './media-urls.js';
+import { MediaService, type MediaJson } from './media.service.js';
+
+type Request = IncomingMessage & { originalUrl: string };
+type Response = ServerResponse & { json(body: unknown): void };
+
+/**
+ * `/api/v1/media` (listing, count, record, downloads and variants) and `/api/v1/files/{pk}`.
+ * Route order matters: `count` and `media.json` are declared before `media/:pk`, and the
+ * `:pk` segment (`12`, `12.jpg`, `12-small.jpg`) is parsed here, not by the router.
+ */
+@ApiTags('media')
+@RequireAuth()
+@Controller('api/v1')
+export class MediaController {
+  constructor(
+    private readonly media: MediaService,
+    @Inject(FILE_STORAGE) private readonly storage: FileStorage,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {}
+
+  @Get(['media', 'media.json'])
+  @ApiOperation({
+    summary: 'Attachments the caller may see (filters xform, merged_xform, dataview, instance, type; page, page_size ≤ 10000). Link and X-Total-Count headers.',
+  })
+  async list(@CurrentUser() user: AuthenticatedUser, @Query() query: Record<string, unknown>, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<MediaJson[]> {
+    const filters = parseMediaQuery(query);
+    const page = parsePage(query);
+    const base = requestBaseUrl(req, this.config);
+    const { items, total } = await this.media.list(user, filters, page, base);
+    for (const [k, v] of Object.entries(pageHeaders(`${base}${req.originalUrl}`, page.page, page.pageSize, total))) res.setHeader(k, v);
+    return items;
+  }
+
+  @Get('media/count')
+  @ApiOperation({ summary: 'Number of attachments matching the same filters: `{"count": N}`.' })
+  async count(@CurrentUser() user: AuthenticatedUser, @Query() query: Record<string, unknown>): Promise<{ count: number }> {
+    return { count: await this.media.count(user, parseMediaQuery(query)) };
+  }
+
+  @Get('media/:pk')
+  @ApiOperation({
+    summary:
+      'One attachment as JSON; `{pk}.{ext}` or `Accept: <its content type>` streams the file; `{pk}-small|-medium|-large.{ext}` streams an image variant. Range, ETag/If-None-Match, Content-Disposition.',
+  })
+  async one(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const spec = parseMediaPathSegment(pk);
+    if (!spec) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    const a = await this.media.visible(user, spec.id);
+    const asJson = spec.ext === 'json' && !MediaService.extensionFits(a, 'json', spec.variant);
+    if (asJson || (!spec.ext && !spec.variant && !acceptsExactly(req.headers.accept, a.mimetype))) {
+      if (spec.variant) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+      res.json(MediaService.detail(a, requestBaseUrl(req, this.config)));
+      return;
+    }
+    if (spec.ext && !MediaService.extensionFits(a, spec.ext, spec.variant)) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    await sendStoredFile(req, res, this.storage, await this.media.downloadTarget(a, spec.variant), this.downloadOptions());
+  }
+
+  @Get('files/:pk')
+  @ApiOperation({ summary: 'Download by id and stored filename (`?filename=` must match, else 404); `&suffix=small|medium|large` for image variants.' })
+  async file(
+    @CurrentUser() user: AuthenticatedUser,
+    @Param('pk') pk: string,
+    @Query() query: Record<string, unknown>,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    const id = /^\d{1,10}$/.test(pk) ? Number(pk) : NaN;
+    if (!(id >= 1 && id <= 2_147_483_647)) throw new BadRequestException({ detail: invalidIdMessage('pk') });
+    const { filename, suffix } = query;
+    if (typeof filename !== 'string' || !filename) throw new FieldValidationError({ filename: ['This field is required.'] });
+    if (suffix !== undefined && !isVariantName(suffix)) throw new FieldValidationError({ suffix: ['One of small, medium, large.'] });
+    const a = await this.media.visible(user, id);
+    if (a.filename !== filename) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    await sendStoredFile(req, res, this.storage, await this.media.downloadTarget(a, isVariantName(suffix) ? suffix : null), this.downloadOptions());
+  }
+
+  private downloadOptions(): DownloadOptions {
+    const presign = this.storage.presignGet?.bind(this.storage);
+    if (!this.config.MEDIA_S3_SIGNED_REDIRECT || !presign) return {};
+    return {
+      presign: (target) =>
+        presign(target.path, { expiresInSeconds: this.config.MEDIA_S3_SIGNED_URL_TTL_SECONDS, contentType: target.mimetype, contentDisposition: contentDisposition(target.downloadName) }),
+    };
+  }
+}

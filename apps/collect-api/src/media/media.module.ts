@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DatasetsModule } from '../datasets/datasets.module.js';
+import { SubmissionsModule } from '../submissions/submissions.module.js';
+import { AttachmentEntity } from '../submissions/submission.entity.js';
+import { MediaController } from './media.controller.js';
+import { MediaRepository } from './media.repository.js';
+import { MediaService } from './media.service.js';
+import { MediaVariantsService } from './media-variants.service.js';
+
+/** Media listing, counts, downloads and image variants (issue 9, docs/media.md). */
+@Module({
+  imports: [TypeOrmModule.forFeature([AttachmentEntity]), SubmissionsModule, DatasetsModule],
+  controllers: [MediaController],
+  providers: [MediaRepository, MediaService, MediaVariantsService],
+  exports: [MediaVariantsService],
+})
+export class MediaModule {}

@@ -1,0 +1,67 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { In, IsNull, type Repository, type SelectQueryBuilder } from 'typeorm';
+import type { CompiledWhere } from '../datasets/dataview-query.js';
+import { AttachmentEntity, SubmissionEntity } from '../submissions/submission.entity.js';
+
+export const MEDIA_TYPES = ['image', 'audio', 'video', 'document'] as const;
+export type MediaType = (typeof MEDIA_TYPES)[number];
+
+/** A listing filter whose form ids were already permission-checked by the service. */
+export interface MediaFilter {
+  formIds: number[];
+  instanceId?: number;
+  /** A dataview's compiled condition over the submissions table aliased `s`. */
+  dataview?: CompiledWhere;
+  type?: MediaType;
+}
+
+/** Queries on live attachments (`deleted_at IS NULL`: deleted submissions hide their files). */
+@Injectable()
+export class MediaRepository {
+  constructor(@InjectRepository(AttachmentEntity) private readonly attachments: Repository<AttachmentEntity>) {}
+
+  findLive(id: number): Promise<AttachmentEntity | null> {
+    if (!Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647) return Promise.resolve(null);
+    return this.attachments.findOneBy({ id, deletedAt: IsNull() });
+  }
+
+  private query(filter: MediaFilter): SelectQueryBuilder<AttachmentEntity> {
+    const qb = this.attachments.createQueryBuilder('a').where('a.deleted_at IS NULL');
+    // One form: `=` lets the planner walk (form_id, id) in order and stop after the page.
+    if (filter.formIds.length === 1) qb.andWhere('a.form_id = :formId', { formId: filter.formIds[0] });
+    else qb.andWhere('a.form_id = ANY(:formIds)', { formIds: filter.formIds });
+    if (filter.instanceId !== undefined) qb.andWhere('a.submission_id = :instanceId', { instanceId: filter.instanceId });
+    if (filter.type) qb.andWhere('media_type_of(a.mimetype) = :mediaType', { mediaType: filter.type });
+    if (filter.dataview) {
+      qb.innerJoin(SubmissionEntity, 's', 's.id = a.submission_id AND s.deleted_at IS NULL').andWhere(`(${filter.dataview.sql})`, filter.dataview.params);
+    }
+    return qb;
+  }
+
+  async page(filter: MediaFilter, offset: number, limit: number): Promise<AttachmentEntity[]> {
+    if (!filter.formIds.length) return [];
+    if (filter.dataview || offset === 0) return this.query(filter).orderBy('a.id', 'ASC').offset(offset).limit(limit).getMany();
+    // Deep pages: skip the offset on ids alone (an index-only walk of (form_id, id) after
+    // VACUUM), then load the page's rows: the skipped rows' heap pages are never read.
+    const ids = (await this.query(filter).select('a.id', 'id').orderBy('a.id', 'ASC').offset(offset).limit(limit).getRawMany<{ id: number }>()).map((r) => r.id);
+    if (!ids.length) return [];
+    return this.attachments.find({ where: { id: In(ids) }, order: { id: 'ASC' } });
+  }
+
+  /**
+   * Live attachments matching the filter. Form and type filters read the trigger-maintained
+   * `media_counts` rows (migration 1764200000000); instance and dataview filters count rows.
+   */
+  async count(filter: MediaFilter): Promise<number> {
+    if (!filter.formIds.length) return 0;
+    if (filter.instanceId === undefined && !filter.dataview) {
+      // Column names come from the closed MEDIA_TYPES list, never from input text.
+      if (filter.type && !MEDIA_TYPES.includes(filter.type)) throw new Error(`unknown media type ${String(filter.type)}`);
+      const column = filter.type ?? 'image + audio + video + document';
+      const rows = (await this.attachments.manager.query(`SELECT COALESCE(sum(${column}), 0)::bigint AS n FROM media_counts WHERE form_id = ANY($1)`, [filter.formIds])) as Array<{ n: string }>;
+      return Number(rows[0]?.n ?? 0);
+    }
+    return this.query(filter).getCount();
+  }
+}
