@@ -3,8 +3,10 @@ import { AuthTokens1763900000000 } from './1763900000000-auth-tokens.js';
 import { OAuth21763900000001 } from './1763900000001-oauth2.js';
 import { Forms1764000000000 } from './1764000000000-forms.js';
 import { FormCountersOnRead1764000000001 } from './1764000000001-form-counters-on-read.js';
+import { CasIntegration1764300000000 } from './1764300000000-cas-integration.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
 migrations.push(Forms1764000000000);
 migrations.push(FormCountersOnRead1764000000001);
+migrations.push(CasIntegration1764300000000);
