@@ -16,7 +16,7 @@ const APP: Record<ChartName, { values: 'collectApi' | 'cas'; dir: string; port: 
     values: 'collectApi',
     dir: 'apps/collect-api',
     port: 3000,
-    secretNames: ['DATABASE_URL', 'REDIS_URL', 'COLLECT_SECRET_KEY', 'COLLECT_ADMIN_PASSWORD', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'],
+    secretNames: ['DATABASE_URL', 'REDIS_URL', 'COLLECT_SECRET_KEY', 'COLLECT_ADMIN_PASSWORD', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'CAS_CLIENT_SECRET', 'CAS_ONBOARDING_CLIENT_SECRET'],
   },
   cas: { values: 'cas', dir: 'apps/cas', port: 4000, secretNames: ['CAS_DATABASE_URL', 'CAS_KEY_ENCRYPTION_KEY', 'CAS_COOKIE_KEYS'] },
 };

@@ -54,7 +54,7 @@ export const collectEnvSchema = z
     // collect-api as a CAS application: CAS Bearer tokens, BFF sign-in, on-boarding (issue 6, docs/cas-integration.md).
     CAS_ISSUER: envField.url().default('http://localhost:4000'),
     CAS_AUDIENCE: z.string().min(1).default('collect-api'),
-    CAS_SIGN_IN_ENABLED: envField.bool(true),
+    CAS_SIGN_IN_ENABLED: z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).optional().transform((v) => (v === undefined ? undefined : v === 'true' || v === '1' || v === 'yes')),
     CAS_CLIENT_ID: z.string().min(1).default('collect-web'),
     CAS_CLIENT_SECRET: z.string().min(1).optional(),
     CAS_API_URL: envField.url().optional(),
@@ -73,7 +73,7 @@ export const collectEnvSchema = z
     if (env.NODE_ENV === 'production' && !env.COLLECT_SECRET_KEY) {
       ctx.addIssue({ code: 'custom', path: ['COLLECT_SECRET_KEY'], message: 'is required in production (at least 32 characters)' });
     }
-    if (env.NODE_ENV === 'production' && env.CAS_SIGN_IN_ENABLED && !env.CAS_CLIENT_SECRET) {
+    if (env.NODE_ENV === 'production' && env.CAS_SIGN_IN_ENABLED === true && !env.CAS_CLIENT_SECRET) {
       ctx.addIssue({ code: 'custom', path: ['CAS_CLIENT_SECRET'], message: 'is required in production while CAS_SIGN_IN_ENABLED=true' });
     }
   })
@@ -89,10 +89,12 @@ export const collectEnvSchema = z
   }));
 
 /** Dev-seed clients (apps/cas/seed/dev-seed.json) outside production; nothing implicit in production. */
-function casDefaults(env: { NODE_ENV: string; CAS_ISSUER: string; CAS_API_URL?: string; CAS_CLIENT_SECRET?: string; CAS_ONBOARDING_CLIENT_ID?: string; CAS_ONBOARDING_CLIENT_SECRET?: string; CAS_SESSION_COOKIE_SECURE?: boolean }) {
+function casDefaults(env: { NODE_ENV: string; CAS_SIGN_IN_ENABLED?: boolean; CAS_ISSUER: string; CAS_API_URL?: string; CAS_CLIENT_SECRET?: string; CAS_ONBOARDING_CLIENT_ID?: string; CAS_ONBOARDING_CLIENT_SECRET?: string; CAS_SESSION_COOKIE_SECURE?: boolean }) {
   const dev = env.NODE_ENV !== 'production';
   const issuer = env.CAS_ISSUER.replace(/\/+$/, '');
   return {
+    // Production turns sign-in on explicitly, together with the client secret it then requires.
+    CAS_SIGN_IN_ENABLED: env.CAS_SIGN_IN_ENABLED ?? dev,
     CAS_ISSUER: issuer,
     CAS_API_URL: (env.CAS_API_URL ?? issuer).replace(/\/+$/, ''),
     CAS_CLIENT_SECRET: env.CAS_CLIENT_SECRET ?? (dev ? 'collect-web-secret' : undefined),
