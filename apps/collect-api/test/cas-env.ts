@@ -7,6 +7,7 @@ import pg from 'pg';
 import * as oidc from 'openid-client';
 import request from 'supertest';
 import { freePort, freshTestDatabase, startServiceProcess, type ServiceProcess } from '@collect/testing';
+import { FormLogin } from '../../cas/test/support/form-login.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
@@ -105,3 +106,21 @@ export async function casSigningKey(env: CasEnv): Promise<{ kid: string; key: Ke
   }
 }
 
+
+/**
+ * The BFF sign-in over plain HTTP with one cookie jar (the same requests a browser makes):
+ * collect-api /auth/login → CAS login + consent → the callback URL collect-api would receive.
+ * The callback itself is not fetched, so tests can replay or steal it.
+ */
+export async function startSignInOverHttp(env: CasEnv, username: string, password: string, returnTo = '/login'): Promise<{ jar: FormLogin; callback: URL }> {
+  const jar = new FormLogin(env.cas.url);
+  const start = await jar.fetch(`${env.collect.url}/auth/login?return_to=${encodeURIComponent(returnTo)}`);
+  if (start.status !== 302) throw new Error(`/auth/login answered ${start.status}`);
+  const callback = await jar.authorize(start.headers.get('location')!, username, password);
+  return { jar, callback };
+}
+
+/** Puts collect-api's own address on a callback URL (PUBLIC_BASE_URL and the test URL are the same host and port). */
+export function onCollect(env: CasEnv, callback: URL): string {
+  return `${env.collect.url}${callback.pathname}${callback.search}`;
+}
