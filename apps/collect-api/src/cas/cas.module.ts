@@ -14,6 +14,6 @@ import { CasTokenResolver } from './cas-token.resolver.js';
   imports: [UsersModule],
   controllers: [CasSignInController],
   providers: [CasTokenResolver, CasSessionsRepository, CasSignInService],
-  exports: [CasSignInService],
+  exports: [CasSignInService, CasTokenResolver],
 })
 export class CasModule {}

@@ -3,6 +3,7 @@ import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
 import { NotFoundException } from '@nestjs/common';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { CasSignInService } from '../cas/cas-sign-in.service.js';
+import { CasTokenResolver } from '../cas/cas-token.resolver.js';
 import type { UserEntity } from '../users/user.entity.js';
 import { UsersService } from '../users/users.service.js';
 import { CasApiClient, type CasUser } from './cas-api.client.js';
@@ -37,6 +38,7 @@ export class OnboardingService {
     private readonly casApi: CasApiClient,
     private readonly users: UsersService,
     private readonly signIn: CasSignInService,
+    private readonly tokens: CasTokenResolver,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
@@ -62,6 +64,15 @@ export class OnboardingService {
   /** `created` false when the subject was already on-boarded (re-activated if it was off-boarded). */
   async onboard(body: Record<string, unknown>): Promise<{ user: OnboardedUserBody; created: boolean }> {
     const casUserId = requiredString(body.cas_user_id, 'cas_user_id', 255);
+    try {
+      return await this.link(casUserId, body);
+    } finally {
+      // After the write, so a token arriving meanwhile cannot re-cache the old answer.
+      this.tokens.forget({ casSubject: casUserId });
+    }
+  }
+
+  private async link(casUserId: string, body: Record<string, unknown>): Promise<{ user: OnboardedUserBody; created: boolean }> {
     const wanted = body.username === undefined ? undefined : requiredString(body.username, 'username', 150);
     if (wanted !== undefined && !USERNAME.test(wanted)) throw new FieldValidationError({ username: ['Enter a valid username: letters, digits and @ . + - _ only.'] });
     const existing = await this.users.findByCasSubject(casUserId);
@@ -88,12 +99,21 @@ export class OnboardingService {
     const user = await this.users.findByCasSubject(casUserId);
     if (!user) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     await this.users.setActive(user.id, false);
+    this.tokens.forget({ casSubject: casUserId });
     await this.signIn.endSessionsOf(user.id);
     this.logger.log({ event: 'cas_user.offboarded', userId: user.id });
   }
 
   async addServiceAccount(body: Record<string, unknown>): Promise<{ account: ServiceAccountBody; created: boolean }> {
     const clientId = requiredString(body.client_id, 'client_id', 255);
+    try {
+      return await this.linkClient(clientId, body);
+    } finally {
+      this.tokens.forget({ casClientId: clientId });
+    }
+  }
+
+  private async linkClient(clientId: string, body: Record<string, unknown>): Promise<{ account: ServiceAccountBody; created: boolean }> {
     if (!CLIENT_ID.test(clientId)) throw new FieldValidationError({ client_id: ['Enter a valid client id: letters, digits and . : @ + - _ only.'] });
     const wanted = body.username === undefined ? undefined : requiredString(body.username, 'username', 150);
     const username = wanted ?? clientId.slice(0, 150);
@@ -121,6 +141,7 @@ export class OnboardingService {
     const user = await this.users.findByCasClientId(clientId);
     if (!user) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     await this.users.setActive(user.id, false);
+    this.tokens.forget({ casClientId: clientId });
     this.logger.log({ event: 'service_account.deactivated', userId: user.id });
   }
 
