@@ -27,6 +27,10 @@ describe('collect-api accepts CAS Bearer tokens (real CAS process) and on-boards
 
   /** A user access token from the CAS through the collect-web code flow (the test plays the client). */
   async function userToken(username: string, password: string): Promise<string> {
+    return (await userTokens(username, password)).access_token;
+  }
+
+  async function userTokens(username: string, password: string) {
     const web = await env.client('collect-web', 'collect-web-secret');
     const verifier = oidc.randomPKCECodeVerifier();
     const url = oidc.buildAuthorizationUrl(web, {
@@ -37,8 +41,7 @@ describe('collect-api accepts CAS Bearer tokens (real CAS process) and on-boards
       state: 'st',
     });
     const callback = await new FormLogin(env.cas.url).authorize(url.href, username, password);
-    const tokens = await oidc.authorizationCodeGrant(web, callback, { pkceCodeVerifier: verifier, expectedState: 'st' });
-    return tokens.access_token;
+    return oidc.authorizationCodeGrant(web, callback, { pkceCodeVerifier: verifier, expectedState: 'st' });
   }
 
   describe('service accounts (client credentials)', () => {
@@ -160,6 +163,10 @@ describe('collect-api accepts CAS Bearer tokens (real CAS process) and on-boards
       await api().get('/api/v1/user').set('Authorization', aliceToken).expect(403);
       await asAdmin(api().post('/api/v1/cas-users')).send({ cas_user_id: aliceId }).expect(200);
       await api().get('/api/v1/user').set('Authorization', aliceToken).expect(200);
+
+      // Her ID token, from the same issuer, is not an access token.
+      const { id_token } = await userTokens('alice', 'alice-password');
+      await api().get('/api/v1/user').set('Authorization', bearer(id_token!)).expect(401);
     });
 
     it('refuses bad on-boarding input with field errors and stores nothing', async () => {

@@ -34,6 +34,8 @@ export class CasTokenResolver implements BearerTokenResolver, OnModuleInit {
     this.validator = new JwtValidator({
       issuer: config.CAS_ISSUER,
       audience: config.CAS_AUDIENCE,
+      // RFC 9068: an ID token of the same issuer is not an access token (as cas-api requires).
+      typ: 'at+jwt',
       logger: { warn: (m) => this.logger.warn(m), debug: (m) => this.logger.debug(m) },
     });
   }
