@@ -193,6 +193,12 @@ describe.each(CHARTS)('chart %s', (chart) => {
 });
 
 describe('collect-api chart', () => {
+  it('points collect-api at the CAS of its environment group: issuer and cas-api host (ConfigMap, not Secret)', () => {
+    const data = one(renderEnv('collect-api', 'production'), 'ConfigMap').data as Record<string, string>;
+    expect(data).toMatchObject({ CAS_ISSUER: expect.stringMatching(/^https:\/\//), CAS_API_URL: 'https://cas-api.collect.example.org', CAS_AUDIENCE: 'collect-api', CAS_CLIENT_ID: 'collect-web' });
+    expect(data).not.toHaveProperty('CAS_CLIENT_SECRET');
+  });
+
   it('runs the worker as its own Deployment with the worker entry and a long drain', () => {
     const docs = renderEnv('collect-api', 'production', ['collectApi.worker.enabled=true']);
     const worker = one(docs, 'Deployment', '-worker');
