@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +62,7 @@ export async function startCasEnv(collectEnv: Record<string, string> = {}): Prom
     collect = await startTestCollectApp({ PUBLIC_BASE_URL: collectUrl, CAS_ISSUER: issuer, ...collectEnv }, collectPort);
   } catch (err) {
     await cas.stop();
+    rmSync(seedDir, { recursive: true, force: true });
     throw err;
   }
   const admin = await createTestUser(collect.app, { superuser: true });
@@ -74,6 +75,7 @@ export async function startCasEnv(collectEnv: Record<string, string> = {}): Prom
     async close() {
       await collect.close();
       await cas.stop();
+      rmSync(seedDir, { recursive: true, force: true });
     },
   };
 }
