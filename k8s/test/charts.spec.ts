@@ -16,7 +16,7 @@ const APP: Record<ChartName, { values: 'collectApi' | 'cas'; dir: string; port: 
     values: 'collectApi',
     dir: 'apps/collect-api',
     port: 3000,
-    secretNames: ['DATABASE_URL', 'REDIS_URL', 'COLLECT_SECRET_KEY', 'COLLECT_ADMIN_PASSWORD', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'SHEETS_CLIENT_SECRET'],
+    secretNames: ['DATABASE_URL', 'REDIS_URL', 'COLLECT_SECRET_KEY', 'COLLECT_ADMIN_PASSWORD', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'SHEETS_CLIENT_SECRET', 'CAS_CLIENT_SECRET', 'CAS_ONBOARDING_CLIENT_SECRET'],
   },
   cas: { values: 'cas', dir: 'apps/cas', port: 4000, secretNames: ['CAS_DATABASE_URL', 'CAS_KEY_ENCRYPTION_KEY', 'CAS_COOKIE_KEYS'] },
 };
@@ -192,6 +192,12 @@ describe.each(CHARTS)('chart %s', (chart) => {
 });
 
 describe('collect-api chart', () => {
+  it('points collect-api at the CAS of its environment group: issuer and cas-api host (ConfigMap, not Secret)', () => {
+    const data = one(renderEnv('collect-api', 'production'), 'ConfigMap').data as Record<string, string>;
+    expect(data).toMatchObject({ CAS_ISSUER: expect.stringMatching(/^https:\/\//), CAS_API_URL: 'https://cas-api.collect.example.org', CAS_AUDIENCE: 'collect-api', CAS_CLIENT_ID: 'collect-web' });
+    expect(data).not.toHaveProperty('CAS_CLIENT_SECRET');
+  });
+
   it('runs the worker as its own Deployment with the worker entry and a long drain', () => {
     const docs = renderEnv('collect-api', 'production', ['collectApi.worker.enabled=true']);
     const worker = one(docs, 'Deployment', '-worker');

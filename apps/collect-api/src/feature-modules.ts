@@ -9,9 +9,12 @@ import { SubmissionsModule } from './submissions/submissions.module.js';
 import { DatasetsModule } from './datasets/datasets.module.js';
 import { RestServicesModule } from './restservices/restservices.module.js';
 import { MediaModule } from './media/media.module.js';
+import { CasModule } from './cas/cas.module.js';
+import { OnboardingModule } from './onboarding/onboarding.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
 export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module, ProfilesModule];
 featureModules.push(StorageModule, FormsModule, SubmissionsModule, DatasetsModule);
 featureModules.push(RestServicesModule);
 featureModules.push(MediaModule);
+featureModules.push(CasModule, OnboardingModule);

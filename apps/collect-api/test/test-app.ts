@@ -13,9 +13,10 @@ export interface TestCollectApp {
 
 /**
  * Boots the real collect-api in this process on a fresh database of the shared embedded
- * PostgreSQL and a fresh key prefix on the shared Redis, listening on a free port.
+ * PostgreSQL and a fresh key prefix on the shared Redis, listening on a free port (or `port`,
+ * when its public URL must be known before it starts, e.g. as a CAS redirect URI).
  */
-export async function startTestCollectApp(env: Record<string, string> = {}): Promise<TestCollectApp> {
+export async function startTestCollectApp(env: Record<string, string> = {}, port = 0): Promise<TestCollectApp> {
   const databaseUrl = await freshTestDatabase('collect');
   const config = loadCollectConfig({
     NODE_ENV: 'test',
@@ -28,8 +29,8 @@ export async function startTestCollectApp(env: Record<string, string> = {}): Pro
     ...env,
   });
   const app = await createCollectApp(config);
-  await app.listen(0, '127.0.0.1');
+  await app.listen(port, '127.0.0.1');
   const address = app.getHttpServer().address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return { app, config, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  const bound = typeof address === 'object' && address ? address.port : 0;
+  return { app, config, url: `http://127.0.0.1:${bound}`, close: () => app.close() };
 }

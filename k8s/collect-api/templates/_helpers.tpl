@@ -38,6 +38,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 {{- $cfg := dict "COLLECT_PORT" "3000" "COLLECT_HOST" "0.0.0.0" "PUBLIC_BASE_URL" $v.publicBaseUrl -}}
 {{- if .Values.global.casIssuer -}}{{- $_ := set $cfg "CAS_ISSUER" .Values.global.casIssuer -}}{{- end -}}
+{{- if .Values.global.casApiUrl -}}{{- $_ := set $cfg "CAS_API_URL" .Values.global.casApiUrl -}}{{- end -}}
 {{- range $name, $value := $v.env -}}{{- $_ := set $cfg $name (toString $value) -}}{{- end -}}
 {{- toYaml $cfg -}}
 {{- end -}}

@@ -73,6 +73,20 @@ export const collectEnvSchema = z
     MEDIA_S3_SIGNED_REDIRECT: envField.bool(false),
     MEDIA_S3_SIGNED_URL_TTL_SECONDS: envField.int(60, 1, 3_600),
     MEDIA_VARIANT_MAX_INPUT_PIXELS: envField.int(100_000_000, 1_000_000, 1_000_000_000),
+    // collect-api as a CAS application: CAS Bearer tokens, BFF sign-in, on-boarding (issue 6, docs/cas-integration.md).
+    CAS_ISSUER: envField.url().default('http://localhost:4000'),
+    CAS_AUDIENCE: z.string().min(1).default('collect-api'),
+    CAS_SIGN_IN_ENABLED: z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).optional().transform((v) => (v === undefined ? undefined : v === 'true' || v === '1' || v === 'yes')),
+    CAS_CLIENT_ID: z.string().min(1).default('collect-web'),
+    CAS_CLIENT_SECRET: z.string().min(1).optional(),
+    CAS_API_URL: envField.url().optional(),
+    CAS_ONBOARDING_CLIENT_ID: z.string().min(1).optional(),
+    CAS_ONBOARDING_CLIENT_SECRET: z.string().min(1).optional(),
+    CAS_AUTO_ONBOARD: envField.bool(false),
+    CAS_SESSION_COOKIE_NAME: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be letters, digits, - or _').default('collect_session'),
+    CAS_SESSION_COOKIE_SECURE: z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).optional().transform((v) => (v === undefined ? undefined : v === 'true' || v === '1' || v === 'yes')),
+    CAS_SESSION_SECONDS: envField.int(28_800, 60, 2_592_000),
+    CAS_LOGIN_STATE_SECONDS: envField.int(600, 30, 3_600),
   })
   .superRefine((env, ctx) => {
     if (env.STORAGE_BACKEND === 's3' && !env.S3_BUCKET) {
@@ -80,6 +94,9 @@ export const collectEnvSchema = z
     }
     if (env.NODE_ENV === 'production' && !env.COLLECT_SECRET_KEY) {
       ctx.addIssue({ code: 'custom', path: ['COLLECT_SECRET_KEY'], message: 'is required in production (at least 32 characters)' });
+    }
+    if (env.NODE_ENV === 'production' && env.CAS_SIGN_IN_ENABLED === true && !env.CAS_CLIENT_SECRET) {
+      ctx.addIssue({ code: 'custom', path: ['CAS_CLIENT_SECRET'], message: 'is required in production while CAS_SIGN_IN_ENABLED=true' });
     }
   })
   .transform((env) => ({
@@ -90,7 +107,25 @@ export const collectEnvSchema = z
     COLLECT_SECRET_KEY: env.COLLECT_SECRET_KEY ?? DEV_SECRET_KEY,
     COLLECT_ADMIN_USERNAME: env.COLLECT_ADMIN_USERNAME ?? (env.NODE_ENV === 'production' ? undefined : 'admin'),
     COLLECT_ADMIN_PASSWORD: env.COLLECT_ADMIN_PASSWORD ?? (env.NODE_ENV === 'production' ? undefined : 'admin-password'),
+    ...casDefaults(env),
   }));
+
+/** Dev-seed clients (apps/cas/seed/dev-seed.json) outside production; nothing implicit in production. */
+function casDefaults(env: { NODE_ENV: string; CAS_SIGN_IN_ENABLED?: boolean; CAS_ISSUER: string; CAS_API_URL?: string; CAS_CLIENT_SECRET?: string; CAS_ONBOARDING_CLIENT_ID?: string; CAS_ONBOARDING_CLIENT_SECRET?: string; CAS_SESSION_COOKIE_SECURE?: boolean }) {
+  const dev = env.NODE_ENV !== 'production';
+  const issuer = env.CAS_ISSUER.replace(/\/+$/, '');
+  return {
+    // Production turns sign-in on explicitly, together with the client secret it then requires.
+    CAS_SIGN_IN_ENABLED: env.CAS_SIGN_IN_ENABLED ?? dev,
+    CAS_ISSUER: issuer,
+    CAS_API_URL: (env.CAS_API_URL ?? issuer).replace(/\/+$/, ''),
+    CAS_CLIENT_SECRET: env.CAS_CLIENT_SECRET ?? (dev ? 'collect-web-secret' : undefined),
+    CAS_ONBOARDING_CLIENT_ID: env.CAS_ONBOARDING_CLIENT_ID ?? (dev ? 'demo-onboarding' : undefined),
+    CAS_ONBOARDING_CLIENT_SECRET: env.CAS_ONBOARDING_CLIENT_SECRET ?? (dev ? 'demo-onboarding-secret' : undefined),
+    // Secure cookies need https; development and test run on plain http://localhost.
+    CAS_SESSION_COOKIE_SECURE: env.CAS_SESSION_COOKIE_SECURE ?? env.NODE_ENV === 'production',
+  };
+}
 
 const DEV_SECRET_KEY = 'dev-only-collect-secret-key-change-me-0000';
 

@@ -6,6 +6,7 @@ import { FormCountersOnRead1764000000001 } from './1764000000001-form-counters-o
 import { RestServices1764100000000 } from './1764100000000-restservices.js';
 import { RestServicesSheets1764100000001 } from './1764100000001-restservices-sheets.js';
 import { Media1764200000000 } from './1764200000000-media.js';
+import { CasIntegration1764300000000 } from './1764300000000-cas-integration.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
@@ -13,3 +14,4 @@ migrations.push(Forms1764000000000);
 migrations.push(FormCountersOnRead1764000000001);
 migrations.push(RestServices1764100000000, RestServicesSheets1764100000001);
 migrations.push(Media1764200000000);
+migrations.push(CasIntegration1764300000000);

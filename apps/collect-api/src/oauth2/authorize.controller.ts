@@ -1,8 +1,9 @@
-import { Body, Controller, Get, Inject, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Optional, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
 import { PasswordLoginService } from '../auth/password-login.service.js';
 import { SkipAuth } from '../auth/require-auth.decorator.js';
+import { CasSignInService } from '../cas/cas-sign-in.service.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
 import { LoginSessions } from './login-session.js';
@@ -27,6 +28,8 @@ export class AuthorizeController {
     private readonly users: UsersService,
     private readonly logins: PasswordLoginService,
     @Inject(COLLECT_CONFIG) config: CollectConfig,
+    // A CAS-signed-in browser session counts as signed in here too (docs/cas-integration.md).
+    @Optional() private readonly casSignIn?: CasSignInService,
   ) {
     this.sessions = new LoginSessions(config.COLLECT_SECRET_KEY, config.PUBLIC_BASE_URL, config.OAUTH2_LOGIN_SESSION_SECONDS);
   }
@@ -38,7 +41,7 @@ export class AuthorizeController {
     if (check.kind === 'redirect') return redirect(res, check.location);
     const user = await this.sessionUser(req);
     const csrf = this.sessions.csrfToken(req, res);
-    if (!user) return html(res, 200, loginPage({ appName: check.request.app.name, next: req.url, csrf }));
+    if (!user) return html(res, 200, loginPage({ appName: check.request.app.name, next: req.url, csrf, casSignIn: this.casSignIn?.enabled }));
     html(res, 200, consentPage({ appName: check.request.app.name, username: user.username, scopes: check.request.scopes, params: carried(check.request, query), csrf }));
   }
 
@@ -52,7 +55,7 @@ export class AuthorizeController {
     const username = typeof body.username === 'string' ? body.username.slice(0, 150) : '';
     const password = typeof body.password === 'string' ? body.password : '';
     const csrf = this.sessions.csrfToken(req, res);
-    const again = (status: number, error: string) => html(res, status, loginPage({ appName: check.request.app.name, next, csrf, error, username }));
+    const again = (status: number, error: string) => html(res, status, loginPage({ appName: check.request.app.name, next, csrf, error, username, casSignIn: this.casSignIn?.enabled }));
     if (!username || !password) return again(400, 'Enter your username and password.');
     const result = await this.logins.login(username, password, 'oauth2-login');
     if (result.kind === 'locked') {
@@ -75,7 +78,7 @@ export class AuthorizeController {
     const user = await this.sessionUser(req);
     if (!user) {
       const next = `/o/authorize?${new URLSearchParams(carried(check.request, body) as Record<string, string>).toString()}`;
-      return html(res, 200, loginPage({ appName: check.request.app.name, next, csrf: this.sessions.csrfToken(req, res) }));
+      return html(res, 200, loginPage({ appName: check.request.app.name, next, csrf: this.sessions.csrfToken(req, res), casSignIn: this.casSignIn?.enabled }));
     }
     const location = body.decision === 'allow' ? await this.oauth.approve(check.request, user.id) : this.oauth.deny(check.request);
     redirect(res, location);
@@ -83,7 +86,7 @@ export class AuthorizeController {
 
   private async sessionUser(req: HttpRequest): Promise<{ id: number; username: string } | null> {
     const id = this.sessions.userId(req);
-    if (id === null) return null;
+    if (id === null) return (this.casSignIn?.enabled && (await this.casSignIn.sessionUser(req))) || null;
     const user = await this.users.findById(id);
     return user?.isActive ? user : null;
   }

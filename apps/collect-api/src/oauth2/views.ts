@@ -4,7 +4,7 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-function layout(title: string, body: string): string {
+export function layout(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -31,7 +31,7 @@ function hidden(fields: Record<string, string | undefined>): string {
     .join('\n');
 }
 
-export function loginPage(opts: { appName: string; next: string; csrf: string; error?: string; username?: string }): string {
+export function loginPage(opts: { appName: string; next: string; csrf: string; error?: string; username?: string; casSignIn?: boolean }): string {
   return layout(
     'Sign in',
     `<h1>Sign in</h1>
@@ -42,7 +42,7 @@ ${hidden({ csrf_token: opts.csrf, next: opts.next })}
 <label>Username <input type="text" name="username" autocomplete="username" required value="${escapeHtml(opts.username ?? '')}"></label>
 <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
 <button type="submit">Sign in</button>
-</form>`,
+</form>${opts.casSignIn ? `\n<p>or</p>\n<p><a class="cas-sign-in" href="/auth/login?return_to=${escapeHtml(encodeURIComponent(opts.next))}">Sign in with the central service</a></p>` : ''}`,
   );
 }
 

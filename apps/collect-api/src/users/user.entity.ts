@@ -48,4 +48,16 @@ export class UserEntity {
 
   @Column({ name: 'require_auth', type: 'boolean', default: false })
   requireAuth: boolean;
+
+  // Links to the central authentication service (migration 1764300000000, docs/cas-integration.md).
+  /** The CAS subject (user id) of an on-boarded CAS user. */
+  @Column({ name: 'cas_subject', type: 'varchar', length: 255, nullable: true })
+  casSubject: string | null;
+
+  /** The CAS client_id whose client-credentials tokens act as this service account. */
+  @Column({ name: 'cas_client_id', type: 'varchar', length: 255, nullable: true })
+  casClientId: string | null;
+
+  @Column({ name: 'is_service_account', type: 'boolean', default: false })
+  isServiceAccount: boolean;
 }

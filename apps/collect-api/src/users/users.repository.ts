@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { Repository } from 'typeorm';
+import { In, type Repository } from 'typeorm';
 import { UserEntity } from './user.entity.js';
 
 export type NewUser = Pick<UserEntity, 'username' | 'email' | 'passwordHash' | 'firstName' | 'lastName' | 'isSuperuser'> &
-  Partial<Pick<UserEntity, 'city' | 'country' | 'organization' | 'website' | 'twitter' | 'requireAuth' | 'isActive'>>;
+  Partial<Pick<UserEntity, 'city' | 'country' | 'organization' | 'website' | 'twitter' | 'requireAuth' | 'isActive' | 'casSubject' | 'casClientId' | 'isServiceAccount'>>;
 
 /** Queries on `users`. Usernames compare case-insensitively (unique index on lower(username)). */
 @Injectable()
@@ -17,6 +17,23 @@ export class UsersRepository {
 
   findByUsername(username: string): Promise<UserEntity | null> {
     return this.repo.createQueryBuilder('u').where('lower(u.username) = lower(:username)', { username }).getOne();
+  }
+
+  findByCasSubject(casSubject: string): Promise<UserEntity | null> {
+    return this.repo.findOneBy({ casSubject });
+  }
+
+  findByCasClientId(casClientId: string): Promise<UserEntity | null> {
+    return this.repo.findOneBy({ casClientId });
+  }
+
+  findByCasSubjects(casSubjects: string[]): Promise<UserEntity[]> {
+    return casSubjects.length ? this.repo.findBy({ casSubject: In(casSubjects) }) : Promise.resolve([]);
+  }
+
+  /** Service accounts, newest first. */
+  listServiceAccounts(): Promise<UserEntity[]> {
+    return this.repo.find({ where: { isServiceAccount: true }, order: { id: 'DESC' } });
   }
 
   /** Inserts; null when the username is taken (the unique index decides, so races are safe). */

@@ -34,6 +34,44 @@ export class UsersService {
     return this.users.findByUsername(username);
   }
 
+  findByCasSubject(casSubject: string): Promise<UserEntity | null> {
+    return this.users.findByCasSubject(casSubject);
+  }
+
+  findByCasSubjects(casSubjects: string[]): Promise<UserEntity[]> {
+    return this.users.findByCasSubjects(casSubjects);
+  }
+
+  findByCasClientId(clientId: string): Promise<UserEntity | null> {
+    return this.users.findByCasClientId(clientId);
+  }
+
+  listServiceAccounts(): Promise<UserEntity[]> {
+    return this.users.listServiceAccounts();
+  }
+
+  /**
+   * A password-less account linked to a CAS subject (on-boarded user) or CAS client (service
+   * account); null when the username or the link is taken (unique indexes decide).
+   */
+  createLinked(input: { username: string; email?: string; firstName?: string; lastName?: string; casSubject?: string; casClientId?: string }): Promise<UserEntity | null> {
+    return this.users.insert({
+      username: input.username,
+      email: input.email ?? '',
+      passwordHash: null,
+      firstName: input.firstName ?? '',
+      lastName: input.lastName ?? '',
+      isSuperuser: false,
+      casSubject: input.casSubject ?? null,
+      casClientId: input.casClientId ?? null,
+      isServiceAccount: !!input.casClientId,
+    });
+  }
+
+  async setActive(id: number, isActive: boolean): Promise<void> {
+    await this.users.update(id, { isActive });
+  }
+
   /** Creates an account; 400 `{"username": [...]}` when the name is taken. */
   async create(input: CreateUserInput): Promise<UserEntity> {
     const created = await this.users.insert({

@@ -1,0 +1,86 @@
+// Requests per second on GET /api/v1/user with a CAS client-credentials token (RS256 JWT checked
+// by libs/jwt-validation, then the service-account lookup) ÷ the same request with a local
+// `Token` (hash lookup, cached) in the same run (issue 6). Goal >= 0.8: accepting CAS tokens
+// must not make the API noticeably slower than its own tokens.
+// Real parts: embedded PostgreSQL, redis-server, the built CAS and collect-api as child
+// processes (dev seed, demo-machine linked as a service account); autocannon drives them.
+// Rounds are interleaved and the median of each is used (the machine is shared).
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { freePort, startPostgres, startRedis, startServiceProcess } from '../libs/testing/dist/index.js';
+
+const CAS_MAIN = fileURLToPath(new URL('../apps/cas/dist/main.js', import.meta.url));
+const COLLECT_MAIN = fileURLToPath(new URL('../apps/collect-api/dist/main.js', import.meta.url));
+const DEV_SEED = fileURLToPath(new URL('../apps/cas/seed/dev-seed.json', import.meta.url));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const pg = await startPostgres({ fast: true });
+const redis = await startRedis();
+let cas;
+let api;
+try {
+  const casPort = await freePort();
+  const collectPort = await freePort();
+  const issuer = `http://127.0.0.1:${casPort}`;
+  cas = await startServiceProcess(CAS_MAIN, {
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    CAS_PORT: String(casPort),
+    CAS_HOST: '127.0.0.1',
+    CAS_ISSUER: issuer,
+    CAS_DATABASE_URL: await pg.createDatabase('bench_cas_bearer_cas'),
+    CAS_DEV_SEED_FILE: DEV_SEED,
+  }, casPort, 60_000);
+  api = await startServiceProcess(COLLECT_MAIN, {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    COLLECT_PORT: String(collectPort),
+    COLLECT_HOST: '127.0.0.1',
+    DATABASE_URL: await pg.createDatabase('bench_cas_bearer_collect'),
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: 'bench',
+    CAS_ISSUER: issuer,
+  }, collectPort, 60_000);
+  const base = api.url;
+  const admin = `Basic ${Buffer.from('admin:admin-password').toString('base64')}`;
+  await must(fetch(`${base}/api/v1/service-accounts`, { method: 'POST', headers: { authorization: admin, 'content-type': 'application/json' }, body: JSON.stringify({ client_id: 'demo-machine' }) }), 201);
+  const apiToken = (await (await must(fetch(`${base}/api/v1/user`, { headers: { authorization: admin } }), 200)).json()).api_token;
+  const tokens = await (await must(fetch(`${issuer}/connect/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from('demo-machine:demo-machine-secret').toString('base64')}` },
+    body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'read write' }),
+  }), 200)).json();
+
+  const cases = {
+    'GET /api/v1/user (local Token, baseline)': { url: `${base}/api/v1/user`, headers: { authorization: `Token ${apiToken}` } },
+    'GET /api/v1/user (CAS Bearer, service account)': { url: `${base}/api/v1/user`, headers: { authorization: `Bearer ${tokens.access_token}` } },
+  };
+  for (const c of Object.values(cases)) await run(c, 1); // warm-up: JIT, pools, JWKS
+  const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+  for (let r = 0; r < ROUNDS; r++) for (const [name, c] of Object.entries(cases)) results[name].push(await run(c, DURATION));
+  const rate = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
+  for (const [name, rps] of Object.entries(rate)) console.log(`${name}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
+  const [baseline, casBearer] = Object.values(rate);
+  console.log(`ratio CAS-Bearer/Token: ${(casBearer / baseline).toFixed(2)} (goal >= 0.8)`);
+} finally {
+  await api?.stop();
+  await cas?.stop();
+  await redis.stop();
+  await pg.stop();
+}
+
+async function run({ url, headers }, seconds) {
+  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: seconds });
+  const bad = result.non2xx + result.errors;
+  if (bad > 0) throw new Error(`${url}: ${bad} failed requests of ${result.requests.total}`);
+  return result.requests.average;
+}
+
+async function must(promise, status) {
+  const res = await promise;
+  if (res.status !== status) throw new Error(`${res.url}: expected ${status}, got ${res.status}: ${await res.text()}`);
+  return res;
+}
