@@ -16,6 +16,7 @@ export async function createCollectApp(config: CollectConfig): Promise<NestExpre
     title: 'collect-api',
     description: 'Data-collection JSON API: forms, submissions, rest services, media.',
     docsPath: 'api/docs',
+    oauthPaths: ['/o/token'],
   });
   return app;
 }

@@ -9,12 +9,14 @@ export interface HttpAppOptions {
   /** Path of the OpenAPI UI; the JSON document is served at `${docsPath}-json`. */
   docsPath: string;
   version?: string;
+  /** OAuth 2.0 endpoints whose early refusals answer in the RFC 6749 shape (see HttpErrorFilter). */
+  oauthPaths?: string[];
 }
 
 /** What both services set on their Nest application: logger, error shape, OpenAPI. */
 export function configureHttpApp(app: INestApplication, options: HttpAppOptions): void {
   app.useLogger(app.get(Logger));
-  app.useGlobalFilters(new HttpErrorFilter());
+  app.useGlobalFilters(new HttpErrorFilter({ oauthPaths: options.oauthPaths }));
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder().setTitle(options.title).setDescription(options.description).setVersion(options.version ?? '1.0').build(),

@@ -72,6 +72,9 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
     }
   });
   bb.on('file', (field, stream, info) => {
+    // A truncated body fails the part stream too ("Unexpected end of form"); without a listener
+    // that error is uncaught and takes the process down (found by fuzzing).
+    stream.on('error', (err: Error) => fail(400, `Malformed multipart body: ${err.message}`));
     if (field === XML_PART) {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -101,6 +104,8 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
       if (size > limits.attachmentMaxBytes) fail(413, `The attachment "${name}" is larger than ${limits.attachmentMaxBytes} bytes.`);
     });
     stream.on('limit', () => fail(413, `The attachment "${name}" is larger than ${limits.attachmentMaxBytes} bytes.`));
+    // pipe() does not end the file when the part fails: close it so its descriptor is released.
+    stream.on('error', () => out.destroy());
     writes.push(
       new Promise((resolve) => {
         stream.pipe(out);
