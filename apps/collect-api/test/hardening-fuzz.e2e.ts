@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import request from 'supertest';
 import {
-  fuzzSettings, fuzzSummary, fuzzTarget, formBodies, jsonBodies, multipartBodies, mutatedObject, nastyString, queryStrings, RowCounter,
+  fuzzSettings, fuzzSummary, fuzzTarget, formBodies, jsonBodies, multipartBodies, mutatedObject, nastyString, pathSegment, queryStrings, RowCounter,
   wrongContentTypes, type FuzzOutcome, type FuzzRequest, type FuzzTarget,
 } from '@collect/testing';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
@@ -15,7 +15,7 @@ import { createTestUser, type TestUser } from './test-users.js';
  *
  * To cover a new endpoint, add one row to `targets()`.
  */
-const settings = fuzzSettings(70);
+const settings = fuzzSettings(100);
 
 const body = (a: fc.Arbitrary<FuzzRequest['body']>): fc.Arbitrary<FuzzRequest> => a.map((b) => ({ body: b }));
 const SIMPLE_FORM = { id_string: 'fuzzform', title: 'Fuzz', fields: [{ name: 'q', type: 'text', label: 'Q' }, { name: 'g', type: 'group', label: 'G', children: [{ name: 'n', type: 'integer' }] }] };
@@ -84,6 +84,13 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
         input: body(jsonBodies(mutatedObject({ name: 'v', xform: formId, columns: ['q', 'g/n'], query: [{ column: 'q', filter: '=', value: 'a' }] }, { query: fc.array(mutatedObject({ column: 'g/n', filter: '>=', value: '3', condition: 'or' }), { maxLength: 3 }), columns: fc.array(nastyString(), { maxLength: 3 }) }))) },
       { name: 'PATCH /api/v1/dataviews/:pk', method: 'PATCH', path: () => `/api/v1/dataviews/${dataviewId}`, headers: auth, answers: 'drf', tables: ['dataviews'], weight: 0.5,
         input: body(jsonBodies(mutatedObject({ name: 'v2', columns: ['q'], query: [{ column: 'q', filter: '<>', value: '1' }] }))) },
+      { name: 'GET /api/v1/user (fuzzed credentials)', method: 'GET', path: '/api/v1/user', answers: 'drf', tables: ['temp_tokens'], weight: 0.5,
+        input: fc.tuple(fc.constantFrom('Basic', 'Token', 'TempToken', 'Bearer', 'basic', 'Digest', ''), nastyString(), fc.boolean()).map(([scheme, s, encode]) => ({
+          body: { kind: 'none' as const },
+          headers: { Authorization: `${scheme} ${encode ? Buffer.from(s.slice(0, 4000)).toString('base64') : s.replace(/[^\x20-\x7e]/g, '').slice(0, 4000)}` },
+        })) },
+      { name: 'GET /api/v1/data/:pk/:id (path)', method: 'GET', path: '/api/v1/data/1/1', headers: auth, answers: 'drf', weight: 0.3,
+        input: fc.tuple(pathSegment(), pathSegment()).map(([a, b]) => ({ body: { kind: 'none' as const }, path: `/api/v1/data/${a}/${b}` })) },
       { name: 'GET /api/v1/data/:pk (query)', method: 'GET', path: () => `/api/v1/data/${formId}`, headers: auth, answers: 'drf', weight: 0.5,
         input: queryStrings({ page: fc.nat().map(String), page_size: fc.nat().map(String), query: nastyString(), sort: nastyString(), start: nastyString(), limit: nastyString(), fields: nastyString() }).map((query) => ({ body: { kind: 'none' as const }, query })) },
       { name: 'GET /api/v1/dataviews/:pk/data (query)', method: 'GET', path: () => `/api/v1/dataviews/${dataviewId}/data`, headers: auth, answers: 'drf', weight: 0.3,

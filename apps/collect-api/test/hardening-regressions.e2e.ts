@@ -31,6 +31,23 @@ describe('hardening: regressions found by fuzzing (collect-api)', () => {
     await request(sut.url).get('/api/v1/').expect(200);
   });
 
+  it('NUL in a JSON body, a query string, an OpenRosa answer or Basic credentials: 400/401, not 500', async () => {
+    const { createTestUser, basicHeader } = await import('./test-users.js');
+    const { demoInstance, demoXForm } = await import('./forms-fixtures.js');
+    const user = await createTestUser(sut.app);
+    await request(sut.url).post('/api/v1/forms').set('Authorization', user.token).set('Content-Type', 'application/xml').send(demoXForm()).expect(201);
+    const json = await request(sut.url).post('/api/v1/submissions').set('Authorization', user.token).send({ id: 'household_survey', submission: { name: 'a\u0000b' } });
+    expect(json.status).toBe(400);
+    expect(json.body).toEqual({ detail: expect.stringContaining('NUL') });
+    await request(sut.url).get('/api/v1/users/a%00b').set('Authorization', user.token).expect(400);
+    const xml = demoInstance({ instanceId: 'nul-1', name: 'YK\u0000YK' });
+    const openRosa = await request(sut.url).post('/api/v1/submissions').set('Authorization', user.token).attach('xml_submission_file', Buffer.from(xml), 'submission.xml');
+    expect(openRosa.status).toBe(400);
+    expect(openRosa.body).toEqual({ xml_submission_file: [expect.stringContaining('control characters')] });
+    await request(sut.url).get('/api/v1/user').set('Authorization', basicHeader('a\u0000b', 'pw')).expect(401);
+    await request(sut.url).get('/api/v1/user').set('Authorization', basicHeader(user.username, 'pw\u0000')).expect(401);
+  });
+
   it('POST /o/token with a body the parser refuses: RFC 6749 invalid_request, not {"detail"}', async () => {
     const res = await request(sut.url).post('/o/token').set('Content-Type', 'application/json; charset=utf-16').send('{}');
     expect(res.status).toBe(400);

@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { HttpErrorFilter } from './http-exception.filter.js';
+import { NulCharacterGuard } from './nul-guard.js';
 
 export interface HttpAppOptions {
   title: string;
@@ -17,6 +18,7 @@ export interface HttpAppOptions {
 export function configureHttpApp(app: INestApplication, options: HttpAppOptions): void {
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new HttpErrorFilter({ oauthPaths: options.oauthPaths }));
+  app.useGlobalGuards(new NulCharacterGuard());
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder().setTitle(options.title).setDescription(options.description).setVersion(options.version ?? '1.0').build(),

@@ -47,3 +47,14 @@ describe('HttpErrorFilter on OAuth paths', () => {
     expect(sent.body).toEqual({ detail: 'Unsupported content encoding.' });
   });
 });
+
+describe('containsNul', () => {
+  it('finds NUL in keys and values at any depth without recursion', async () => {
+    const { containsNul } = await import('./nul-guard.js');
+    let deep: unknown = 'a\u0000b';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(containsNul(deep)).toBe(true);
+    expect(containsNul({ ['k\u0000']: 1 })).toBe(true);
+    expect(containsNul({ a: ['x', { b: 'y' }], n: 1, z: null })).toBe(false);
+  });
+});

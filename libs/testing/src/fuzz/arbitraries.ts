@@ -10,6 +10,8 @@ export function nastyString(): fc.Arbitrary<string> {
   return fc.oneof(
     { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
     { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 40 }) },
+    // NUL: PostgreSQL text and jsonb cannot hold it, so every string that reaches a query must be checked.
+    { weight: 1, arbitrary: fc.string({ maxLength: 8 }).map((s) => `${s}\u0000${s}`) },
     fc.constantFrom(
       '', ' ', '\u0000', 'a\u0000b', '\uD800', '\uFEFF', 'é', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢', '🙂'.repeat(50), "'; DROP TABLE users; --", '<x/>', ']]>', '&amp;',
       '{"a":', '%', '%00', '../../etc/passwd', '\r\n\r\n', 'null', 'true', '-1', '0', '1e309', 'NaN', '__proto__', 'constructor',

@@ -1,4 +1,5 @@
 import { appendFileSync } from 'node:fs';
+import http, { type IncomingHttpHeaders } from 'node:http';
 import fc from 'fast-check';
 import pg from 'pg';
 import { encodeBody, type FuzzRequest } from './requests.js';
@@ -16,8 +17,11 @@ export interface FuzzTarget {
   /** Shown in reports: `POST /api/v1/forms (xml)`. */
   name: string;
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** Path (without query); a function is called per case (fresh ids). */
-  path: string | (() => string | Promise<string>);
+  /**
+   * Path (without query); a function is called per case (fresh ids, or a fresh browser
+   * interaction with its cookies) and may add headers. A request's own `path` wins.
+   */
+  path: string | (() => string | Promise<string | { path: string; headers: Record<string, string> }>);
   /** Credentials and other fixed headers. */
   headers?: Record<string, string>;
   input: fc.Arbitrary<FuzzRequest>;
@@ -81,29 +85,45 @@ export interface FuzzAnswer {
   status: number;
   contentType: string;
   text: string;
-  headers: Headers;
+  headers: IncomingHttpHeaders;
 }
 
-/** Sends one generated request with a hard deadline (a hang fails the property). */
-export async function sendFuzzRequest(baseUrl: string, method: string, path: string, req: FuzzRequest, headers: Record<string, string>, timeoutMs: number): Promise<FuzzAnswer> {
+/**
+ * Sends one generated request on a connection of its own (a pooled keep-alive socket that the
+ * server closed after an early answer would fail the next case with a client-side reset) and
+ * with a hard deadline: a hang fails the property.
+ */
+export function sendFuzzRequest(baseUrl: string, method: string, path: string, req: FuzzRequest, headers: Record<string, string>, timeoutMs: number): Promise<FuzzAnswer> {
   const { headers: bodyHeaders, payload } = encodeBody(req.body);
-  const url = `${baseUrl}${path}${req.query ? `?${req.query}` : ''}`;
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method,
-      headers: { ...bodyHeaders, ...headers, ...req.headers },
-      body: method === 'GET' || method === 'HEAD' ? undefined : payload,
-      signal: AbortSignal.timeout(timeoutMs),
-      redirect: 'manual',
+  const url = new URL(`${baseUrl}${path}${req.query ? `?${req.query}` : ''}`);
+  const sendBody = method !== 'GET' && method !== 'HEAD' && payload !== undefined;
+  const allHeaders: Record<string, string | number> = { ...bodyHeaders, ...headers, ...req.headers };
+  if (sendBody) allHeaders['content-length'] = Buffer.byteLength(payload);
+  return new Promise<FuzzAnswer>((resolve, reject) => {
+    let answered = false;
+    const timer = setTimeout(() => {
+      request.destroy();
+      reject(new Error(`${method} ${path}: no answer within ${timeoutMs} ms (hung request)`));
+    }, timeoutMs);
+    const request = http.request(url, { method, headers: allHeaders, agent: false }, (res) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', () => undefined);
+      res.on('close', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8'), headers: res.headers });
+      });
     });
-  } catch (err) {
-    const e = err as Error;
-    if (e.name === 'TimeoutError') throw new Error(`no answer within ${timeoutMs} ms (hung request)`);
-    throw err;
-  }
-  const text = await res.text();
-  return { status: res.status, contentType: res.headers.get('content-type') ?? '', text, headers: res.headers };
+    request.on('error', (err: Error & { code?: string }) => {
+      // The server may answer early (413) and close while the body is still being written.
+      if (answered) return;
+      clearTimeout(timer);
+      reject(new Error(`${method} ${path}: ${err.code ?? ''} ${err.message}`));
+    });
+    if (sendBody) request.end(payload);
+    else request.end();
+  });
 }
 
 /** Why an answer breaks the contract, or null when it keeps it. */
@@ -172,9 +192,10 @@ export async function fuzzTarget(target: FuzzTarget, options: FuzzRunOptions): P
   const numRuns = Math.max(1, Math.round(options.settings.runs * (target.weight ?? 1)));
   await fc.assert(
     fc.asyncProperty(target.input, async (req) => {
-      const path = typeof target.path === 'string' ? target.path : await target.path();
+      const prepared = typeof target.path === 'string' ? target.path : await target.path();
+      const { path, headers } = typeof prepared === 'string' ? { path: prepared, headers: {} } : prepared;
       const before = options.rows && target.tables ? await options.rows.count(target.tables) : undefined;
-      const answer = await sendFuzzRequest(options.baseUrl, target.method, path, req, target.headers ?? {}, options.settings.timeoutMs);
+      const answer = await sendFuzzRequest(options.baseUrl, target.method, req.path ?? path, req, { ...target.headers, ...headers }, options.settings.timeoutMs);
       outcome.cases++;
       outcome.statuses[answer.status] = (outcome.statuses[answer.status] ?? 0) + 1;
       const violation = contractViolation(answer, target.answers);
