@@ -7,7 +7,9 @@ import { StorageModule } from './storage/storage.module.js';
 import { FormsModule } from './forms/forms.module.js';
 import { SubmissionsModule } from './submissions/submissions.module.js';
 import { DatasetsModule } from './datasets/datasets.module.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
 export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module, ProfilesModule];
 featureModules.push(StorageModule, FormsModule, SubmissionsModule, DatasetsModule);
+featureModules.push(RateLimitModule);

@@ -4,6 +4,9 @@ import {
   fuzzSettings, fuzzSummary, fuzzTarget, formBodies, jsonBodies, multipartBodies, mutatedObject, nastyString, pathSegment, queryStrings, RowCounter,
   wrongContentTypes, type FuzzOutcome, type FuzzRequest, type FuzzTarget,
 } from '@collect/testing';
+import { existsSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
@@ -30,7 +33,24 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
   let client: { client_id: string; client_secret: string };
   const outcomes: FuzzOutcome[] = [];
 
+  // Temporary upload files (<tmpdir>/collect-uploads) must be gone once a request is answered.
+  // Other suites may upload in parallel: a file counts as left behind when it appeared during
+  // the request and is still there a second later.
+  const uploads = join(tmpdir(), 'collect-uploads');
+  const list = () => (existsSync(uploads) ? readdirSync(uploads) : []);
+  let known = new Set<string>();
+  const leftovers = (): string[] => {
+    const fresh = list().filter((f) => !known.has(f));
+    if (fresh.length === 0) return [];
+    const until = Date.now() + 1_000;
+    while (Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    const still = new Set(list());
+    known = still;
+    return fresh.filter((f) => still.has(f));
+  };
+
   beforeAll(async () => {
+    known = new Set(list());
     sut = await startTestCollectApp({ AUTH_TOKEN_CACHE_TTL_MS: '0', SUBMISSION_XML_MAX_BYTES: '65536', FORM_MAX_BYTES: '65536' });
     rows = new RowCounter(sut.config.DATABASE_URL);
     owner = await createTestUser(sut.app);
@@ -99,7 +119,7 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
   }
 
   it('answers every generated request with 2xx/4xx in the documented shape, in time, with nothing partial stored', async () => {
-    for (const target of targets()) outcomes.push(await fuzzTarget(target, { baseUrl: sut.url, settings, rows }));
+    for (const target of targets()) outcomes.push(await fuzzTarget(target, { baseUrl: sut.url, settings, rows, leftovers }));
     console.log(fuzzSummary('collect-api', settings, outcomes));
     expect(outcomes.reduce((n, o) => n + o.cases, 0)).toBeGreaterThan(0);
   });

@@ -8,3 +8,4 @@ export * from './http-app.js';
 export * from './logger-module.js';
 export * from './cas-users.js';
 export * from './nul-guard.js';
+export * from './rate-limit.js';

@@ -51,6 +51,18 @@ export const collectEnvSchema = z
     SUBMISSION_XML_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     FORM_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     SUBMISSION_MAX_ATTACHMENTS: envField.int(100, 1, 10_000),
+    // Hardening: body limits, slow clients, rate limits (issue 11, docs/security.md).
+    HTTP_BODY_LIMIT_BYTES: envField.int(1_048_576, 1_024, 104_857_600),
+    HTTP_HEADERS_TIMEOUT_MS: envField.int(20_000, 100, 600_000),
+    HTTP_REQUEST_TIMEOUT_MS: envField.int(600_000, 100, 3_600_000),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: envField.int(65_000, 100, 600_000),
+    HTTP_TRUST_PROXY: envField.bool(false),
+    RATE_LIMIT_ENABLED: envField.bool(true),
+    RATE_LIMIT_WINDOW_SECONDS: envField.int(60, 1, 86_400),
+    RATE_LIMIT_TOKEN_PER_IP: envField.int(600, 1, 1_000_000),
+    RATE_LIMIT_TOKEN_PER_CLIENT: envField.int(300, 1, 1_000_000),
+    RATE_LIMIT_LOGIN_PER_IP: envField.int(100, 1, 1_000_000),
+    RATE_LIMIT_LOGIN_PER_USERNAME: envField.int(30, 1, 1_000_000),
   })
   .superRefine((env, ctx) => {
     if (env.STORAGE_BACKEND === 's3' && !env.S3_BUCKET) {

@@ -65,6 +65,7 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
   }
 
   const writes: Array<Promise<void>> = [];
+  const outs: Array<ReturnType<typeof createWriteStream>> = [];
   bb.on('field', (name, value, info) => {
     if (name === XML_PART) {
       if (info.valueTruncated) fail(413, 'The submission XML is too large.');
@@ -83,6 +84,10 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
         if (size > limits.xmlMaxBytes) fail(413, 'The submission XML is too large.');
         else chunks.push(c);
       });
+      // busboy stops at fileSize (the larger of the two limits) and says so with 'limit': when
+      // that equals xmlMaxBytes the byte count never exceeds it, and a truncated document used
+      // to be parsed and stored (found by the hardening limits test).
+      stream.on('limit', () => fail(413, 'The submission XML is too large.'));
       writes.push(new Promise((resolve) => stream.on('close', () => {
         if (!failure) xml = Buffer.concat(chunks).toString('utf8');
         resolve();
@@ -95,6 +100,7 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
     let size = 0;
     let head = Buffer.alloc(0);
     const out = createWriteStream(tmpPath);
+    outs.push(out);
     // Keep part order (the order the client sent), whatever order the writes finish in.
     const slot = files.length;
     files.push(undefined as unknown as UploadedFile);
@@ -131,6 +137,10 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
     });
     await Promise.all(writes);
   } catch (err) {
+    // A temporary file still opening would be created after its removal: close every one
+    // first (.part files were found left behind after early fuzzing runs).
+    for (const out of outs) out.destroy();
+    await Promise.all(writes);
     await cleanup();
     throw err;
   }

@@ -180,6 +180,8 @@ export interface FuzzRunOptions {
   baseUrl: string;
   settings: FuzzSettings;
   rows?: RowCounter;
+  /** Things a finished request must not leave behind (temporary upload files): listed after every case. */
+  leftovers?: () => string[];
 }
 
 /**
@@ -200,6 +202,8 @@ export async function fuzzTarget(target: FuzzTarget, options: FuzzRunOptions): P
       outcome.statuses[answer.status] = (outcome.statuses[answer.status] ?? 0) + 1;
       const violation = contractViolation(answer, target.answers);
       if (violation) throw new Error(`${target.name}: ${violation}\nbody: ${answer.text.slice(0, 500)}`);
+      const left = options.leftovers?.() ?? [];
+      if (left.length) throw new Error(`${target.name}: answered ${answer.status} and left ${left.length} file(s) behind: ${left.slice(0, 3).join(', ')}`);
       if (before && answer.status >= 400) {
         const after = await options.rows!.count(target.tables!);
         for (const t of target.tables!) if (after[t] !== before[t]) throw new Error(`${target.name}: refused with ${answer.status} but ${t} went from ${before[t]} to ${after[t]} rows`);
