@@ -88,3 +88,30 @@ describe('hardening: abuse limits (cas)', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
   });
 });
+
+describe('hardening: cas rate limits across replicas', () => {
+  it('two CAS processes on one database share the token counts', async () => {
+    const { freshTestDatabase } = await import('@collect/testing');
+    const db = await freshTestDatabase('cas_replicas');
+    const env = { CAS_DEV_SEED_FILE: DEV_SEED, CAS_DATABASE_URL: db, RATE_LIMIT_TOKEN_PER_CLIENT: '3', RATE_LIMIT_SYNC_MS: '50' };
+    const a = await startTestCasApp(env);
+    const b = await startTestCasApp(env);
+    try {
+      const token = (sut: TestCasApp) =>
+        fetch(`${sut.url}/connect/token`, { method: 'POST', headers: { Authorization: basic('demo-machine', 'demo-machine-secret'), 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&scope=read' });
+      for (let i = 0; i < 3; i++) expect((await token(a)).status).toBe(200);
+      // A adds its counts to the shared table in batches (RATE_LIMIT_SYNC_MS).
+      const { DataSource } = await import('typeorm');
+      const { waitFor } = await import('@collect/testing');
+      await waitFor(async () => {
+        const rows: Array<{ hits: number }> = await a.app.get(DataSource).query(`SELECT hits FROM cas_rate_limits WHERE key = 'token-client:demo-machine'`);
+        return rows[0]?.hits === 3;
+      }, 10_000, 'replica A to share its counts');
+      // Replica B has not counted this client yet: its first hit reads the shared count (3 + 1).
+      expect((await token(b)).status).toBe(429);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});

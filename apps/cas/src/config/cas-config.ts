@@ -46,6 +46,7 @@ export const casEnvSchema = z
     RATE_LIMIT_TOKEN_PER_IP: envField.int(1_200, 1, 1_000_000),
     RATE_LIMIT_TOKEN_PER_CLIENT: envField.int(600, 1, 1_000_000),
     RATE_LIMIT_LOGIN_PER_IP: envField.int(100, 1, 1_000_000),
+    RATE_LIMIT_SYNC_MS: envField.int(200, 10, 60_000),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== 'production') return;

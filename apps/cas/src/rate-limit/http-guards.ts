@@ -3,9 +3,9 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import helmet from 'helmet';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { basicUsername, checkRateLimits, securityHeaders, type RateLimitRule } from '@collect/contracts';
+import { basicUsername, BatchedRateLimitStore, checkRateLimits, securityHeaders, type RateLimitRule } from '@collect/contracts';
 import type { CasConfig } from '../config/cas-config.js';
-import { PostgresRateLimitStore } from './postgres-rate-limit-store.js';
+import { PostgresRateLimitBackend } from './postgres-rate-limit-store.js';
 
 type Req = IncomingMessage;
 
@@ -47,11 +47,16 @@ export function installCasHttpGuards(app: NestExpressApplication, config: CasCon
   const [inner] = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
   server.removeAllListeners('request');
   const headers = securityHeaders(helmet);
-  const store = new PostgresRateLimitStore(app.get(DataSource));
+  const backend = new PostgresRateLimitBackend(app.get(DataSource));
+  // Counted in the process, added to PostgreSQL in batches: the token endpoint keeps no extra round trip.
+  const store = new BatchedRateLimitStore(backend, config.RATE_LIMIT_SYNC_MS, (err) => logger.warn({ err: String(err) }, 'rate limit counts not shared'));
   const rules = config.RATE_LIMIT_ENABLED ? casRateLimitRules(config) : [];
-  const cleanup = setInterval(() => void store.deleteExpired().catch(() => undefined), 60_000);
+  const cleanup = setInterval(() => void backend.deleteExpired().catch(() => undefined), 60_000);
   cleanup.unref();
-  server.on('close', () => clearInterval(cleanup));
+  server.on('close', () => {
+    clearInterval(cleanup);
+    store.close();
+  });
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     headers(req, res, () => {
