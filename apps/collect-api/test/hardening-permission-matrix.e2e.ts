@@ -169,12 +169,11 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     const owner = auth('owner')!;
     const make = async (idString: string) => {
       const formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner).set('Content-Type', 'application/xml').send(demoXForm(idString)).expect(201)).body.formid as number;
-      for (const role of ROLES.slice(1)) await request(sut.url).put(`/api/v1/forms/${formId}/share`).set('Authorization', owner).send({ username: users[role].username, role }).expect(204);
+      await Promise.all(ROLES.slice(1).map((role) => request(sut.url).put(`/api/v1/forms/${formId}/share`).set('Authorization', owner).send({ username: users[role].username, role }).expect(204)));
       return formId;
     };
     const idString = `m${uniq()}`;
-    const formId = await make(idString);
-    const otherFormId = await make(`o${uniq()}`);
+    const [formId, otherFormId] = await Promise.all([make(idString), make(`o${uniq()}`)]);
     await request(sut.url).post('/api/v1/submissions').set('Authorization', owner).send({ id: idString, submission: { name: 'x' } }).expect(201);
     const submissionId = (await request(sut.url).get(`/api/v1/data/${formId}`).set('Authorization', owner).expect(200)).body[0]._id as number;
     const dataviewId = (await request(sut.url).post('/api/v1/dataviews').set('Authorization', owner).send({ name: 'v', xform: formId, columns: ['name'], query: [] }).expect(201)).body.id as number;
@@ -213,9 +212,9 @@ describe('hardening: one permission matrix for every collect-api route', () => {
       const [method] = row.route.split(' ');
       got[row.route] = {} as Expect;
       want[row.route] = row.expect;
-      for (const who of CALLERS) {
-        const f = row.fresh ? await fixture() : shared;
-        got[row.route][who] = await send(method, who, row.call(f, who, ++n));
+      const fresh = row.fresh ? await Promise.all(CALLERS.map(() => fixture())) : [];
+      for (const [i, who] of CALLERS.entries()) {
+        got[row.route][who] = await send(method, who, row.call(row.fresh ? fresh[i] : shared, who, ++n));
         pairs++;
       }
     }
