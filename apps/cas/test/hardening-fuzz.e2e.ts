@@ -23,7 +23,11 @@ describe('hardening: fuzzing cas endpoints', () => {
   const outcomes: FuzzOutcome[] = [];
 
   beforeAll(async () => {
-    cas = await startTestCasApp({ CAS_DEV_SEED_FILE: DEV_SEED, CAS_LOGIN_MAX_FAILURES_PER_IP: '100000', CAS_LOGIN_MAX_FAILURES_PER_USER: '1000' });
+    // Rate limits and lockout are tested elsewhere; here every case must reach the handler.
+    cas = await startTestCasApp({
+      CAS_DEV_SEED_FILE: DEV_SEED, CAS_LOGIN_MAX_FAILURES_PER_IP: '100000', CAS_LOGIN_MAX_FAILURES_PER_USER: '1000',
+      RATE_LIMIT_TOKEN_PER_IP: '1000000', RATE_LIMIT_TOKEN_PER_CLIENT: '1000000', RATE_LIMIT_LOGIN_PER_IP: '1000000',
+    });
     rows = new RowCounter(cas.config.CAS_DATABASE_URL);
     const res = await fetch(`${cas.url}/connect/token`, {
       method: 'POST',

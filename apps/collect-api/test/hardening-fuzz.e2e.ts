@@ -51,7 +51,11 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
 
   beforeAll(async () => {
     known = new Set(list());
-    sut = await startTestCollectApp({ AUTH_TOKEN_CACHE_TTL_MS: '0', SUBMISSION_XML_MAX_BYTES: '65536', FORM_MAX_BYTES: '65536' });
+    // Rate limits are tested in hardening-limits.e2e.ts; here every case must reach the handler.
+    sut = await startTestCollectApp({
+      AUTH_TOKEN_CACHE_TTL_MS: '0', SUBMISSION_XML_MAX_BYTES: '65536', FORM_MAX_BYTES: '65536',
+      RATE_LIMIT_TOKEN_PER_IP: '1000000', RATE_LIMIT_TOKEN_PER_CLIENT: '1000000', RATE_LIMIT_LOGIN_PER_IP: '1000000', RATE_LIMIT_LOGIN_PER_USERNAME: '1000000',
+    });
     rows = new RowCounter(sut.config.DATABASE_URL);
     owner = await createTestUser(sut.app);
     other = await createTestUser(sut.app);
