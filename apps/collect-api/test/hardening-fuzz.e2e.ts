@@ -40,13 +40,15 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
   const list = () => (existsSync(uploads) ? readdirSync(uploads) : []);
   let known = new Set<string>();
   const leftovers = (): string[] => {
-    const fresh = list().filter((f) => !known.has(f));
-    if (fresh.length === 0) return [];
+    let fresh = list().filter((f) => !known.has(f));
     const until = Date.now() + 1_000;
-    while (Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
-    const still = new Set(list());
-    known = still;
-    return fresh.filter((f) => still.has(f));
+    while (fresh.length && Date.now() < until) {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+      const now = new Set(list());
+      fresh = fresh.filter((f) => now.has(f));
+    }
+    known = new Set(list().filter((f) => !fresh.includes(f)));
+    return fresh;
   };
 
   beforeAll(async () => {

@@ -48,6 +48,29 @@ describe('hardening: regressions found by fuzzing (collect-api)', () => {
     await request(sut.url).get('/api/v1/user').set('Authorization', basicHeader(user.username, 'pw\u0000')).expect(401);
   });
 
+  it('a multipart body with a field part then an XML part cut short: 400 in time (was a hang after the first fix)', async () => {
+    const { createTestUser } = await import('./test-users.js');
+    const { demoInstance, demoXForm } = await import('./forms-fixtures.js');
+    const { encodeBody, sendFuzzRequest } = await import('@collect/testing');
+    const user = await createTestUser(sut.app);
+    await request(sut.url).post('/api/v1/forms').set('Authorization', user.token).set('Content-Type', 'application/xml').send(demoXForm('cut_short')).expect(201);
+    const body = {
+      kind: 'multipart' as const,
+      boundary: '----WebKitFormBoundary7MA4YWxkTrZu0gW',
+      parts: [
+        { name: 'xW^&\u0000xW^&', contentType: 'image/jpeg', data: ';±I3ý©' },
+        { name: 'xml_submission_file', filename: 'é.jpg', contentType: 'text/xml', data: demoInstance({ instanceId: 'cut-1', idString: 'cut_short' }) },
+        { name: 'xml_submission_file', filename: '', contentType: 'image/jpeg', data: `<data id="${'x'.repeat(5000)}">` },
+      ],
+      truncate: 346,
+    };
+    expect(encodeBody(body).payload!.length).toBeGreaterThan(300);
+    for (const path of ['/api/v1/submissions', '/submission']) {
+      const answer = await sendFuzzRequest(sut.url, 'POST', path, { body }, { Authorization: user.token }, 10_000);
+      expect(answer.status).toBe(400);
+    }
+  });
+
   it('POST /o/token with a body the parser refuses: RFC 6749 invalid_request, not {"detail"}', async () => {
     const res = await request(sut.url).post('/o/token').set('Content-Type', 'application/json; charset=utf-16').send('{}');
     expect(res.status).toBe(400);
