@@ -46,6 +46,10 @@ try {
     CAS_DATABASE_URL: dbUrl,
     CAS_DEV_SEED_FILE: DEV_SEED,
     LOG_LEVEL: 'info',
+    // Counted as in production (one PostgreSQL upsert per rule), never reached: the bench measures the token path.
+    RATE_LIMIT_TOKEN_PER_IP: '1000000',
+    RATE_LIMIT_TOKEN_PER_CLIENT: '1000000',
+    RATE_LIMIT_ENABLED: process.env.BENCH_RATE_LIMITS ?? 'true',
   }, port, 60_000);
 
   const request = {

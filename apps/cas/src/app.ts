@@ -1,11 +1,12 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { configureHttpApp } from '@collect/contracts';
+import { applyHttpServerLimits, configureHttpApp } from '@collect/contracts';
 import { AppModule } from './app.module.js';
 import type { CasConfig } from './config/cas-config.js';
 import { runMigrations } from './database/data-source.js';
 import { mountOidcProvider } from './oidc/mount.js';
+import { installCasHttpGuards } from './rate-limit/http-guards.js';
 
 /** Builds the HTTP application (not listening). Tests and main.ts both start here. */
 export async function createCasApp(config: CasConfig): Promise<NestExpressApplication> {
@@ -14,7 +15,15 @@ export async function createCasApp(config: CasConfig): Promise<NestExpressApplic
   app.disable('x-powered-by');
   // Behind an ingress the client address (lockout) and https come from X-Forwarded-*.
   if (config.CAS_TRUST_PROXY) app.set('trust proxy', true);
+  applyHttpServerLimits(app, {
+    bodyLimitBytes: config.HTTP_BODY_LIMIT_BYTES,
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  });
   mountOidcProvider(app);
+  // Security headers and rate limits in front of both oidc-provider and Nest.
+  installCasHttpGuards(app, config);
   configureHttpApp(app, {
     title: 'cas',
     description: 'Central authentication service (OpenID Connect / OAuth 2.0) and its user-search API.',

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { configureHttpApp } from '@collect/contracts';
+import helmet from 'helmet';
+import { applyHttpServerLimits, configureHttpApp, securityHeaders } from '@collect/contracts';
 import { AppModule } from './app.module.js';
 import type { CollectConfig } from './config/collect-config.js';
 import { runMigrations } from './database/data-source.js';
@@ -10,12 +11,21 @@ import { runMigrations } from './database/data-source.js';
 export async function createCollectApp(config: CollectConfig): Promise<NestExpressApplication> {
   if (config.MIGRATIONS_RUN) await runMigrations(config);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bufferLogs: true, bodyParser: true });
-  app.set('trust proxy', false);
+  // Behind an ingress the client address (rate limits) comes from X-Forwarded-For.
+  app.set('trust proxy', config.HTTP_TRUST_PROXY);
   app.disable('x-powered-by');
+  app.use(securityHeaders(helmet));
+  applyHttpServerLimits(app, {
+    bodyLimitBytes: config.HTTP_BODY_LIMIT_BYTES,
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  });
   configureHttpApp(app, {
     title: 'collect-api',
     description: 'Data-collection JSON API: forms, submissions, rest services, media.',
     docsPath: 'api/docs',
+    oauthPaths: ['/o/token'],
   });
   return app;
 }

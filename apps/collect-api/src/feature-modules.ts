@@ -11,6 +11,7 @@ import { RestServicesModule } from './restservices/restservices.module.js';
 import { MediaModule } from './media/media.module.js';
 import { CasModule } from './cas/cas.module.js';
 import { OnboardingModule } from './onboarding/onboarding.module.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
 export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module, ProfilesModule];
@@ -18,3 +19,4 @@ featureModules.push(StorageModule, FormsModule, SubmissionsModule, DatasetsModul
 featureModules.push(RestServicesModule);
 featureModules.push(MediaModule);
 featureModules.push(CasModule, OnboardingModule);
+featureModules.push(RateLimitModule);

@@ -1,7 +1,10 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { HttpErrorFilter } from './http-exception.filter.js';
+import { NulCharacterGuard } from './nul-guard.js';
 
 export interface HttpAppOptions {
   title: string;
@@ -9,12 +12,60 @@ export interface HttpAppOptions {
   /** Path of the OpenAPI UI; the JSON document is served at `${docsPath}-json`. */
   docsPath: string;
   version?: string;
+  /** OAuth 2.0 endpoints whose early refusals answer in the RFC 6749 shape (see HttpErrorFilter). */
+  oauthPaths?: string[];
+}
+
+export interface HttpServerLimits {
+  /** Largest JSON or form-encoded body (413 `{"detail"}` beyond). */
+  bodyLimitBytes: number;
+  /** Time allowed to receive the request headers (slow-loris). */
+  headersTimeoutMs: number;
+  /** Time allowed to receive the whole request. */
+  requestTimeoutMs: number;
+  /** Idle time before a kept-alive connection is closed (above the load balancer's). */
+  keepAliveTimeoutMs: number;
+}
+
+/**
+ * Body size limits and slow-client timeouts. Called before listen(): Node reads
+ * `connectionsCheckingInterval` when the server starts listening, and its default (30 s) would
+ * let a slow-loris connection outlive `headersTimeout` by that much.
+ */
+export function applyHttpServerLimits(app: NestExpressApplication, limits: HttpServerLimits): void {
+  app.useBodyParser('json', { limit: limits.bodyLimitBytes });
+  app.useBodyParser('urlencoded', { limit: limits.bodyLimitBytes, extended: true });
+  const server = app.getHttpServer() as Server & { connectionsCheckingInterval?: number };
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.connectionsCheckingInterval = Math.min(5_000, Math.max(100, Math.floor(limits.headersTimeoutMs / 4)));
+}
+
+type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+type HelmetFactory = (options: Record<string, unknown>) => Middleware;
+
+/**
+ * Helmet's headers on every answer (nosniff, frame and referrer policy, HSTS, COOP, ...), the
+ * services' own (helmet is a dependency of the apps, passed in). No global CSP: the HTML pages
+ * set a strict one of their own and Swagger UI needs its inline script. No CORP: media served
+ * to web apps of other origins must stay loadable.
+ */
+export function securityHeaders(helmet: unknown): Middleware {
+  return (helmet as HelmetFactory)({
+    contentSecurityPolicy: false,
+    crossOriginResourcePolicy: false,
+    crossOriginEmbedderPolicy: false,
+    referrerPolicy: { policy: 'no-referrer' },
+    frameguard: { action: 'deny' },
+  });
 }
 
 /** What both services set on their Nest application: logger, error shape, OpenAPI. */
 export function configureHttpApp(app: INestApplication, options: HttpAppOptions): void {
   app.useLogger(app.get(Logger));
-  app.useGlobalFilters(new HttpErrorFilter());
+  app.useGlobalFilters(new HttpErrorFilter({ oauthPaths: options.oauthPaths }));
+  app.useGlobalGuards(new NulCharacterGuard());
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder().setTitle(options.title).setDescription(options.description).setVersion(options.version ?? '1.0').build(),

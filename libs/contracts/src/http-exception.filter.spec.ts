@@ -32,3 +32,29 @@ describe('HttpErrorFilter', () => {
     expect(sut.toResponse(err)).toMatchObject({ status: 400, body: { detail: 'JSON parse error.' } });
   });
 });
+
+describe('HttpErrorFilter on OAuth paths', () => {
+  it('answers a body-parser refusal at /o/token in the RFC 6749 shape (fuzzing found {"detail"} there)', () => {
+    const sut = new HttpErrorFilter({ oauthPaths: ['/o/token'] });
+    const sent: { status?: number; body?: unknown } = {};
+    const res = { status: (s: number) => ((sent.status = s), res), setHeader: () => undefined, json: (b: unknown) => (sent.body = b), end: () => undefined };
+    const host = { switchToHttp: () => ({ getResponse: () => res, getRequest: () => ({ originalUrl: '/o/token?x=1' }) }) };
+    const err = Object.assign(new Error('Unexpected end'), { status: 400, type: 'encoding.unsupported' });
+    sut.catch(err, host as never);
+    expect(sent).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'Unsupported content encoding.' } });
+    const other = { switchToHttp: () => ({ getResponse: () => res, getRequest: () => ({ originalUrl: '/api/v1/forms' }) }) };
+    sut.catch(err, other as never);
+    expect(sent.body).toEqual({ detail: 'Unsupported content encoding.' });
+  });
+});
+
+describe('containsNul', () => {
+  it('finds NUL in keys and values at any depth without recursion', async () => {
+    const { containsNul } = await import('./nul-guard.js');
+    let deep: unknown = 'a\u0000b';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(containsNul(deep)).toBe(true);
+    expect(containsNul({ ['k\u0000']: 1 })).toBe(true);
+    expect(containsNul({ a: ['x', { b: 'y' }], n: 1, z: null })).toBe(false);
+  });
+});

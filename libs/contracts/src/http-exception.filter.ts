@@ -3,6 +3,8 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import type { ErrorBody } from './errors.js';
 import { NOT_FOUND_DETAIL } from './errors.js';
 
+type HttpRequestLike = { url?: string; originalUrl?: string };
+
 type HttpResponseLike = {
   headersSent?: boolean;
   status(code: number): HttpResponseLike;
@@ -27,9 +29,20 @@ const PARSER_DETAILS: Record<string, string> = {
  * Turns every error into the body shapes of decisions.md. Unknown errors become a 500 whose
  * body carries only an error id; the details go to the log under that id.
  */
+export interface HttpErrorFilterOptions {
+  /**
+   * Paths of OAuth 2.0 endpoints (RFC 6749 §5.2): a 4xx raised before their handler runs (body
+   * parser, body size, rate limit) is answered `{error, error_description}` there, so OAuth
+   * clients can read it.
+   */
+  oauthPaths?: string[];
+}
+
 @Catch()
 export class HttpErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpErrorFilter');
+
+  constructor(private readonly options: HttpErrorFilterOptions = {}) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<HttpResponseLike>();
@@ -37,9 +50,16 @@ export class HttpErrorFilter implements ExceptionFilter {
       res.end();
       return;
     }
+    const req = host.switchToHttp().getRequest<HttpRequestLike | undefined>();
     const { status, body, headers } = this.toResponse(exception);
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-    res.status(status).json(body);
+    res.status(status).json(this.isOAuthPath(req) && status < 500 ? oauthErrorBody(status, body) : body);
+  }
+
+  private isOAuthPath(req: HttpRequestLike | undefined): boolean {
+    if (!this.options.oauthPaths?.length || !req) return false;
+    const path = (req.originalUrl ?? req.url ?? '').split('?')[0].replace(/\/+$/, '');
+    return this.options.oauthPaths.includes(path);
   }
 
   toResponse(exception: unknown): { status: number; body: ErrorBody & { error_id?: string }; headers: Record<string, string> } {
@@ -61,6 +81,13 @@ export class HttpErrorFilter implements ExceptionFilter {
     this.logger.error({ err: exception, errorId }, 'unhandled error');
     return { status: HttpStatus.INTERNAL_SERVER_ERROR, body: { detail: 'Internal server error.', error_id: errorId }, headers: {} };
   }
+}
+
+/** RFC 6749 §5.2 error codes for refusals that happen before an OAuth handler runs. */
+export function oauthErrorBody(status: number, body: ErrorBody): { error: string; error_description: string } {
+  const description = 'detail' in body && typeof body.detail === 'string' ? body.detail : Object.entries(body).map(([k, v]) => `${k}: ${(v as string[]).join(' ')}`).join('; ');
+  const error = status === 401 ? 'invalid_client' : status === 429 ? 'slow_down' : 'invalid_request';
+  return { error, error_description: description || defaultDetail(status) };
 }
 
 function headersOf(exception: HttpException): Record<string, string> {

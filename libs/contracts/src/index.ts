@@ -7,3 +7,5 @@ export * from './health.js';
 export * from './http-app.js';
 export * from './logger-module.js';
 export * from './cas-users.js';
+export * from './nul-guard.js';
+export * from './rate-limit.js';

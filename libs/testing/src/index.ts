@@ -4,3 +4,4 @@ export * from './postgres.js';
 export * from './redis.js';
 export * from './service.js';
 export * from './test-env.js';
+export * from './fuzz/index.js';

@@ -36,6 +36,17 @@ export const casEnvSchema = z
     LOG_LEVEL: envField.logLevel(),
     SHUTDOWN_GRACE_MS: envField.int(25_000, 0, 600_000),
     MIGRATIONS_RUN: envField.bool(true),
+    // Hardening: body limits, slow clients, rate limits (issue 11, docs/security.md).
+    HTTP_BODY_LIMIT_BYTES: envField.int(1_048_576, 1_024, 104_857_600),
+    HTTP_HEADERS_TIMEOUT_MS: envField.int(20_000, 100, 600_000),
+    HTTP_REQUEST_TIMEOUT_MS: envField.int(60_000, 100, 3_600_000),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: envField.int(65_000, 100, 600_000),
+    RATE_LIMIT_ENABLED: envField.bool(true),
+    RATE_LIMIT_WINDOW_SECONDS: envField.int(60, 1, 86_400),
+    RATE_LIMIT_TOKEN_PER_IP: envField.int(1_200, 1, 1_000_000),
+    RATE_LIMIT_TOKEN_PER_CLIENT: envField.int(600, 1, 1_000_000),
+    RATE_LIMIT_LOGIN_PER_IP: envField.int(100, 1, 1_000_000),
+    RATE_LIMIT_SYNC_MS: envField.int(200, 10, 60_000),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV !== 'production') return;

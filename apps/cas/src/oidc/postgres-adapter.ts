@@ -26,23 +26,26 @@ class PostgresAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
+    if (!storable(id)) return undefined;
     return toPayload(await this.repo.find(this.model, id));
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    if (!storable(uid)) return undefined;
     return toPayload(await this.repo.findBy(this.model, 'uid', uid));
   }
 
   async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    if (!storable(userCode)) return undefined;
     return toPayload(await this.repo.findBy(this.model, 'user_code', userCode));
   }
 
-  consume(id: string): Promise<void> {
-    return this.repo.consume(this.model, id);
+  async consume(id: string): Promise<void> {
+    if (storable(id)) await this.repo.consume(this.model, id);
   }
 
-  destroy(id: string): Promise<void> {
-    return this.repo.destroy(this.model, id);
+  async destroy(id: string): Promise<void> {
+    if (storable(id)) await this.repo.destroy(this.model, id);
   }
 
   revokeByGrantId(grantId: string): Promise<void> {
@@ -53,8 +56,8 @@ class PostgresAdapter implements Adapter {
 /** Clients are managed by the registry (seed, CLI); oidc-provider only reads them. */
 class ClientAdapter implements Adapter {
   constructor(private readonly clients: ClientMetadataSource) {}
-  find(id: string) {
-    return this.clients.find(id);
+  async find(id: string) {
+    return storable(id) ? this.clients.find(id) : undefined;
   }
   async upsert(): Promise<void> {
     throw new Error('clients are managed through the CAS registry');
@@ -68,6 +71,15 @@ class ClientAdapter implements Adapter {
   async consume(): Promise<void> {}
   async destroy(): Promise<void> {}
   async revokeByGrantId(): Promise<void> {}
+}
+
+/**
+ * PostgreSQL text cannot hold NUL: a token, uid or client_id carrying one (any caller can send
+ * it to /connect/introspect or /connect/token) made the query fail and the provider answer 500
+ * (found by fuzzing). No stored value has one, so it is simply not found.
+ */
+export function storable(value: string): boolean {
+  return typeof value === 'string' && !value.includes('\u0000');
 }
 
 function toPayload(row: StoredPayload | undefined): AdapterPayload | undefined {

@@ -22,6 +22,9 @@ export class PasswordLoginService {
   ) {}
 
   async login(username: string, password: string, via: string): Promise<PasswordLoginResult> {
+    // No stored username holds a NUL and PostgreSQL cannot compare one (it answered 500 for a
+    // Basic header that decodes to one; found by fuzzing): such credentials are simply wrong.
+    if (username.includes('\u0000')) return { kind: 'invalid' };
     const retryAfter = await this.lockout.retryAfter(username);
     if (retryAfter > 0) return { kind: 'locked', retryAfter };
     const user = await this.users.verifyCredentials(username, password);

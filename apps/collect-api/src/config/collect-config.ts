@@ -87,6 +87,18 @@ export const collectEnvSchema = z
     CAS_SESSION_COOKIE_SECURE: z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).optional().transform((v) => (v === undefined ? undefined : v === 'true' || v === '1' || v === 'yes')),
     CAS_SESSION_SECONDS: envField.int(28_800, 60, 2_592_000),
     CAS_LOGIN_STATE_SECONDS: envField.int(600, 30, 3_600),
+    // Hardening: body limits, slow clients, rate limits (issue 11, docs/security.md).
+    HTTP_BODY_LIMIT_BYTES: envField.int(1_048_576, 1_024, 104_857_600),
+    HTTP_HEADERS_TIMEOUT_MS: envField.int(20_000, 100, 600_000),
+    HTTP_REQUEST_TIMEOUT_MS: envField.int(600_000, 100, 3_600_000),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: envField.int(65_000, 100, 600_000),
+    HTTP_TRUST_PROXY: envField.bool(false),
+    RATE_LIMIT_ENABLED: envField.bool(true),
+    RATE_LIMIT_WINDOW_SECONDS: envField.int(60, 1, 86_400),
+    RATE_LIMIT_TOKEN_PER_IP: envField.int(600, 1, 1_000_000),
+    RATE_LIMIT_TOKEN_PER_CLIENT: envField.int(300, 1, 1_000_000),
+    RATE_LIMIT_LOGIN_PER_IP: envField.int(100, 1, 1_000_000),
+    RATE_LIMIT_LOGIN_PER_USERNAME: envField.int(30, 1, 1_000_000),
   })
   .superRefine((env, ctx) => {
     if (env.STORAGE_BACKEND === 's3' && !env.S3_BUCKET) {

@@ -46,7 +46,8 @@ export class AuthorizeController {
   }
 
   @Post('login')
-  async login(@Body() body: Params, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
+  async login(@Body() raw: Params | undefined, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
+    const body = formFields(raw);
     const next = typeof body.next === 'string' && body.next.startsWith('/o/authorize?') ? body.next : undefined;
     if (!this.sessions.checkCsrf(req, body.csrf_token)) return html(res, 403, errorPage('The form expired or was not sent from this site (CSRF check failed). Go back and try again.'));
     if (!next) return html(res, 400, errorPage('Missing or invalid next parameter.'));
@@ -70,7 +71,8 @@ export class AuthorizeController {
   }
 
   @Post('authorize')
-  async decide(@Body() body: Params, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
+  async decide(@Body() raw: Params | undefined, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
+    const body = formFields(raw);
     if (!this.sessions.checkCsrf(req, body.csrf_token)) return html(res, 403, errorPage('The form expired or was not sent from this site (CSRF check failed). Go back and try again.'));
     const check = await this.oauth.checkAuthorizeRequest(body);
     if (check.kind === 'page') return html(res, 400, errorPage(check.message));
@@ -90,6 +92,15 @@ export class AuthorizeController {
     const user = await this.users.findById(id);
     return user?.isActive ? user : null;
   }
+}
+
+/**
+ * The parsed form, or nothing: a body of another content type (multipart, text) is not parsed
+ * and arrives undefined, which used to answer 500 (found by fuzzing). It then fails the CSRF
+ * check like any forged post.
+ */
+function formFields(body: Params | undefined): Params {
+  return body && typeof body === 'object' && !Array.isArray(body) ? body : {};
 }
 
 /** The authorize parameters the consent form sends back (redirect_uri only when it was given). */

@@ -39,6 +39,8 @@ export async function readMultipartPart(req: IncomingMessage, name: string, max:
     else value = v;
   });
   bb.on('file', (field, stream) => {
+    // A truncated body fails the part stream as well as busboy; unheard, it would be uncaught.
+    stream.on('error', () => undefined);
     if (field !== name) {
       stream.resume();
       return;

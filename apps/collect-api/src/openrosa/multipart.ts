@@ -65,6 +65,8 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
   }
 
   const writes: Array<Promise<void>> = [];
+  const outs: Array<Promise<void>> = [];
+  const destroyers: Array<() => void> = [];
   bb.on('field', (name, value, info) => {
     if (name === XML_PART) {
       if (info.valueTruncated) fail(413, 'The submission XML is too large.');
@@ -72,6 +74,9 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
     }
   });
   bb.on('file', (field, stream, info) => {
+    // A truncated body fails the part stream too ("Unexpected end of form"); without a listener
+    // that error is uncaught and takes the process down (found by fuzzing).
+    stream.on('error', (err: Error) => fail(400, `Malformed multipart body: ${err.message}`));
     if (field === XML_PART) {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -80,6 +85,10 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
         if (size > limits.xmlMaxBytes) fail(413, 'The submission XML is too large.');
         else chunks.push(c);
       });
+      // busboy stops at fileSize (the larger of the two limits) and says so with 'limit': when
+      // that equals xmlMaxBytes the byte count never exceeds it, and a truncated document used
+      // to be parsed and stored (found by the hardening limits test).
+      stream.on('limit', () => fail(413, 'The submission XML is too large.'));
       writes.push(new Promise((resolve) => stream.on('close', () => {
         if (!failure) xml = Buffer.concat(chunks).toString('utf8');
         resolve();
@@ -92,6 +101,8 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
     let size = 0;
     let head = Buffer.alloc(0);
     const out = createWriteStream(tmpPath);
+    outs.push(new Promise<void>((resolve) => out.on('close', () => resolve())).then(() => undefined));
+    destroyers.push(() => out.destroy());
     // Keep part order (the order the client sent), whatever order the writes finish in.
     const slot = files.length;
     files.push(undefined as unknown as UploadedFile);
@@ -101,6 +112,8 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
       if (size > limits.attachmentMaxBytes) fail(413, `The attachment "${name}" is larger than ${limits.attachmentMaxBytes} bytes.`);
     });
     stream.on('limit', () => fail(413, `The attachment "${name}" is larger than ${limits.attachmentMaxBytes} bytes.`));
+    // pipe() does not end the file when the part fails: close it so its descriptor is released.
+    stream.on('error', () => out.destroy());
     writes.push(
       new Promise((resolve) => {
         stream.pipe(out);
@@ -126,6 +139,12 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
     });
     await Promise.all(writes);
   } catch (err) {
+    // A temporary file still opening would be created after its removal: close every one
+    // first (.part files were found left behind after early fuzzing runs).
+    // Only the file streams: a part stream busboy gave up on may never close (fuzzing found a
+    // hang when this awaited every part).
+    for (const destroy of destroyers) destroy();
+    await Promise.all(outs);
     await cleanup();
     throw err;
   }

@@ -54,7 +54,12 @@ export function escapeXml(s: string): string {
  * Parses untrusted XML. Refuses any DOCTYPE (so no external or recursive entities can exist),
  * then checks well-formedness, then builds the element tree. Throws XmlInputError.
  */
+/** Characters XML 1.0 forbids (§2.2); NUL among them cannot be stored by PostgreSQL either. */
+const ILLEGAL_XML_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
+
 export function parseXml(xml: string): XmlNode {
+  // Found by fuzzing: a NUL in an answer reached the jsonb insert and answered 500.
+  if (ILLEGAL_XML_CHARS.test(xml)) throw new XmlInputError('Malformed XML: the document contains characters XML does not allow (control characters).');
   if (/<!DOCTYPE/i.test(xml) || /<!ENTITY/i.test(xml)) throw new XmlInputError('XML with a DOCTYPE or entity declarations is not accepted.');
   const valid = XMLValidator.validate(xml, { allowBooleanAttributes: false });
   if (valid !== true) throw new XmlInputError(`Malformed XML: ${valid.err.msg} (line ${valid.err.line})`);

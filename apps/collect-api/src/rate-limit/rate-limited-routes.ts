@@ -1,0 +1,54 @@
+import { basicUsername } from '@collect/contracts';
+import type { CollectConfig } from '../config/collect-config.js';
+
+export type RateLimitedRequest = {
+  method?: string;
+  path?: string;
+  route?: { path?: string };
+  body?: unknown;
+  headers: Record<string, string | string[] | undefined>;
+  /** Express's client address (honours HTTP_TRUST_PROXY). */
+  ip?: string;
+  socket?: { remoteAddress?: string };
+};
+type Req = RateLimitedRequest;
+
+export interface RateLimitedRoute {
+  method: string;
+  /** The route path as the router declares it. */
+  path: string;
+  /** Requests per window from one address. */
+  perIp: (c: CollectConfig) => number;
+  /** Requests per window for one credential (client id, username); null: not counted per credential. */
+  perCredential: (c: CollectConfig) => number;
+  /** The credential a request names, or null. */
+  credential: (req: Req) => string | null;
+}
+
+const field = (req: Req, name: string): string | null => {
+  const body = req.body as Record<string, unknown> | undefined;
+  const v = body && typeof body === 'object' ? body[name] : undefined;
+  return typeof v === 'string' && v ? v : null;
+};
+
+/**
+ * The login and token endpoints and their limits. Add a row for a new endpoint that checks a
+ * secret (a CAS callback, a token exchange); everything else is not rate limited here.
+ */
+export const RATE_LIMITED_ROUTES: RateLimitedRoute[] = [
+  {
+    method: 'POST', path: '/o/token',
+    perIp: (c) => c.RATE_LIMIT_TOKEN_PER_IP, perCredential: (c) => c.RATE_LIMIT_TOKEN_PER_CLIENT,
+    credential: (req) => basicUsername(String(req.headers.authorization ?? '')) ?? field(req, 'client_id'),
+  },
+  {
+    method: 'POST', path: '/o/login',
+    perIp: (c) => c.RATE_LIMIT_LOGIN_PER_IP, perCredential: (c) => c.RATE_LIMIT_LOGIN_PER_USERNAME,
+    credential: (req) => field(req, 'username'),
+  },
+];
+
+export function rateLimitedRoute(req: Req): RateLimitedRoute | undefined {
+  const path = (req.route?.path ?? req.path ?? '').replace(/\/+$/, '');
+  return RATE_LIMITED_ROUTES.find((r) => r.method === req.method && r.path === path);
+}

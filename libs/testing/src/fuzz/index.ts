@@ -1,0 +1,3 @@
+export * from './arbitraries.js';
+export * from './requests.js';
+export * from './runner.js';
