@@ -16,7 +16,7 @@ const APP: Record<ChartName, { values: 'collectApi' | 'cas'; dir: string; port: 
     values: 'collectApi',
     dir: 'apps/collect-api',
     port: 3000,
-    secretNames: ['DATABASE_URL', 'REDIS_URL', 'COLLECT_SECRET_KEY', 'COLLECT_ADMIN_PASSWORD', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'SHEETS_CLIENT_SECRET', 'CAS_CLIENT_SECRET', 'CAS_ONBOARDING_CLIENT_SECRET'],
+    secretNames: ['DATABASE_URL', 'REDIS_URL', 'COLLECT_SECRET_KEY', 'COLLECT_ADMIN_PASSWORD', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'SHEETS_CLIENT_SECRET', 'CAS_CLIENT_SECRET', 'CAS_ONBOARDING_CLIENT_SECRET', 'METRICS_TOKEN'],
   },
   cas: { values: 'cas', dir: 'apps/cas', port: 4000, secretNames: ['CAS_DATABASE_URL', 'CAS_KEY_ENCRYPTION_KEY', 'CAS_COOKIE_KEYS'] },
 };
@@ -229,7 +229,10 @@ describe('collect-api chart', () => {
 
   it('renders an optional ServiceMonitor', () => {
     const docs = renderEnv('collect-api', 'staging', ['collectApi.serviceMonitor.enabled=true']);
-    expect(() => validateManifest(one(docs, 'ServiceMonitor'))).not.toThrow();
+    const monitor = one(docs, 'ServiceMonitor');
+    expect(() => validateManifest(monitor)).not.toThrow();
+    // /metrics answers 404 in production without the scrape token, 401 without it in the request.
+    expect(monitor.spec.endpoints[0].authorization).toEqual({ type: 'Bearer', credentials: { name: 'collect-api', key: 'METRICS_TOKEN' } });
   });
 });
 

@@ -63,6 +63,7 @@ export const collectEnvSchema = z
     FORWARD_CONCURRENCY: envField.int(16, 1, 1_000),
     FORWARD_DELIVER_IN_PROCESS: envField.bool(false),
     WORKER_PORT: envField.port(3001),
+    METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     SHEETS_API_BASE_URL: envField.url().default('https://sheets.googleapis.com'),
     SHEETS_OAUTH_AUTHORIZE_URL: envField.url().default('https://accounts.google.com/o/oauth2/v2/auth'),
     SHEETS_OAUTH_TOKEN_URL: envField.url().default('https://oauth2.googleapis.com/token'),
