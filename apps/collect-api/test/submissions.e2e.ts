@@ -1,5 +1,5 @@
 import { readdirSync, existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import request from 'supertest';
@@ -169,7 +169,7 @@ describe('submissions: OpenRosa + JSON intake, data endpoint (local storage)', (
       const count = Number((await request(sut.url).get(`/api/v1/data/${formId}`).set('Authorization', owner.token)).headers['x-total-count']);
       expect(count).toBe(countBefore);
       expect(listFiles(mediaRoot).length).toBe(filesBefore);
-      expect(listFiles(resolve(tmpdir(), 'collect-uploads')).filter((f) => f.endsWith('.part'))).toEqual([]);
+      expect(listFiles(sut.config.UPLOAD_TMP_DIR).filter((f) => f.endsWith('.part'))).toEqual([]);
     });
 
     it('XXE payload: 400', async () => {

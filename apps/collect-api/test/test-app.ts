@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { freshRedisPrefix, freshTestDatabase, sharedRedisUrl } from '@collect/testing';
 import { createCollectApp } from '../src/app.js';
@@ -26,6 +29,8 @@ export async function startTestCollectApp(env: Record<string, string> = {}, port
     REDIS_PREFIX: freshRedisPrefix('collect'),
     COLLECT_PORT: '3000',
     FORWARD_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128',
+    // Its own spool folder, so a suite checking for left-over upload files sees only its own.
+    UPLOAD_TMP_DIR: mkdtempSync(join(tmpdir(), 'collect-uploads-test-')),
     ...env,
   });
   const app = await createCollectApp(config);

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { envField, parseEnv } from '@collect/contracts';
 
@@ -51,6 +53,7 @@ export const collectEnvSchema = z
     SUBMISSION_XML_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     FORM_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     SUBMISSION_MAX_ATTACHMENTS: envField.int(100, 1, 10_000),
+    UPLOAD_TMP_DIR: z.string().min(1).default(join(tmpdir(), 'collect-uploads')),
     // Rest services and forwarding (issue 8, docs/restservices.md).
     FORWARD_ALLOW_PRIVATE_NETWORKS: envField.list(''),
     FORWARD_MAX_ATTEMPTS: envField.int(8, 1, 100),

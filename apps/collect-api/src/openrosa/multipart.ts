@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
@@ -28,10 +27,11 @@ export interface MultipartLimits {
   attachmentMaxBytes: number;
   xmlMaxBytes: number;
   maxFiles: number;
+  /** Where attachment parts are spooled until stored (UPLOAD_TMP_DIR). */
+  tmpDir: string;
 }
 
 export const XML_PART = 'xml_submission_file';
-const UPLOAD_DIR = join(tmpdir(), 'collect-uploads');
 
 export function isMultipart(req: IncomingMessage): boolean {
   return /^multipart\/form-data\s*;/i.test(req.headers['content-type'] ?? '');
@@ -44,7 +44,7 @@ export function isMultipart(req: IncomingMessage): boolean {
  * body has been read, with every temporary file removed.
  */
 export async function readMultipartSubmission(req: IncomingMessage, limits: MultipartLimits): Promise<MultipartSubmission> {
-  await mkdir(UPLOAD_DIR, { recursive: true });
+  await mkdir(limits.tmpDir, { recursive: true });
   const files: UploadedFile[] = [];
   const temps: string[] = [];
   const cleanup = async () => {
@@ -96,7 +96,7 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
       return;
     }
     const name = basename((info.filename ?? '').replace(/\\/g, '/')) || `${field || 'file'}.bin`;
-    const tmpPath = join(UPLOAD_DIR, `${randomUUID()}.part`);
+    const tmpPath = join(limits.tmpDir, `${randomUUID()}.part`);
     temps.push(tmpPath);
     let size = 0;
     let head = Buffer.alloc(0);

@@ -80,6 +80,7 @@ export class SubmissionController {
       attachmentMaxBytes: this.config.ATTACHMENT_MAX_BYTES,
       xmlMaxBytes: this.config.SUBMISSION_XML_MAX_BYTES,
       maxFiles: this.config.SUBMISSION_MAX_ATTACHMENTS,
+      tmpDir: this.config.UPLOAD_TMP_DIR,
     });
     try {
       if (upload.xml === null) throw new FieldValidationError({ xml_submission_file: ['This part is required.'] });
