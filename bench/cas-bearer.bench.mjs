@@ -6,8 +6,8 @@
 // processes (dev seed, demo-machine linked as a service account); autocannon drives them.
 // Rounds are interleaved and the median of each is used (the machine is shared).
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import { freePort, startPostgres, startRedis, startServiceProcess } from '../libs/testing/dist/index.js';
+import { median, must, requestsPerSecond } from './bench-helpers.mjs';
 
 const CAS_MAIN = fileURLToPath(new URL('../apps/cas/dist/main.js', import.meta.url));
 const COLLECT_MAIN = fileURLToPath(new URL('../apps/collect-api/dist/main.js', import.meta.url));
@@ -15,7 +15,6 @@ const DEV_SEED = fileURLToPath(new URL('../apps/cas/seed/dev-seed.json', import.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const pg = await startPostgres({ fast: true });
 const redis = await startRedis();
@@ -58,9 +57,9 @@ try {
     'GET /api/v1/user (local Token, baseline)': { url: `${base}/api/v1/user`, headers: { authorization: `Token ${apiToken}` } },
     'GET /api/v1/user (CAS Bearer, service account)': { url: `${base}/api/v1/user`, headers: { authorization: `Bearer ${tokens.access_token}` } },
   };
-  for (const c of Object.values(cases)) await run(c, 1); // warm-up: JIT, pools, JWKS
+  for (const c of Object.values(cases)) await requestsPerSecond(c, 1, CONNECTIONS); // warm-up: JIT, pools, JWKS
   const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-  for (let r = 0; r < ROUNDS; r++) for (const [name, c] of Object.entries(cases)) results[name].push(await run(c, DURATION));
+  for (let r = 0; r < ROUNDS; r++) for (const [name, c] of Object.entries(cases)) results[name].push(await requestsPerSecond(c, DURATION, CONNECTIONS));
   const rate = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
   for (const [name, rps] of Object.entries(rate)) console.log(`${name}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
   const [baseline, casBearer] = Object.values(rate);
@@ -72,15 +71,3 @@ try {
   await pg.stop();
 }
 
-async function run({ url, headers }, seconds) {
-  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: seconds });
-  const bad = result.non2xx + result.errors;
-  if (bad > 0) throw new Error(`${url}: ${bad} failed requests of ${result.requests.total}`);
-  return result.requests.average;
-}
-
-async function must(promise, status) {
-  const res = await promise;
-  if (res.status !== status) throw new Error(`${res.url}: expected ${status}, got ${res.status}: ${await res.text()}`);
-  return res;
-}

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { freePort, startPostgres, startServiceProcess } from '../libs/testing/dist/index.js';
 import { runMigrations } from '../apps/cas/dist/database/data-source.js';
+import { median } from './bench-helpers.mjs';
 
 const CAS_MAIN = fileURLToPath(new URL('../apps/cas/dist/main.js', import.meta.url));
 const DEV_SEED = fileURLToPath(new URL('../apps/cas/seed/dev-seed.json', import.meta.url));
@@ -17,7 +18,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5); // interleaved rounds, med
 const DURATION = Number(process.env.BENCH_DURATION_S ?? 3); // seconds of HTTP load per round
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const SIGN_ROUND_MS = 1000;
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 function rawSignsPerSecond() {

@@ -4,8 +4,8 @@
 // as its own process on embedded PostgreSQL + redis-server; autocannon drives it. Rounds are
 // interleaved and the median of each is used, so a noisy neighbour hits all three alike.
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import { freePort, startPostgres, startRedis, startServiceProcess } from '../libs/testing/dist/index.js';
+import { median, must, requestsPerSecond } from './bench-helpers.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
@@ -38,10 +38,9 @@ try {
     'GET /api/v1/user (Token)': { url: `${base}/api/v1/user`, headers: { authorization: `Token ${token}` } },
     'GET /api/v1/user (Bearer)': { url: `${base}/api/v1/user`, headers: { authorization: `Bearer ${bearer}` } },
   };
-  for (const c of Object.values(cases)) await run(c, 1); // warm-up: JIT, pools, caches
+  for (const c of Object.values(cases)) await requestsPerSecond(c, 1, CONNECTIONS); // warm-up: JIT, pools, caches
   const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-  for (let r = 0; r < ROUNDS; r++) for (const [name, c] of Object.entries(cases)) results[name].push(await run(c, DURATION));
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  for (let r = 0; r < ROUNDS; r++) for (const [name, c] of Object.entries(cases)) results[name].push(await requestsPerSecond(c, DURATION, CONNECTIONS));
   const rate = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
   for (const [name, rps] of Object.entries(rate)) console.log(`${name}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
   const baseline = rate['GET /api/v1/ (anonymous, baseline)'];
@@ -51,13 +50,6 @@ try {
   await api?.stop();
   await redis.stop();
   await pg.stop();
-}
-
-async function run({ url, headers }, seconds) {
-  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: seconds });
-  const bad = result.non2xx + result.errors;
-  if (bad > 0) throw new Error(`${url}: ${bad} failed requests of ${result.requests.total}`);
-  return result.requests.average;
 }
 
 /** A user with an API token, and a Bearer token from the real /o/authorize -> /o/token flow. */
@@ -106,8 +98,3 @@ async function credentials(base) {
   return { token: me.api_token, bearer: tokens.access_token };
 }
 
-async function must(promise, status) {
-  const res = await promise;
-  if (res.status !== status) throw new Error(`${res.url}: expected ${status}, got ${res.status}: ${await res.text()}`);
-  return res;
-}

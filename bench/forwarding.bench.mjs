@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { freePort, startPostgres, startRedis, startServiceProcess } from '../libs/testing/dist/index.js';
+import { must } from './bench-helpers.mjs';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -134,8 +135,3 @@ async function until(check, timeoutMs) {
   }
 }
 
-async function must(promise, status) {
-  const res = await promise;
-  if (res.status !== status) throw new Error(`${res.url}: expected ${status}, got ${res.status} ${await res.text()}`);
-  return res;
-}

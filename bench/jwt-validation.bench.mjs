@@ -6,6 +6,7 @@ import { createPublicKey, verify } from 'node:crypto';
 import { jwtVerify, importJWK } from 'jose';
 import { JwtValidator } from '../libs/jwt-validation/dist/index.js';
 import { LocalIssuer } from '../libs/jwt-validation/dist/testing/local-issuer.js';
+import { median } from './bench-helpers.mjs';
 
 const ROUNDS = 7; // short interleaved rounds, median: the machine is shared, load comes and goes
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 600);
@@ -43,7 +44,6 @@ const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
 for (let r = 0; r < ROUNDS; r++) {
   for (const [name, fn] of Object.entries(cases)) results[name].push(await measure(fn));
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rate = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
 for (const [name, perSec] of Object.entries(rate)) console.log(`${name}: ${Math.round(perSec)} verifications/s (median of ${ROUNDS})`);
 const stats = validator.getStats();

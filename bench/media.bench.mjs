@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { freePort, startPostgres, startRedis, startServiceProcess } from '../libs/testing/dist/index.js';
+import { median, must } from './bench-helpers.mjs';
 
 const require = createRequire(new URL('../apps/collect-api/package.json', import.meta.url));
 const pg = require('pg');
@@ -80,7 +81,6 @@ try {
   for (const url of Object.values(cases)) await latency(url, auth, 1);
   const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   for (let r = 0; r < ROUNDS; r++) for (const [name, url] of Object.entries(cases)) results[name].push(await latency(url, auth, DURATION));
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const ms = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
   console.log(`page of 100 at ${SMALL}: ${ms.page1k.toFixed(2)} ms; at ${BIG}: ${ms.page1m.toFixed(2)} ms (mean latency, median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
   console.log(`page of 100 with type=video at ${SMALL}: ${ms.typed1k.toFixed(2)} ms; at ${BIG}: ${ms.typed1m.toFixed(2)} ms`);
@@ -160,8 +160,3 @@ async function latency(url, headers, seconds) {
   return result.latency.average;
 }
 
-async function must(promise, status) {
-  const res = await promise;
-  if (res.status !== status) throw new Error(`${res.url}: expected ${status}, got ${res.status} ${await res.text()}`);
-  return res;
-}

@@ -9,8 +9,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import { freePort, startPostgres, startRedis, startServiceProcess } from '../libs/testing/dist/index.js';
+import { median, must, requestsPerSecond } from './bench-helpers.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
@@ -62,10 +62,9 @@ try {
     },
     'GET /api/v1/data/{form}?page_size=100': { url: `${base}/api/v1/data/${form.formid}?page_size=100`, headers: { authorization: token } },
   };
-  for (const c of Object.values(cases)) await run(c, 1);
+  for (const c of Object.values(cases)) await requestsPerSecond(c, 1, CONNECTIONS);
   const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-  for (let r = 0; r < ROUNDS; r++) for (const [name, c] of Object.entries(cases)) results[name].push(await run(c, DURATION));
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  for (let r = 0; r < ROUNDS; r++) for (const [name, c] of Object.entries(cases)) results[name].push(await requestsPerSecond(c, DURATION, CONNECTIONS));
   const rate = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
   for (const [name, rps] of Object.entries(rate)) console.log(`${name}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
   const baseline = rate['GET /api/v1/user (Token, baseline)'];
@@ -78,15 +77,3 @@ try {
   await pg.stop();
 }
 
-async function run({ url, method = 'GET', headers, setupRequest, expect = 200 }, seconds) {
-  const result = await autocannon({ url, method, headers, connections: CONNECTIONS, duration: seconds, ...(setupRequest ? { requests: [{ setupRequest }] } : {}) });
-  const bad = result.errors + (result.statusCodeStats ? Object.entries(result.statusCodeStats).filter(([code]) => Number(code) !== expect).reduce((n, [, s]) => n + s.count, 0) : result.non2xx);
-  if (bad > 0) throw new Error(`${method} ${url}: ${bad} unexpected answers of ${result.requests.total} (${JSON.stringify(result.statusCodeStats)})`);
-  return result.requests.average;
-}
-
-async function must(promise, status) {
-  const res = await promise;
-  if (res.status !== status) throw new Error(`${res.url}: expected ${status}, got ${res.status} ${await res.text()}`);
-  return res;
-}

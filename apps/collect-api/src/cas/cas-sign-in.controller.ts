@@ -1,6 +1,7 @@
 import { Controller, Get, Logger, NotFoundException, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
+import { sendHtml, sendRedirect } from '../auth/html-response.js';
 import { SkipAuth } from '../auth/require-auth.decorator.js';
 import { CasSignInService, safeReturnTo } from './cas-sign-in.service.js';
 import { logoutConfirmPage, plainLoginPage, refusalPage } from './views.js';
@@ -21,13 +22,13 @@ export class CasSignInController {
   @Get()
   home(@Res() res: HttpResponse): void {
     // Where the CAS sends the browser after logout (its registered post_logout_redirect_uri).
-    redirect(res, '/login');
+    sendRedirect(res, '/login');
   }
 
   @Get('login')
   async login(@Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
     const user = this.signIn.enabled ? await this.signIn.sessionUser(req) : null;
-    html(res, 200, plainLoginPage({ user, casEnabled: this.signIn.enabled }));
+    sendHtml(res, 200, plainLoginPage({ user, casEnabled: this.signIn.enabled }));
   }
 
   @Get('auth/login')
@@ -39,48 +40,31 @@ export class CasSignInController {
     } catch (err) {
       this.logger.warn({ event: 'cas_sign_in.discovery_failed', error: err instanceof Error ? err.message : String(err) });
       res.setHeader('Retry-After', '5');
-      return html(res, 503, refusalPage('The central authentication service cannot be reached. Try again shortly.'));
+      return sendHtml(res, 503, refusalPage('The central authentication service cannot be reached. Try again shortly.'));
     }
-    redirect(res, location);
+    sendRedirect(res, location);
   }
 
   @Get('auth/callback')
   async callback(@Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
     this.requireEnabled();
     const outcome = await this.signIn.callback(req, res);
-    if (outcome.kind === 'refused') return html(res, outcome.status, refusalPage(outcome.message));
-    redirect(res, outcome.location, 303);
+    if (outcome.kind === 'refused') return sendHtml(res, outcome.status, refusalPage(outcome.message));
+    sendRedirect(res, outcome.location, 303);
   }
 
   @Get('auth/logout')
   logoutPage(@Res() res: HttpResponse): void {
-    html(res, 200, logoutConfirmPage());
+    sendHtml(res, 200, logoutConfirmPage());
   }
 
   /** POST only: the SameSite=Lax cookie is not sent on a cross-site POST, so no forced logouts. */
   @Post('auth/logout')
   async logout(@Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
-    redirect(res, await this.signIn.logout(req, res), 303);
+    sendRedirect(res, await this.signIn.logout(req, res), 303);
   }
 
   private requireEnabled(): void {
     if (!this.signIn.enabled) throw new NotFoundException({ detail: 'Not found.' });
   }
-}
-
-function securityHeaders(res: HttpResponse): void {
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('X-Frame-Options', 'DENY');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'");
-}
-
-function html(res: HttpResponse, status: number, body: string): void {
-  securityHeaders(res);
-  res.status(status).type('html').send(body);
-}
-
-function redirect(res: HttpResponse, location: string, status = 302): void {
-  securityHeaders(res);
-  res.redirect(status, location);
 }

@@ -8,7 +8,7 @@ import { UsersService } from '../users/users.service.js';
 import type { UserEntity } from '../users/user.entity.js';
 import { allowHttpIssuer, CasClientDiscovery } from './cas-oidc.js';
 import { CasSessionsRepository } from './cas-sessions.repository.js';
-import { cookieHeader, readCookie } from './cookies.js';
+import { cookieHeader, readCookie } from '../auth/cookies.js';
 
 /** What the callback ends in: a redirect (signed in) or a page explaining the refusal. */
 export type CallbackOutcome = { kind: 'signed-in'; location: string } | { kind: 'refused'; status: number; message: string };

@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Inject, Optional, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
+import { sendHtml, sendRedirect } from '../auth/html-response.js';
 import { PasswordLoginService } from '../auth/password-login.service.js';
 import { SkipAuth } from '../auth/require-auth.decorator.js';
 import { CasSignInService } from '../cas/cas-sign-in.service.js';
@@ -37,26 +38,26 @@ export class AuthorizeController {
   @Get('authorize')
   async authorize(@Query() query: Params, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
     const check = await this.oauth.checkAuthorizeRequest(query);
-    if (check.kind === 'page') return html(res, 400, errorPage(check.message));
-    if (check.kind === 'redirect') return redirect(res, check.location);
+    if (check.kind === 'page') return sendHtml(res, 400, errorPage(check.message));
+    if (check.kind === 'redirect') return sendRedirect(res, check.location);
     const user = await this.sessionUser(req);
     const csrf = this.sessions.csrfToken(req, res);
-    if (!user) return html(res, 200, loginPage({ appName: check.request.app.name, next: req.url, csrf, casSignIn: this.casSignIn?.enabled }));
-    html(res, 200, consentPage({ appName: check.request.app.name, username: user.username, scopes: check.request.scopes, params: carried(check.request, query), csrf }));
+    if (!user) return sendHtml(res, 200, loginPage({ appName: check.request.app.name, next: req.url, csrf, casSignIn: this.casSignIn?.enabled }));
+    sendHtml(res, 200, consentPage({ appName: check.request.app.name, username: user.username, scopes: check.request.scopes, params: carried(check.request, query), csrf }));
   }
 
   @Post('login')
   async login(@Body() raw: Params | undefined, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
     const body = formFields(raw);
     const next = typeof body.next === 'string' && body.next.startsWith('/o/authorize?') ? body.next : undefined;
-    if (!this.sessions.checkCsrf(req, body.csrf_token)) return html(res, 403, errorPage('The form expired or was not sent from this site (CSRF check failed). Go back and try again.'));
-    if (!next) return html(res, 400, errorPage('Missing or invalid next parameter.'));
+    if (!this.sessions.checkCsrf(req, body.csrf_token)) return sendHtml(res, 403, errorPage('The form expired or was not sent from this site (CSRF check failed). Go back and try again.'));
+    if (!next) return sendHtml(res, 400, errorPage('Missing or invalid next parameter.'));
     const check = await this.oauth.checkAuthorizeRequest(Object.fromEntries(new URL(next, 'http://x').searchParams));
-    if (check.kind !== 'ok') return html(res, 400, errorPage('The authorization request is not valid any more.'));
+    if (check.kind !== 'ok') return sendHtml(res, 400, errorPage('The authorization request is not valid any more.'));
     const username = typeof body.username === 'string' ? body.username.slice(0, 150) : '';
     const password = typeof body.password === 'string' ? body.password : '';
     const csrf = this.sessions.csrfToken(req, res);
-    const again = (status: number, error: string) => html(res, status, loginPage({ appName: check.request.app.name, next, csrf, error, username, casSignIn: this.casSignIn?.enabled }));
+    const again = (status: number, error: string) => sendHtml(res, status, loginPage({ appName: check.request.app.name, next, csrf, error, username, casSignIn: this.casSignIn?.enabled }));
     if (!username || !password) return again(400, 'Enter your username and password.');
     const result = await this.logins.login(username, password, 'oauth2-login');
     if (result.kind === 'locked') {
@@ -67,23 +68,23 @@ export class AuthorizeController {
     if (result.kind !== 'ok') return again(200, 'Please enter a correct username and password.');
     const user = result.user;
     this.sessions.start(res, user.id);
-    redirect(res, next, 303);
+    sendRedirect(res, next, 303);
   }
 
   @Post('authorize')
   async decide(@Body() raw: Params | undefined, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
     const body = formFields(raw);
-    if (!this.sessions.checkCsrf(req, body.csrf_token)) return html(res, 403, errorPage('The form expired or was not sent from this site (CSRF check failed). Go back and try again.'));
+    if (!this.sessions.checkCsrf(req, body.csrf_token)) return sendHtml(res, 403, errorPage('The form expired or was not sent from this site (CSRF check failed). Go back and try again.'));
     const check = await this.oauth.checkAuthorizeRequest(body);
-    if (check.kind === 'page') return html(res, 400, errorPage(check.message));
-    if (check.kind === 'redirect') return redirect(res, check.location);
+    if (check.kind === 'page') return sendHtml(res, 400, errorPage(check.message));
+    if (check.kind === 'redirect') return sendRedirect(res, check.location);
     const user = await this.sessionUser(req);
     if (!user) {
       const next = `/o/authorize?${new URLSearchParams(carried(check.request, body) as Record<string, string>).toString()}`;
-      return html(res, 200, loginPage({ appName: check.request.app.name, next, csrf: this.sessions.csrfToken(req, res), casSignIn: this.casSignIn?.enabled }));
+      return sendHtml(res, 200, loginPage({ appName: check.request.app.name, next, csrf: this.sessions.csrfToken(req, res), casSignIn: this.casSignIn?.enabled }));
     }
     const location = body.decision === 'allow' ? await this.oauth.approve(check.request, user.id) : this.oauth.deny(check.request);
-    redirect(res, location);
+    sendRedirect(res, location);
   }
 
   private async sessionUser(req: HttpRequest): Promise<{ id: number; username: string } | null> {
@@ -114,22 +115,4 @@ function carried(request: AuthorizeRequest, params: Params): Record<string, stri
     code_challenge: request.codeChallenge ?? undefined,
     code_challenge_method: request.codeChallenge ? String(params.code_challenge_method ?? 'S256') : undefined,
   };
-}
-
-function securityHeaders(res: HttpResponse): void {
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('X-Frame-Options', 'DENY');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  // No form-action: the consent POST ends in a redirect to the client, which it would block.
-  res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'");
-}
-
-function html(res: HttpResponse, status: number, body: string): void {
-  securityHeaders(res);
-  res.status(status).type('html').send(body);
-}
-
-function redirect(res: HttpResponse, location: string, status = 302): void {
-  securityHeaders(res);
-  res.redirect(status, location);
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { SecretBox } from '../auth/secrets.js';
+import { cookieHeader, readCookie as readRequestCookie } from '../auth/cookies.js';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
 
 const SESSION_COOKIE = 'collect_o_session';
@@ -53,18 +54,12 @@ export class LoginSessions {
   }
 
   private cookie(name: string, value: string, maxAge: number): string {
-    return `${name}=${value}; Path=/o; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${this.secure ? '; Secure' : ''}`;
+    return cookieHeader(name, value, { path: '/o', maxAge, secure: this.secure });
   }
 }
 
+/** The CSRF secret set by this very request wins over the (absent or stale) one the browser sent. */
 function readCookie(req: HttpRequest, name: string): string | undefined {
   const fresh = name === CSRF_COOKIE ? (req as HttpRequest & { csrfSecret?: string }).csrfSecret : undefined;
-  if (fresh) return fresh;
-  const header = req.headers.cookie;
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
+  return fresh ?? readRequestCookie(req, name);
 }

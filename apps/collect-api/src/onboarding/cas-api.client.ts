@@ -1,26 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import * as oidc from 'openid-client';
-import { HttpErrorWithHeaders } from '@collect/contracts';
+import { HttpErrorWithHeaders, type CasUser, type CasUserPage } from '@collect/contracts';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { allowHttpIssuer, CasClientDiscovery } from '../cas/cas-oidc.js';
-
-export interface CasUser {
-  id: string;
-  username: string;
-  email: string;
-  given_name: string;
-  family_name: string;
-  name: string;
-  enabled: boolean;
-  created_at: string;
-}
-
-export interface CasUserPage {
-  count: number;
-  next: string | null;
-  previous: string | null;
-  results: CasUser[];
-}
 
 const SCOPE = 'adminui-api-wrapper adminui-api-wrapper.users.search';
 /** A token is replaced this long before it expires, so a request never carries one that dies in flight. */

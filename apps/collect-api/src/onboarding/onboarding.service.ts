@@ -6,7 +6,8 @@ import { CasSignInService } from '../cas/cas-sign-in.service.js';
 import { CasTokenResolver } from '../cas/cas-token.resolver.js';
 import type { UserEntity } from '../users/user.entity.js';
 import { UsersService } from '../users/users.service.js';
-import { CasApiClient, type CasUser } from './cas-api.client.js';
+import type { CasUser } from '@collect/contracts';
+import { CasApiClient } from './cas-api.client.js';
 
 export interface LocalUserBody {
   id: number;

@@ -1,4 +1,4 @@
-import type { HttpRequest } from '../auth/http-types.js';
+import type { HttpRequest } from './http-types.js';
 
 /** The value of one cookie from the Cookie header (no cookie-parser in this app). */
 export function readCookie(req: HttpRequest, name: string): string | undefined {
