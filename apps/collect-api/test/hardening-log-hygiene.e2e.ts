@@ -1,9 +1,24 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, freshRedisPrefix, freshTestDatabase, sharedRedisUrl, startServiceProcess, type ServiceProcess } from '@collect/testing';
+import { FormLogin } from '../../cas/test/support/form-login.js';
 import { demoXForm } from './forms-fixtures.js';
+import { Receiver, until } from './restservices-receiver.js';
+import { FakeSheetsProvider } from './restservices-sheets.js';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const CAS_MAIN = fileURLToPath(new URL('../../cas/dist/main.js', import.meta.url));
+const CAS_DEV_SEED = fileURLToPath(new URL('../../cas/seed/dev-seed.json', import.meta.url));
 const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
+/** The value a response's Set-Cookie gives `name`. */
+function cookieValue(res: Response, name: string): string {
+  const line = res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
+  if (!line) throw new Error(`no ${name} cookie set`);
+  return line.slice(name.length + 1).split(';')[0];
+}
 const unescapeHtml = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 
 /** A cookie jar over fetch, enough for the /o/ login and consent pages. */
@@ -33,11 +48,18 @@ function hiddenFields(html: string): Record<string, string> {
 /**
  * Drives the main flows of collect-api in a child process at LOG_LEVEL=trace with known secrets
  * (passwords, API and temporary tokens, OAuth client secret, authorization code, access and
- * refresh tokens) and asserts that none of them appears in any line it logged.
- * After the merge of rest services, add the messaging `auth_token` and a signing secret here.
+ * refresh tokens; rest services' messaging `auth_token` and signing secret, delivered to a local
+ * receiver that fails some attempts; the sheet provider's client secret and code; the CAS client
+ * secrets, a CAS access token used as Bearer, the CAS sign-in code, state, cookies and ID token)
+ * and asserts that none of them appears in any line it logged. A real CAS (child process, also
+ * at trace) serves the CAS flows; its lines are checked for these secrets too.
  */
 describe('hardening: log hygiene (collect-api)', () => {
   let proc: ServiceProcess;
+  let cas: ServiceProcess;
+  let receiver: Receiver;
+  let sheets: FakeSheetsProvider;
+  let seedDir: string;
   const secrets = new Map<string, string>();
   const keep = (name: string, value: unknown) => {
     expect(typeof value).toBe('string');
@@ -48,6 +70,35 @@ describe('hardening: log hygiene (collect-api)', () => {
 
   beforeAll(async () => {
     const port = await freePort();
+    const casPort = await freePort();
+    const collectUrl = `http://127.0.0.1:${port}`;
+    const issuer = `http://127.0.0.1:${casPort}`;
+    receiver = await new Receiver().start();
+    sheets = await new FakeSheetsProvider('logs-sheets-client', keep('SHEETS_CLIENT_SECRET', 'Sh33ts-client-secret-for-logs')).start();
+    // The CAS: the dev seed (resources, demo clients) plus this test's clients with known secrets.
+    seedDir = mkdtempSync(join(tmpdir(), 'collect-logs-cas-'));
+    writeFileSync(join(seedDir, 'seed.json'), JSON.stringify({
+      clients: [
+        { client_id: 'logs-web', client_secret: keep('CAS_CLIENT_SECRET', 'C4s-web-client-secret-for-logs'), grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
+          scopes: ['openid', 'profile', 'email', 'offline_access', 'read', 'write'], resources: ['collect-api'], redirect_uris: [`${collectUrl}/auth/callback`], post_logout_redirect_uris: [`${collectUrl}/`],
+          token_endpoint_auth_method: 'client_secret_basic' },
+        { client_id: 'logs-onboarding', client_secret: keep('CAS_ONBOARDING_CLIENT_SECRET', 'C4s-onboarding-secret-for-logs'), grant_types: ['client_credentials'], response_types: [],
+          scopes: ['adminui-api-wrapper', 'adminui-api-wrapper.users.search'], resources: ['cas-api'], redirect_uris: [], post_logout_redirect_uris: [], token_endpoint_auth_method: 'client_secret_basic' },
+        { client_id: 'logs-machine', client_secret: 'M4chine-secret-for-collect-logs', grant_types: ['client_credentials'], response_types: [], scopes: ['read', 'write'], resources: ['collect-api'],
+          redirect_uris: [], post_logout_redirect_uris: [], token_endpoint_auth_method: 'client_secret_basic' },
+      ],
+      users: [{ username: 'logcas', password: 'C4s-user-pa55word-for-collect-logs', email: 'logcas@example.org', given_name: 'Log', family_name: 'Cas', enabled: true }],
+    }));
+    cas = await startServiceProcess(CAS_MAIN, {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'trace',
+      CAS_PORT: String(casPort),
+      CAS_HOST: '127.0.0.1',
+      CAS_ISSUER: issuer,
+      CAS_DATABASE_URL: await freshTestDatabase('cas_collect_logs'),
+      CAS_DEV_SEED_FILE: CAS_DEV_SEED,
+      CAS_SEED_FILE: join(seedDir, 'seed.json'),
+    }, casPort);
     proc = await startServiceProcess(MAIN, {
       NODE_ENV: 'test',
       LOG_LEVEL: 'trace',
@@ -59,11 +110,37 @@ describe('hardening: log hygiene (collect-api)', () => {
       COLLECT_ADMIN_USERNAME: 'logadmin',
       COLLECT_ADMIN_PASSWORD: keep('admin password', 'Adm1n-pa55word-for-logs'),
       COLLECT_SECRET_KEY: keep('secret key', 'collect-secret-key-for-the-log-hygiene-test'),
+      PUBLIC_BASE_URL: collectUrl,
+      // Rest services: deliveries in this process, fast retries, loopback receivers allowed.
+      FORWARD_DELIVER_IN_PROCESS: 'true',
+      FORWARD_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128',
+      FORWARD_RELAY_INTERVAL_MS: '50',
+      FORWARD_BACKOFF_BASE_MS: '50',
+      FORWARD_BACKOFF_FACTOR: '2',
+      FORWARD_MAX_ATTEMPTS: '2',
+      FORWARD_TIMEOUT_MS: '2000',
+      SHEETS_API_BASE_URL: sheets.url,
+      SHEETS_OAUTH_AUTHORIZE_URL: `${sheets.url}/o/oauth2/auth`,
+      SHEETS_OAUTH_TOKEN_URL: `${sheets.url}/token`,
+      SHEETS_CLIENT_ID: sheets.clientId,
+      SHEETS_CLIENT_SECRET: sheets.clientSecret,
+      CAS_ISSUER: issuer,
+      CAS_SIGN_IN_ENABLED: 'true',
+      CAS_CLIENT_ID: 'logs-web',
+      CAS_CLIENT_SECRET: secrets.get('CAS_CLIENT_SECRET')!,
+      CAS_ONBOARDING_CLIENT_ID: 'logs-onboarding',
+      CAS_ONBOARDING_CLIENT_SECRET: secrets.get('CAS_ONBOARDING_CLIENT_SECRET')!,
     }, port);
   });
-  afterAll(() => proc?.stop());
+  afterAll(async () => {
+    await proc?.stop();
+    await cas?.stop();
+    await receiver?.close();
+    await sheets?.close();
+    if (seedDir) rmSync(seedDir, { recursive: true, force: true });
+  });
 
-  it('never logs a password, token, client secret or code', async () => {
+  it('never logs a password, token, client secret, code or session cookie', async () => {
     const url = proc.url;
     const json = (path: string, auth: string | null, body?: unknown, method = body === undefined ? 'GET' : 'POST') =>
       fetch(`${url}${path}`, { method, headers: { ...(auth ? { Authorization: auth } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -106,14 +183,140 @@ describe('hardening: log hygiene (collect-api)', () => {
     expect((await exchange({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).status).toBe(400);
     expect((await exchange({ grant_type: 'authorization_code', code })).status).toBe(400);
 
+    await restServices(token);
+    await sheetsGrant(token);
+    await casFlows();
+
     await proc.stop();
+    await cas.stop();
     const lines = proc.output().split('\n').filter(Boolean);
-    // The capture works: requests and the failed login were logged.
+    const casLines = cas.output().split('\n').filter(Boolean);
+    // The capture works: requests, the failed login, failed deliveries and the CAS sign-in were logged.
     expect(lines.length).toBeGreaterThan(20);
     expect(lines.some((l) => l.includes('/o/token'))).toBe(true);
     expect(lines.some((l) => l.includes('failed login'))).toBe(true);
-    const leaks = [...secrets].flatMap(([name, value]) => lines.filter((l) => l.includes(value)).map((l) => `${name}: ${l.slice(0, 300)}`));
+    expect(lines.some((l) => l.includes('delivery failed'))).toBe(true);
+    expect(lines.some((l) => l.includes('/api/v1/restservices/sheets/callback'))).toBe(true);
+    expect(lines.some((l) => l.includes('cas_sign_in.success'))).toBe(true);
+    expect(lines.some((l) => l.includes('cas_user.onboarded'))).toBe(true);
+    // The CAS logs the tokens it issued (client credentials for the machine and on-boarding clients, the sign-in's access token).
+    expect(casLines.filter((l) => l.includes('token.issued')).length).toBeGreaterThanOrEqual(3);
+    const leaks = [...secrets].flatMap(([name, value]) => [
+      ...lines.filter((l) => l.includes(value)).map((l) => `${name} (collect-api): ${l.slice(0, 300)}`),
+      ...casLines.filter((l) => l.includes(value)).map((l) => `${name} (cas): ${l.slice(0, 300)}`),
+    ]);
     expect(leaks).toEqual([]);
-    console.log(`log hygiene (collect-api): ${secrets.size} secrets, ${lines.length} log lines, no leak`);
+    console.log(`log hygiene (collect-api): ${secrets.size} secrets, ${lines.length} log lines (+${casLines.length} of the CAS), no leak`);
   });
+
+  const url = () => proc.url;
+  const call = (path: string, auth: string | null, body?: unknown, method = body === undefined ? 'GET' : 'POST') =>
+    fetch(`${url()}${path}`, { method, headers: { ...(auth ? { Authorization: auth } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+  /** Messaging and signed services; deliveries fail (5xx then 2xx, 4xx, connection refused), are retried and re-sent by hand. */
+  async function restServices(token: string): Promise<void> {
+    const formId = ((await (await call('/api/v1/forms', token, { id_string: 'logs_rs', title: 'Rest services', fields: [{ name: 'name', type: 'text', label: 'Name' }] })).json()) as { formid: number }).formid;
+    const authToken = keep('messaging auth_token', 'Msg-auth-token-for-logs-0123456789');
+    const signing = `whsec_${randomBytes(32).toString('base64')}`;
+    keep('signing secret', signing.slice('whsec_'.length));
+    receiver.script('/flow', [{ status: 503, body: 'busy' }, { status: 200, body: 'ok' }]);
+    receiver.script('/signed', [{ status: 400, body: 'refused' }]);
+    const create = async (body: Record<string, unknown>, status = 201) => {
+      const res = await call('/api/v1/restservices', token, { xform: formId, ...body });
+      expect(res.status).toBe(status);
+      return (await res.json()) as { id: number };
+    };
+    const flow = await create({ name: 'messaging', service_url: `${receiver.url}/flow`, auth_token: authToken, flow_uuid: 'f-1', contacts: 'a,b', signing_secret: signing });
+    const signed = await create({ name: 'generic_json', service_url: `${receiver.url}/signed`, signing_secret: signing });
+    const dead = await create({ name: 'messaging', service_url: 'http://127.0.0.1:9/dead', auth_token: authToken, flow_uuid: 'f-2', contacts: 'c' });
+    // Refusals carrying the secrets: a missing field, a bad URL, a duplicate.
+    await create({ name: 'messaging', service_url: `${receiver.url}/flow`, auth_token: authToken, signing_secret: signing }, 400);
+    await create({ name: 'messaging', service_url: `http://user:${authToken}@127.0.0.1:9/x`, auth_token: authToken, flow_uuid: 'f', contacts: 'a' }, 400);
+    await create({ name: 'generic_json', service_url: `${receiver.url}/signed`, signing_secret: signing }, 400);
+    expect((await call(`/api/v1/restservices/${flow.id}`, token)).status).toBe(200);
+
+    expect((await call('/api/v1/submissions', token, { id: 'logs_rs', submission: { name: 'x' } })).status).toBe(201);
+    await until('deliveries', async () => receiver.to('/flow').length >= 2 && receiver.to('/signed').length >= 1
+      && ((await (await call(`/api/v1/restservices/${dead.id}/deliveries?status=failed`, token)).json()) as unknown[]).length > 0);
+    expect(receiver.to('/flow')[0].headers.authorization).toBe(`Token ${authToken}`);
+    expect(receiver.to('/signed')[0].headers['webhook-signature']).toMatch(/^v1,/);
+    // A hand-made retry of the refused delivery, and of every failed one.
+    const [failed] = (await (await call(`/api/v1/restservices/${signed.id}/deliveries?status=failed`, token)).json()) as Array<{ id: number }>;
+    expect((await call(`/api/v1/restservices/${signed.id}/deliveries/${failed.id}/retry`, token, {})).status).toBe(202);
+    expect((await call(`/api/v1/restservices/${dead.id}/retry-failed`, token, {})).status).toBe(202);
+    await until('the retried delivery', () => receiver.to('/signed').length >= 2);
+    // A new token and secret by PATCH; PUT with them again.
+    const patchedToken = keep('patched auth_token', 'Msg-auth-token-patched-for-logs-9876');
+    const patchedSigning = `whsec_${randomBytes(24).toString('base64')}`;
+    keep('patched signing secret', patchedSigning.slice('whsec_'.length));
+    expect((await call(`/api/v1/restservices/${flow.id}`, token, { auth_token: patchedToken, signing_secret: patchedSigning }, 'PATCH')).status).toBe(200);
+    expect((await call(`/api/v1/restservices/${flow.id}`, token, { xform: formId, name: 'messaging', service_url: `${receiver.url}/flow`, auth_token: patchedToken, flow_uuid: 'f-1', contacts: 'a', signing_secret: patchedSigning }, 'PUT')).status).toBe(200);
+    expect((await call('/api/v1/submissions', token, { id: 'logs_rs', submission: { name: 'y' } })).status).toBe(201);
+    await until('the delivery with the patched token', () => receiver.to('/flow').some((r) => r.headers.authorization === `Token ${patchedToken}`));
+  }
+
+  /** A spreadsheet service: consent URL, the provider's code at the callback (a refused one first), the token exchange with the client secret. */
+  async function sheetsGrant(token: string): Promise<void> {
+    const formId = ((await (await call('/api/v1/forms', token, { id_string: 'logs_sheet', title: 'Sheet', fields: [{ name: 'name', type: 'text', label: 'Name' }] })).json()) as { formid: number }).formid;
+    const res = await call('/api/v1/restservices', token, { xform: formId, name: 'spreadsheet', spreadsheet_title: 'Logs' });
+    expect(res.status).toBe(201);
+    const consent = new URL(((await res.json()) as { authorization_url: string }).authorization_url);
+    const state = keep('sheets state', consent.searchParams.get('state'));
+    const redirect = consent.searchParams.get('redirect_uri')!;
+    // A code the provider does not know: the exchange is refused (the state is single use, so this needs a second
+    // service: on another form, as two unlinked sheets of one form share the default service_url).
+    const otherForm = ((await (await call('/api/v1/forms', token, { id_string: 'logs_sheet2', title: 'Sheet 2', fields: [{ name: 'name', type: 'text', label: 'Name' }] })).json()) as { formid: number }).formid;
+    const other = await call('/api/v1/restservices', basic('logadmin', secrets.get('admin password')!), { xform: otherForm, name: 'spreadsheet', spreadsheet_title: 'Logs 2' });
+    expect(other.status).toBe(201);
+    const otherState = keep('sheets state (refused)', new URL(((await other.json()) as { authorization_url: string }).authorization_url).searchParams.get('state'));
+    const badCode = keep('sheets code (refused)', 'Sheets-unknown-code-for-logs-4321');
+    expect((await call(`/api/v1/restservices/sheets/callback?code=${badCode}&state=${otherState}`, null)).status).toBe(400);
+    const code = keep('sheets authorization code', 'Sheets-code-for-logs-1234567');
+    sheets.codes.set(code, redirect);
+    expect((await call(`/api/v1/restservices/sheets/callback?code=${code}&state=${encodeURIComponent(state)}`, null)).status).toBe(200);
+    expect(sheets.sheets.size).toBe(1);
+  }
+
+  /** CAS: a client-credentials token as Bearer (unlinked, forged, linked), on-boarding through cas-api, the BFF sign-in with its cookies. */
+  async function casFlows(): Promise<void> {
+    const admin = basic('logadmin', secrets.get('admin password')!);
+    const { token_endpoint } = (await (await fetch(`${cas.url}/.well-known/openid-configuration`)).json()) as { token_endpoint: string };
+    const tokenRes = await fetch(token_endpoint, {
+      method: 'POST',
+      headers: { Authorization: basic('logs-machine', 'M4chine-secret-for-collect-logs'), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'read write' }).toString(),
+    });
+    expect(tokenRes.status).toBe(200);
+    const access = keep('CAS access token', ((await tokenRes.json()) as { access_token: string }).access_token);
+    expect((await call('/api/v1/user', `Bearer ${access}`)).status).toBe(403); // not linked yet
+    expect((await call('/api/v1/user', `Bearer ${access.slice(0, -4)}AAAA`)).status).toBe(401); // forged signature
+    expect((await call('/api/v1/service-accounts', admin, { client_id: 'logs-machine' })).status).toBe(201);
+    expect((await call('/api/v1/user', `Bearer ${access}`)).status).toBe(200);
+    expect((await call(`/api/v1/user?access_token=${access}`, `Bearer ${access}`)).status).toBe(200);
+
+    // On-boarding: collect-api's own client-credentials token for cas-api (CAS_ONBOARDING_CLIENT_SECRET).
+    const found = (await (await call('/api/v1/cas-users?search=logcas', admin)).json()) as { results: Array<{ id: string; username: string }> };
+    const subject = found.results.find((u) => u.username === 'logcas')!.id;
+    expect((await call('/api/v1/cas-users', admin, { cas_user_id: subject })).status).toBe(201);
+
+    // The BFF sign-in (CAS_CLIENT_SECRET at the token endpoint), cookie by cookie.
+    const jar = new FormLogin(cas.url);
+    const start = await jar.fetch(`${url()}/auth/login?return_to=/login`);
+    expect(start.status).toBe(302);
+    keep('sign-in binding cookie', cookieValue(start, 'collect_session_login'));
+    const callback = await jar.authorize(start.headers.get('location')!, 'logcas', 'C4s-user-pa55word-for-collect-logs');
+    keep('CAS authorization code', callback.searchParams.get('code'));
+    keep('CAS sign-in state', callback.searchParams.get('state'));
+    const back = `${url()}${callback.pathname}${callback.search}`;
+    const signedIn = await jar.fetch(back);
+    expect(signedIn.status).toBe(303);
+    const session = keep('collect_session cookie', cookieValue(signedIn, 'collect_session'));
+    expect((await jar.fetch(back)).status).toBe(400); // the callback replayed: refused and logged
+    expect(await (await fetch(`${url()}/login`, { headers: { cookie: `collect_session=${session}` } })).text()).toContain('logcas');
+    // A forged session id next to the real one, then the logout (RP-initiated: the CAS end-session URL with the ID token).
+    expect((await fetch(`${url()}/login`, { headers: { cookie: `collect_session=${session.slice(0, -2)}xx` } })).status).toBe(200);
+    const logout = await fetch(`${url()}/auth/logout`, { method: 'POST', redirect: 'manual', headers: { cookie: `collect_session=${session}` } });
+    expect(logout.status).toBe(303);
+    keep('CAS ID token', new URL(logout.headers.get('location')!).searchParams.get('id_token_hint'));
+  }
 });

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { demoInstance, demoXForm } from './forms-fixtures.js';
-import { startTestCollectApp, type TestCollectApp } from './test-app.js';
-import { createTestUser, type TestUser } from './test-users.js';
+import { casUserId, machineToken, startCasEnv, type CasEnv } from './cas-env.js';
+import { demoInstance, demoXForm, jpeg } from './forms-fixtures.js';
+import type { TestCollectApp } from './test-app.js';
+import { createTestUser } from './test-users.js';
 
 /**
  * One permission matrix for every collect-api route × every kind of caller, expected statuses
@@ -11,30 +13,41 @@ import { createTestUser, type TestUser } from './test-users.js';
  * Express router at run time: a route without a row here fails the test, so a new endpoint
  * cannot ship without its permissions written down.
  *
- * `service` is a CAS service account without a grant. Until the CAS-integration module (issue 6)
- * is merged it is modelled as what it is to the permission code: an authenticated user with no
- * role on any form. After the merge, give it a CAS client-credentials token in `beforeAll`
- * (`// needs issue 6 module`); its expected column stays the same.
+ * `service` is a CAS service account without a grant: a real CAS (apps/cas, child process, dev
+ * seed) issues the dev seed's `demo-machine` client a client-credentials access token (scope
+ * `read write`, aud collect-api), and the client is linked as a service account. It has no role
+ * on any form, so it answers like `stranger`, except where the scheme matters (Basic-only routes).
+ *
+ * `admin` is a platform admin (is_superuser) with no role on any form. FormAccessService treats
+ * platform admins as owners of every form (they see and change all of them); decisions.md only
+ * says that they, and nobody else, use /api/v1/cas-users and /api/v1/service-accounts.
  */
 const ROLES = ['owner', 'manager', 'editor', 'dataentry', 'readonly'] as const;
-const CALLERS = [...ROLES, 'stranger', 'anonymous', 'service'] as const;
+const CALLERS = [...ROLES, 'stranger', 'anonymous', 'service', 'admin'] as const;
 type Caller = (typeof CALLERS)[number];
 type FormRole = (typeof ROLES)[number];
 type Expect = Record<Caller, number>;
 
-/** decisions.md: a form the caller cannot see is 404, a visible form with too low a role 403, no credentials 401. */
+/**
+ * decisions.md: a form the caller cannot see is 404, a visible form with too low a role 403, no
+ * credentials 401. A platform admin acts as the owner of every form (FormAccessService).
+ */
 function atLeast(min: FormRole, ok: number): Expect {
   const rank = (r: FormRole) => ROLES.indexOf(r);
-  const out = { stranger: 404, anonymous: 401, service: 404 } as Expect;
+  const out = { stranger: 404, anonymous: 401, service: 404, admin: ok } as Expect;
   for (const r of ROLES) out[r] = rank(r) <= rank(min) ? ok : 403;
   return out;
 }
 /** Any authenticated caller (not form-scoped). */
-const anyUser = (ok: number): Expect => ({ owner: ok, manager: ok, editor: ok, dataentry: ok, readonly: ok, stranger: ok, service: ok, anonymous: 401 });
+const anyUser = (ok: number): Expect => ({ ...everyone(ok), anonymous: 401 });
 /** The same answer whoever asks (public pages, protocol endpoints that ignore user credentials). */
-const everyone = (s: number): Expect => Object.fromEntries(CALLERS.map((c) => [c, s])) as Expect;
-/** Only the owner of a per-user object (an OAuth application). */
-const ownerOnly = (ok: number): Expect => ({ ...everyone(404), owner: ok, anonymous: 401 });
+function everyone(s: number): Expect {
+  return Object.fromEntries(CALLERS.map((c) => [c, s])) as Expect;
+}
+/** Only the owner of a per-user object (an OAuth application), or a platform admin. */
+const ownerOnly = (ok: number): Expect => ({ ...everyone(404), owner: ok, admin: ok, anonymous: 401 });
+/** Platform admins only (decisions.md §Operator interfaces): others 403, anonymous 401. */
+const adminOnly = (ok: number): Expect => ({ ...everyone(403), admin: ok, anonymous: 401 });
 
 interface Fixture {
   formId: number;
@@ -44,7 +57,25 @@ interface Fixture {
   dataviewId: number;
   mergedId: number;
   appId: number;
+  /** Only in the shared fixture (the routes that use them have no `fresh` row). */
+  shared?: SharedExtras;
 }
+
+/** Media and rest-service fixtures of the shared fixture; per-caller ids where a call uses its object up. */
+interface SharedExtras {
+  mediaId: number;
+  mediaFilename: string;
+  /** A generic_json service read, patched and replaced by every caller. */
+  serviceId: number;
+  /** A service with one finished (failed) delivery per caller: a retried delivery is in progress until sent. */
+  retryServiceId: number;
+  retryEntry: Record<Caller, number>;
+  /** One service per caller for DELETE. */
+  deleteServiceId: Record<Caller, number>;
+}
+
+/** CAS subjects and client ids for the platform-admin rows (set up in `beforeAll`). */
+const cas = { onboardId: '', offboardId: '', spareClientId: 'matrix-spare-client' };
 
 interface Call {
   path: string;
@@ -84,7 +115,8 @@ const TABLE: RouteCase[] = [
   // Users and profiles
   { route: 'GET /api/v1/user', call: () => ({ path: '/api/v1/user' }), expect: anyUser(200) },
   // GET /api/v1/user (the row above) made each caller a temporary token, so there is one to delete.
-  { route: 'DELETE /api/v1/user/expire', call: () => ({ path: '/api/v1/user/expire', basic: true }), expect: anyUser(204) },
+  // Basic only: a service account has no password, so it sends its Bearer token and is refused.
+  { route: 'DELETE /api/v1/user/expire', call: () => ({ path: '/api/v1/user/expire', basic: true }), expect: { ...anyUser(204), service: 401 } },
   { route: 'GET /api/v1/user/regenerate_auth_token', call: () => ({ path: '/api/v1/user/regenerate_auth_token', basic: true }), expect: anyUser(201) },
   { route: 'GET /api/v1/users/:username', call: () => ({ path: '/api/v1/users/admin' }), expect: anyUser(200) },
   { route: 'POST /api/v1/profiles', call: () => { const u = `p${uniq()}`; return { path: '/api/v1/profiles', body: { username: u, password: `${u}-long-password`, email: `${u}@example.org` } }; }, expect: everyone(201) },
@@ -131,6 +163,42 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/dataviews/:pk/data', call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}/data` }), expect: atLeast('readonly', 200) },
   { route: 'PATCH /api/v1/dataviews/:pk', fresh: true, call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}`, body: { name: 'w' } }), expect: atLeast('editor', 200) },
   { route: 'DELETE /api/v1/dataviews/:pk', fresh: true, call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}` }), expect: atLeast('editor', 204) },
+  // Rest services (decisions.md: see readonly, create/change editor, delete manager). Targets are
+  // 127.0.0.1:9 (FORWARD_ALLOW_PRIVATE_NETWORKS allows loopback in tests); nothing is sent.
+  { route: 'GET /api/v1/restservices', call: (f) => ({ path: `/api/v1/restservices?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
+  { route: 'POST /api/v1/restservices', call: (f) => ({ path: '/api/v1/restservices', body: { xform: f.formId, name: 'generic_json', service_url: `http://127.0.0.1:9/c${uniq()}` } }), expect: atLeast('editor', 201) },
+  { route: 'GET /api/v1/restservices/:pk', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}` }), expect: atLeast('readonly', 200) },
+  { route: 'PATCH /api/v1/restservices/:pk', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}`, body: { service_url: `http://127.0.0.1:9/p${uniq()}` } }), expect: atLeast('editor', 200) },
+  { route: 'PUT /api/v1/restservices/:pk', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}`, body: { xform: f.formId, name: 'generic_json', service_url: `http://127.0.0.1:9/u${uniq()}` } }), expect: atLeast('editor', 200) },
+  { route: 'DELETE /api/v1/restservices/:pk', call: (f, who) => ({ path: `/api/v1/restservices/${f.shared!.deleteServiceId[who]}` }), expect: atLeast('manager', 204) },
+  { route: 'GET /api/v1/restservices/:pk/deliveries', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.retryServiceId}/deliveries` }), expect: atLeast('readonly', 200) },
+  { route: 'POST /api/v1/restservices/:pk/deliveries/:id/retry', call: (f, who) => ({ path: `/api/v1/restservices/${f.shared!.retryServiceId}/deliveries/${f.shared!.retryEntry[who]}/retry` }), expect: atLeast('editor', 202) },
+  { route: 'POST /api/v1/restservices/:pk/retry-failed', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/retry-failed` }), expect: atLeast('editor', 202) },
+  // The sheet provider's consent redirect: no credentials needed (the single-use state names the user); without code and state 400.
+  { route: 'GET /api/v1/restservices/sheets/callback', call: () => ({ path: '/api/v1/restservices/sheets/callback' }), expect: everyone(400) },
+  // Prometheus text; METRICS_TOKEN is unset in tests and NODE_ENV is not production: open.
+  { route: 'GET /metrics', call: () => ({ path: '/metrics' }), expect: everyone(200) },
+  // Media (decisions.md: readonly sees a form's media). Unfiltered listings cover the forms the caller can see (empty for others).
+  { route: 'GET /api/v1/media', call: (f) => ({ path: `/api/v1/media?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v1/media.json', call: () => ({ path: '/api/v1/media.json' }), expect: anyUser(200) },
+  { route: 'GET /api/v1/media/count', call: (f) => ({ path: `/api/v1/media/count?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v1/media/:pk', call: (f) => ({ path: `/api/v1/media/${f.shared!.mediaId}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v1/files/:pk', call: (f) => ({ path: `/api/v1/files/${f.shared!.mediaId}?filename=${encodeURIComponent(f.shared!.mediaFilename)}` }), expect: atLeast('readonly', 200) },
+  // On-boarding (decisions.md §Operator interfaces: platform admins only), against the real CAS.
+  { route: 'GET /api/v1/cas-users', call: () => ({ path: '/api/v1/cas-users?search=a' }), expect: adminOnly(200) },
+  { route: 'POST /api/v1/cas-users', call: () => ({ path: '/api/v1/cas-users', body: { cas_user_id: cas.onboardId } }), expect: adminOnly(201) },
+  { route: 'DELETE /api/v1/cas-users/:casUserId', call: () => ({ path: `/api/v1/cas-users/${cas.offboardId}` }), expect: adminOnly(204) },
+  { route: 'GET /api/v1/service-accounts', call: () => ({ path: '/api/v1/service-accounts' }), expect: adminOnly(200) },
+  { route: 'POST /api/v1/service-accounts', call: () => ({ path: '/api/v1/service-accounts', body: { client_id: `matrix-${uniq()}` } }), expect: adminOnly(201) },
+  { route: 'DELETE /api/v1/service-accounts/:clientId', call: () => ({ path: `/api/v1/service-accounts/${cas.spareClientId}` }), expect: adminOnly(204) },
+  // CAS sign-in pages (browser flow; credentials are not read). Sign-in is on outside production.
+  { route: 'GET /', call: () => ({ path: '/' }), expect: everyone(302) },
+  { route: 'GET /login', call: () => ({ path: '/login' }), expect: everyone(200) },
+  { route: 'GET /auth/login', call: () => ({ path: '/auth/login' }), expect: everyone(302) },
+  // No state (and no binding cookie): the refusal page.
+  { route: 'GET /auth/callback', call: () => ({ path: '/auth/callback?code=x' }), expect: everyone(400) },
+  { route: 'GET /auth/logout', call: () => ({ path: '/auth/logout' }), expect: everyone(200) },
+  { route: 'POST /auth/logout', call: () => ({ path: '/auth/logout' }), expect: everyone(303) },
 ];
 
 /**
@@ -153,23 +221,38 @@ export function listRoutes(app: NestExpressApplication): string[] {
 }
 
 describe('hardening: one permission matrix for every collect-api route', () => {
+  let env: CasEnv;
   let sut: TestCollectApp;
-  const users = {} as Record<Exclude<Caller, 'anonymous'>, TestUser>;
+  /** Authorization header values per caller: API token, and Basic (the service account has only its Bearer). */
+  const creds = {} as Record<Exclude<Caller, 'anonymous'>, { username: string; token: string; basic: string }>;
 
   beforeAll(async () => {
-    sut = await startTestCollectApp({ AUTH_TOKEN_CACHE_TTL_MS: '0' });
-    for (const who of CALLERS) if (who !== 'anonymous') users[who] = await createTestUser(sut.app);
-    // needs issue 6 module: replace users.service's credentials with a CAS client-credentials token of an ungranted client.
+    // A real CAS (child process) for the service account's token and the on-boarding rows.
+    env = await startCasEnv({ AUTH_TOKEN_CACHE_TTL_MS: '0' });
+    sut = env.collect;
+    const api = () => request(sut.url);
+    const asAdmin = (r: request.Test) => r.set('Authorization', env.admin.token);
+    for (const who of CALLERS) if (who !== 'anonymous' && who !== 'service' && who !== 'admin') creds[who] = await createTestUser(sut.app);
+    creds.admin = env.admin;
+    // `service`: the dev seed's client-credentials client, linked as a service account, no form shared with it.
+    await asAdmin(api().post('/api/v1/service-accounts')).send({ client_id: 'demo-machine' }).expect(201);
+    const bearer = `Bearer ${await machineToken(env, 'read write')}`;
+    creds.service = { username: 'demo-machine', token: bearer, basic: bearer };
+    await api().get('/api/v1/user').set('Authorization', bearer).expect(200);
+    // On-boarding rows: alice is on-boarded by the admin's POST, mallory (on-boarded here) off-boarded by its DELETE.
+    [cas.onboardId, cas.offboardId] = await Promise.all([casUserId(env, 'alice'), casUserId(env, 'mallory')]);
+    await asAdmin(api().post('/api/v1/cas-users')).send({ cas_user_id: cas.offboardId }).expect(201);
+    await asAdmin(api().post('/api/v1/service-accounts')).send({ client_id: cas.spareClientId }).expect(201);
   });
-  afterAll(() => sut?.close());
+  afterAll(() => env?.close());
 
-  const auth = (who: Caller, basic = false): string | undefined => (who === 'anonymous' ? undefined : basic ? users[who].basic : users[who].token);
+  const auth = (who: Caller, basic = false): string | undefined => (who === 'anonymous' ? undefined : basic ? creds[who].basic : creds[who].token);
 
-  async function fixture(): Promise<Fixture> {
+  async function fixture(withShared = false): Promise<Fixture> {
     const owner = auth('owner')!;
     const make = async (idString: string) => {
       const formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner).set('Content-Type', 'application/xml').send(demoXForm(idString)).expect(201)).body.formid as number;
-      await Promise.all(ROLES.slice(1).map((role) => request(sut.url).put(`/api/v1/forms/${formId}/share`).set('Authorization', owner).send({ username: users[role].username, role }).expect(204)));
+      await Promise.all(ROLES.slice(1).map((role) => request(sut.url).put(`/api/v1/forms/${formId}/share`).set('Authorization', owner).send({ username: creds[role].username, role }).expect(204)));
       return formId;
     };
     const idString = `m${uniq()}`;
@@ -179,7 +262,37 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     const dataviewId = (await request(sut.url).post('/api/v1/dataviews').set('Authorization', owner).send({ name: 'v', xform: formId, columns: ['name'], query: [] }).expect(201)).body.id as number;
     const mergedId = (await request(sut.url).post('/api/v1/merged-datasets').set('Authorization', owner).send({ name: 'm', xforms: [formId, otherFormId] }).expect(201)).body.id as number;
     const appId = (await request(sut.url).post('/api/v1/oauth-applications').set('Authorization', owner).send({ name: 'a', redirect_uris: 'https://c.example/cb' }).expect(201)).body.id as number;
-    return { formId, idString, otherFormId, submissionId, dataviewId, mergedId, appId };
+    const f: Fixture = { formId, idString, otherFormId, submissionId, dataviewId, mergedId, appId };
+    if (withShared) f.shared = await sharedExtras(f);
+    return f;
+  }
+
+  /** An OpenRosa submission with a photo (one media row), rest services, and one failed delivery per caller. */
+  async function sharedExtras(f: Fixture): Promise<SharedExtras> {
+    const owner = auth('owner')!;
+    await request(sut.url).post('/submission').set('Authorization', owner).set('X-OpenRosa-Version', '1.0')
+      .attach('xml_submission_file', Buffer.from(demoInstance({ instanceId: randomUUID(), idString: f.idString })), { filename: 'submission.xml', contentType: 'text/xml' })
+      .attach('house.jpg', await jpeg(), { filename: 'house.jpg', contentType: 'image/jpeg' })
+      .expect(201);
+    const [media] = (await request(sut.url).get(`/api/v1/media?xform=${f.formId}`).set('Authorization', owner).expect(200)).body as Array<{ id: number; filename: string }>;
+    const service = async () =>
+      (await request(sut.url).post('/api/v1/restservices').set('Authorization', owner).send({ xform: f.formId, name: 'generic_json', service_url: `http://127.0.0.1:9/s${uniq()}` }).expect(201)).body.id as number;
+    const [serviceId, retryServiceId, ...deleteIds] = await Promise.all([service(), service(), ...CALLERS.map(() => service())]);
+    // A finished delivery and its log entry, written as the worker writes them after a refused attempt (no waiting for a real one).
+    const db = sut.app.get(DataSource);
+    const entries = await Promise.all(CALLERS.map(async () => {
+      const [{ id: row }] = await db.query(`INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, status, attempts) VALUES (gen_random_uuid(), $1, $2, 'created', 'failed', 1) RETURNING id`, [retryServiceId, f.submissionId]);
+      const [{ id }] = await db.query(`INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, event) VALUES ($1, $2, 1, 'failed', NULL, 1, 'connect ECONNREFUSED', 'created') RETURNING id`, [row, retryServiceId]);
+      return Number(id);
+    }));
+    return {
+      mediaId: media.id,
+      mediaFilename: media.filename,
+      serviceId,
+      retryServiceId,
+      retryEntry: Object.fromEntries(CALLERS.map((c, i) => [c, entries[i]])) as Record<Caller, number>,
+      deleteServiceId: Object.fromEntries(CALLERS.map((c, i) => [c, deleteIds[i]])) as Record<Caller, number>,
+    };
   }
 
   async function send(method: string, who: Caller, c: Call): Promise<number> {
@@ -200,7 +313,7 @@ describe('hardening: one permission matrix for every collect-api route', () => {
   });
 
   it('answers each (route, caller) pair as decisions.md says', async () => {
-    const shared = await fixture();
+    const shared = await fixture(true);
     const got: Record<string, Expect> = {};
     const want: Record<string, Expect> = {};
     let pairs = 0;

@@ -32,6 +32,8 @@ export interface MultipartLimits {
 }
 
 export const XML_PART = 'xml_submission_file';
+/** attachments.name is varchar(255): a longer name is refused, not a database error (found by fuzzing). */
+export const MAX_ATTACHMENT_NAME = 255;
 
 export function isMultipart(req: IncomingMessage): boolean {
   return /^multipart\/form-data\s*;/i.test(req.headers['content-type'] ?? '');
@@ -96,6 +98,7 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
       return;
     }
     const name = basename((info.filename ?? '').replace(/\\/g, '/')) || `${field || 'file'}.bin`;
+    if (name.length > MAX_ATTACHMENT_NAME) fail(400, `An attachment name is longer than ${MAX_ATTACHMENT_NAME} characters.`);
     const tmpPath = join(limits.tmpDir, `${randomUUID()}.part`);
     temps.push(tmpPath);
     let size = 0;
