@@ -123,6 +123,12 @@ describe('JwtValidator', () => {
       const flipped = s.slice(0, 10) + (s[10] === 'A' ? 'B' : 'A') + s.slice(11);
       await expectRefused(v, `${h}.${token.split('.')[1]}.${flipped}`, 'signature_invalid');
       await expectRefused(v, `${h}.${token.split('.')[1]}.`, 'signature_invalid');
+      // Characters base64url decoding would skip still change the signed bytes.
+      const p = token.split('.')[1];
+      for (const junk of ['!', ' ', '=', '+', '/', '\u00e9']) await expectRefused(v, `${h}.${p.slice(0, 5)}${junk}${p.slice(5)}.${s}`, 'signature_invalid');
+      await expectRefused(v, `${h}.${p}=.${s}`, 'signature_invalid');
+      await expectRefused(v, `${h}..${s}`, 'token_malformed');
+      await expectRefused(v, `${h}!.${p}.${s}`, 'token_malformed');
     });
 
     it('refuses malformed tokens: garbage, two parts, JWE (five parts), non-JSON header', async () => {

@@ -28,6 +28,8 @@ export interface VerifiedAccessToken {
 }
 
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
+const NUMERIC_CLAIMS = ['exp', 'nbf', 'iat'] as const;
+const STRING_CLAIMS = ['sub', 'scope', 'client_id', 'jti'] as const;
 
 const HASH: Record<SupportedAlgorithm, string> = {
   RS256: 'sha256', RS384: 'sha384', RS512: 'sha512',
@@ -46,10 +48,12 @@ const HASH: Record<SupportedAlgorithm, string> = {
 export class JwtValidator {
   readonly options: ResolvedOptions;
   private readonly keySource: DiscoveryKeySource;
+  private readonly requiredClaims: readonly string[];
 
   constructor(options: JwtValidatorOptions) {
     this.options = resolveOptions(options);
     this.keySource = new DiscoveryKeySource(this.options);
+    this.requiredClaims = [...new Set(['iss', 'aud', 'exp', ...this.options.requiredClaims])];
   }
 
   /** Throws JwtValidationError (token refused) or KeySourceUnavailableError (cannot tell). */
@@ -58,7 +62,9 @@ export class JwtValidator {
     if (typeof token !== 'string' || token.length === 0) throw new JwtValidationError('token_malformed', 'Token is empty.');
     if (token.length > o.maxTokenLength) throw new JwtValidationError('token_too_large', `Token is longer than ${o.maxTokenLength} characters.`);
     const parts = token.split('.');
-    if (parts.length !== 3 || !SEGMENT.test(parts[0]) || !SEGMENT.test(parts[1])) {
+    // The payload's characters are not scanned here: the signature covers its exact bytes, so a
+    // payload the issuer did not write fails as signature_invalid before it is decoded.
+    if (parts.length !== 3 || parts[1].length === 0) {
       throw new JwtValidationError('token_malformed', 'Token is not a signed JWT (compact JWS with three base64url parts).');
     }
     const header = this.decodeHeader(parts[0]);
@@ -79,7 +85,7 @@ export class JwtValidator {
     if (published.alg !== undefined && published.alg !== alg) {
       throw new JwtValidationError('alg_not_allowed', `Token algorithm ${quote(alg)} does not match its key (${published.alg}).`);
     }
-    if (!verifySignature(alg as SupportedAlgorithm, published.key, `${parts[0]}.${parts[1]}`, parts[2])) {
+    if (!verifySignature(alg as SupportedAlgorithm, published.key, token.slice(0, token.length - parts[2].length - 1), parts[2])) {
       throw new JwtValidationError('signature_invalid', 'Token signature is invalid.');
     }
 
@@ -104,6 +110,7 @@ export class JwtValidator {
   private decodeHeader(segment: string): Record<string, unknown> {
     const cached = this.headerCache.get(segment);
     if (cached) return cached;
+    if (!SEGMENT.test(segment)) throw new JwtValidationError('token_malformed', 'Token is not a signed JWT (compact JWS with three base64url parts).');
     const header = decodeJson(segment, 'header');
     if (segment.length <= 512) {
       if (this.headerCache.size >= 64) this.headerCache.clear();
@@ -114,16 +121,16 @@ export class JwtValidator {
 
   private checkClaims(claims: Record<string, unknown>): void {
     const o = this.options;
-    for (const name of ['iss', 'aud', 'exp', ...o.requiredClaims]) {
+    for (const name of this.requiredClaims) {
       if (claims[name] === undefined || claims[name] === null) throw new JwtValidationError('claim_missing', `Token has no ${quote(name)} claim.`);
     }
-    for (const name of ['exp', 'nbf', 'iat']) {
+    for (const name of NUMERIC_CLAIMS) {
       const value = claims[name];
       if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value))) {
         throw new JwtValidationError('claim_invalid', `Token claim ${quote(name)} must be a number (seconds since the epoch).`);
       }
     }
-    for (const name of ['sub', 'scope', 'client_id', 'jti']) {
+    for (const name of STRING_CLAIMS) {
       if (claims[name] !== undefined && typeof claims[name] !== 'string') throw new JwtValidationError('claim_invalid', `Token claim ${quote(name)} must be a string.`);
     }
     if (claims.iss !== o.issuer) throw new JwtValidationError('issuer_mismatch', `Token issuer ${quote(claims.iss)} is not accepted.`);
@@ -161,7 +168,7 @@ function decodeJson(segment: string, what: 'header' | 'payload'): Record<string,
 
 function verifySignature(alg: SupportedAlgorithm, key: KeyObject, signingInput: string, signature: string): boolean {
   const sig = Buffer.from(signature, 'base64url');
-  const data = Buffer.from(signingInput, 'ascii');
+  const data = Buffer.from(signingInput, 'latin1');
   try {
     if (alg.startsWith('PS')) {
       return cryptoVerify(HASH[alg], data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: Number(alg.slice(2)) / 8 }, sig);
