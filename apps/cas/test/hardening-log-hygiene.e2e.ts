@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, freshTestDatabase, startServiceProcess, type ServiceProcess } from '@collect/testing';
+import { freePort, freshTestDatabase, SecretLedger, startServiceProcess, type ServiceProcess } from '@collect/testing';
 import { FormLogin } from './support/form-login.js';
 import { DEV_SEED } from './test-app.js';
 
@@ -17,13 +17,8 @@ const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toStri
  */
 describe('hardening: log hygiene (cas)', () => {
   let proc: ServiceProcess;
-  const secrets = new Map<string, string>();
-  const keep = (name: string, value: unknown) => {
-    expect(typeof value).toBe('string');
-    expect((value as string).length).toBeGreaterThanOrEqual(8);
-    secrets.set(name, value as string);
-    return value as string;
-  };
+  const secrets = new SecretLedger();
+  const keep = (name: string, value: unknown) => secrets.keep(name, value);
   const redirect = 'http://127.0.0.1:9/cb';
 
   beforeAll(async () => {
@@ -62,12 +57,12 @@ describe('hardening: log hygiene (cas)', () => {
     };
 
     // Client credentials (secret in the body) and the user-search API.
-    const machine = (await (await post('/connect/token', { grant_type: 'client_credentials', scope: 'read', client_id: 'logs-machine', client_secret: secrets.get('machine client secret')! })).json()) as { access_token: string };
+    const machine = (await (await post('/connect/token', { grant_type: 'client_credentials', scope: 'read', client_id: 'logs-machine', client_secret: secrets.get('machine client secret') })).json()) as { access_token: string };
     keep('machine access token', machine.access_token);
     const onboarding = (await (await post('/connect/token', { grant_type: 'client_credentials', scope: 'adminui-api-wrapper adminui-api-wrapper.users.search' }, basic('demo-onboarding', 'demo-onboarding-secret'))).json()) as { access_token: string };
     keep('cas-api access token', onboarding.access_token);
     expect((await fetch(`${url}/api/users?search=log`, { headers: { Authorization: `Bearer ${onboarding.access_token}` } })).status).toBe(200);
-    expect((await post('/connect/introspect', { token: machine.access_token }, basic('logs-web', secrets.get('web client secret')!))).status).toBeLessThan(500);
+    expect((await post('/connect/introspect', { token: machine.access_token }, basic('logs-web', secrets.get('web client secret')))).status).toBeLessThan(500);
     expect((await post('/connect/token', { grant_type: 'client_credentials' }, basic('logs-web', keep('wrong client secret', 'Wr0ng-client-secret-for-logs')))).status).toBe(401);
 
     // Code flow with PKCE: a failed login first, then the right password.
@@ -78,9 +73,9 @@ describe('hardening: log hygiene (cas)', () => {
     const page = await wrong.follow(authorize);
     const action = [...page.body.matchAll(/<form[^>]*action="([^"]+)"/g)].map((m) => m[1]).find((a) => a.endsWith('/login'))!;
     await wrong.submit(action, { username: 'loguser', password: keep('wrong password', 'Wr0ng-pa55word-for-cas-logs') });
-    const callback = await new FormLogin(url).authorize(authorize, 'loguser', secrets.get('user password')!);
+    const callback = await new FormLogin(url).authorize(authorize, 'loguser', secrets.get('user password'));
     const code = keep('authorization code', callback.searchParams.get('code'));
-    const webAuth = basic('logs-web', secrets.get('web client secret')!);
+    const webAuth = basic('logs-web', secrets.get('web client secret'));
     const tokens = (await (await post('/connect/token', { grant_type: 'authorization_code', code, redirect_uri: redirect, code_verifier: verifier }, webAuth)).json()) as { access_token: string; refresh_token: string; id_token: string };
     keep('user access token', tokens.access_token);
     keep('refresh token', tokens.refresh_token);
@@ -97,7 +92,7 @@ describe('hardening: log hygiene (cas)', () => {
     const lines = proc.output().split('\n').filter(Boolean);
     expect(lines.length).toBeGreaterThan(10);
     expect(lines.some((l) => l.includes('login.failure'))).toBe(true);
-    const leaks = [...secrets].flatMap(([name, value]) => lines.filter((l) => l.includes(value)).map((l) => `${name}: ${l.slice(0, 300)}`));
+    const leaks = secrets.leaks(lines, 'cas');
     expect(leaks).toEqual([]);
     console.log(`log hygiene (cas): ${secrets.size} secrets, ${lines.length} log lines, no leak`);
   });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, freshRedisPrefix, freshTestDatabase, sharedRedisUrl, startServiceProcess, type ServiceProcess } from '@collect/testing';
+import { freePort, freshRedisPrefix, freshTestDatabase, SecretLedger, sharedRedisUrl, startServiceProcess, type ServiceProcess } from '@collect/testing';
 import { FormLogin } from '../../cas/test/support/form-login.js';
 import { demoXForm } from './forms-fixtures.js';
 import { Receiver, until } from './restservices-receiver.js';
@@ -60,13 +60,8 @@ describe('hardening: log hygiene (collect-api)', () => {
   let receiver: Receiver;
   let sheets: FakeSheetsProvider;
   let seedDir: string;
-  const secrets = new Map<string, string>();
-  const keep = (name: string, value: unknown) => {
-    expect(typeof value).toBe('string');
-    expect((value as string).length).toBeGreaterThanOrEqual(8);
-    secrets.set(name, value as string);
-    return value as string;
-  };
+  const secrets = new SecretLedger();
+  const keep = (name: string, value: unknown) => secrets.keep(name, value);
 
   beforeAll(async () => {
     const port = await freePort();
@@ -127,9 +122,9 @@ describe('hardening: log hygiene (collect-api)', () => {
       CAS_ISSUER: issuer,
       CAS_SIGN_IN_ENABLED: 'true',
       CAS_CLIENT_ID: 'logs-web',
-      CAS_CLIENT_SECRET: secrets.get('CAS_CLIENT_SECRET')!,
+      CAS_CLIENT_SECRET: secrets.get('CAS_CLIENT_SECRET'),
       CAS_ONBOARDING_CLIENT_ID: 'logs-onboarding',
-      CAS_ONBOARDING_CLIENT_SECRET: secrets.get('CAS_ONBOARDING_CLIENT_SECRET')!,
+      CAS_ONBOARDING_CLIENT_SECRET: secrets.get('CAS_ONBOARDING_CLIENT_SECRET'),
     }, port);
   });
   afterAll(async () => {
@@ -152,7 +147,7 @@ describe('hardening: log hygiene (collect-api)', () => {
     keep('temp token', me.temp_token);
     expect((await json('/api/v1/user', `TempToken ${me.temp_token}`)).status).toBe(200);
     expect((await json('/api/v1/user', basic('loguser', keep('wrong password', 'Wr0ng-pa55word-for-logs')))).status).toBe(401);
-    expect((await json('/api/v1/user', basic('logadmin', secrets.get('admin password')!))).status).toBe(200);
+    expect((await json('/api/v1/user', basic('logadmin', secrets.get('admin password')))).status).toBe(200);
     const fresh = (await (await json('/api/v1/user/regenerate_auth_token', `Token ${me.api_token}`)).json()) as string;
     const token = `Token ${keep('regenerated api token', fresh)}`;
     expect((await json(`/api/v1/user?token=${me.api_token}&access_token=${fresh}`, token)).status).toBe(200);
@@ -201,10 +196,7 @@ describe('hardening: log hygiene (collect-api)', () => {
     expect(lines.some((l) => l.includes('cas_user.onboarded'))).toBe(true);
     // The CAS logs the tokens it issued (client credentials for the machine and on-boarding clients, the sign-in's access token).
     expect(casLines.filter((l) => l.includes('token.issued')).length).toBeGreaterThanOrEqual(3);
-    const leaks = [...secrets].flatMap(([name, value]) => [
-      ...lines.filter((l) => l.includes(value)).map((l) => `${name} (collect-api): ${l.slice(0, 300)}`),
-      ...casLines.filter((l) => l.includes(value)).map((l) => `${name} (cas): ${l.slice(0, 300)}`),
-    ]);
+    const leaks = [...secrets.leaks(lines, 'collect-api'), ...secrets.leaks(casLines, 'cas')];
     expect(leaks).toEqual([]);
     console.log(`log hygiene (collect-api): ${secrets.size} secrets, ${lines.length} log lines (+${casLines.length} of the CAS), no leak`);
   });
@@ -266,7 +258,7 @@ describe('hardening: log hygiene (collect-api)', () => {
     // A code the provider does not know: the exchange is refused (the state is single use, so this needs a second
     // service: on another form, as two unlinked sheets of one form share the default service_url).
     const otherForm = ((await (await call('/api/v1/forms', token, { id_string: 'logs_sheet2', title: 'Sheet 2', fields: [{ name: 'name', type: 'text', label: 'Name' }] })).json()) as { formid: number }).formid;
-    const other = await call('/api/v1/restservices', basic('logadmin', secrets.get('admin password')!), { xform: otherForm, name: 'spreadsheet', spreadsheet_title: 'Logs 2' });
+    const other = await call('/api/v1/restservices', basic('logadmin', secrets.get('admin password')), { xform: otherForm, name: 'spreadsheet', spreadsheet_title: 'Logs 2' });
     expect(other.status).toBe(201);
     const otherState = keep('sheets state (refused)', new URL(((await other.json()) as { authorization_url: string }).authorization_url).searchParams.get('state'));
     const badCode = keep('sheets code (refused)', 'Sheets-unknown-code-for-logs-4321');
@@ -279,7 +271,7 @@ describe('hardening: log hygiene (collect-api)', () => {
 
   /** CAS: a client-credentials token as Bearer (unlinked, forged, linked), on-boarding through cas-api, the BFF sign-in with its cookies. */
   async function casFlows(): Promise<void> {
-    const admin = basic('logadmin', secrets.get('admin password')!);
+    const admin = basic('logadmin', secrets.get('admin password'));
     const { token_endpoint } = (await (await fetch(`${cas.url}/.well-known/openid-configuration`)).json()) as { token_endpoint: string };
     const tokenRes = await fetch(token_endpoint, {
       method: 'POST',

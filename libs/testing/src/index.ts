@@ -5,3 +5,4 @@ export * from './redis.js';
 export * from './service.js';
 export * from './test-env.js';
 export * from './fuzz/index.js';
+export * from './secret-ledger.js';
