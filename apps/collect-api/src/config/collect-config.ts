@@ -65,6 +65,8 @@ export const collectEnvSchema = z
     FORWARD_LEASE_MS: envField.int(120_000, 500, 86_400_000),
     FORWARD_CONCURRENCY: envField.int(16, 1, 1_000),
     FORWARD_DELIVER_IN_PROCESS: envField.bool(false),
+    FORWARD_LOG_RETENTION_DAYS: envField.int(90, 0, 3_650),
+    FORWARD_LOG_PRUNE_INTERVAL_MS: envField.int(3_600_000, 1_000, 86_400_000),
     WORKER_PORT: envField.port(3001),
     METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     SHEETS_API_BASE_URL: envField.url().default('https://sheets.googleapis.com'),

@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { SubmissionsModule } from '../submissions/submissions.module.js';
+import { DeliveryLogPruner } from './delivery-log-pruner.js';
 import { DeliveryRelay } from './delivery-relay.js';
 import { DeliveryService } from './delivery.service.js';
 import { MetricsController } from './metrics.controller.js';
@@ -40,6 +41,7 @@ import { DELIVERY_QUEUE, NETWORK_GUARD } from './restservices.tokens.js';
     RestServicesRepository,
     DeliveryService,
     DeliveryRelay,
+    DeliveryLogPruner,
     RestServicesService,
     SheetsRepository,
     SheetsService,

@@ -92,6 +92,21 @@ export class RestServicesRepository {
     });
   }
 
+  /**
+   * Deletes up to `limit` finished deliveries last changed more than `days` days ago, oldest
+   * first (their attempts go by cascade); returns how many went.
+   */
+  async pruneFinished(days: number, limit: number): Promise<number> {
+    const [, deleted] = (await this.deliveries.query(
+      `DELETE FROM rest_deliveries WHERE id IN (
+         SELECT id FROM rest_deliveries
+         WHERE status IN ('success', 'failed', 'skipped') AND date_modified < now() - make_interval(days => $1)
+         ORDER BY date_modified LIMIT $2)`,
+      [days, limit],
+    )) as [unknown, number];
+    return deleted;
+  }
+
   async finish(id: number, status: 'success' | 'failed' | 'skipped'): Promise<void> {
     await this.deliveries.update({ id }, { status, leaseUntil: null });
   }
