@@ -18,7 +18,7 @@ const APP: Record<ChartName, { values: 'collectApi' | 'cas'; dir: string; port: 
     port: 3000,
     secretNames: ['DATABASE_URL', 'REDIS_URL', 'COLLECT_SECRET_KEY', 'COLLECT_ADMIN_PASSWORD', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'SHEETS_CLIENT_SECRET', 'CAS_CLIENT_SECRET', 'CAS_ONBOARDING_CLIENT_SECRET', 'METRICS_TOKEN'],
   },
-  cas: { values: 'cas', dir: 'apps/cas', port: 4000, secretNames: ['CAS_DATABASE_URL', 'CAS_KEY_ENCRYPTION_KEY', 'CAS_COOKIE_KEYS'] },
+  cas: { values: 'cas', dir: 'apps/cas', port: 4000, secretNames: ['CAS_DATABASE_URL', 'CAS_KEY_ENCRYPTION_KEY', 'CAS_COOKIE_KEYS', 'CAS_KEY_ENCRYPTION_KEY_PREVIOUS'] },
 };
 
 const EXPECTED_TAG = '0.1.0';

@@ -80,4 +80,45 @@ describe('cas signing keys', () => {
     const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.filter((l) => l.signing)).toHaveLength(1);
   });
+
+  it('changing CAS_KEY_ENCRYPTION_KEY: the old value as _PREVIOUS opens the keys until `keys reencrypt` seals them under the new one', async () => {
+    const oldKek = sut.config.CAS_KEY_ENCRYPTION_KEY;
+    const newKek = 'new-key-encryption-key-9876543210';
+    const stored = async () => (await sut.app.get(DataSource).query('SELECT kid, private_key_enc FROM cas_signing_keys ORDER BY kid')) as Array<{ kid: string; private_key_enc: string }>;
+    const kids = (await stored()).map((r) => r.kid);
+    expect(kids.length).toBeGreaterThan(1);
+    for (const row of await stored()) expect(() => new KeyEncryption(newKek).decrypt(row.private_key_enc)).toThrow(/CAS_KEY_ENCRYPTION_KEY differs/);
+    const withKeys = (env: Record<string, string>, ...args: string[]) =>
+      spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, CAS_DATABASE_URL: sut.config.CAS_DATABASE_URL, LOG_LEVEL: 'info', ...env }, encoding: 'utf8' });
+
+    // Without the old value nothing can be re-encrypted, and nothing is changed.
+    const blind = withKeys({ CAS_KEY_ENCRYPTION_KEY: newKek }, 'keys', 'reencrypt');
+    expect(blind.status).not.toBe(0);
+    expect(blind.stderr).toContain('CAS_KEY_ENCRYPTION_KEY differs');
+    for (const row of await stored()) expect(new KeyEncryption(oldKek).isCurrent(row.private_key_enc)).toBe(true);
+
+    const run = withKeys({ CAS_KEY_ENCRYPTION_KEY: newKek, CAS_KEY_ENCRYPTION_KEY_PREVIOUS: oldKek }, 'keys', 'reencrypt');
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout.trim())).toEqual({ reencrypted: expect.arrayContaining(kids), already_current: [] });
+    expect(run.stdout).not.toContain(newKek);
+    expect(run.stderr).not.toContain(newKek);
+    expect(run.stderr).not.toContain(oldKek);
+    const again = withKeys({ CAS_KEY_ENCRYPTION_KEY: newKek, CAS_KEY_ENCRYPTION_KEY_PREVIOUS: oldKek }, 'keys', 'reencrypt');
+    expect(JSON.parse(again.stdout.trim())).toEqual({ reencrypted: [], already_current: expect.arrayContaining(kids) });
+    for (const row of await stored()) {
+      expect(new KeyEncryption(newKek).isCurrent(row.private_key_enc)).toBe(true);
+      expect(() => new KeyEncryption(oldKek).decrypt(row.private_key_enc)).toThrow();
+    }
+
+    // A CAS started with the new value alone signs with the same keys.
+    const restarted = await startTestCasApp({ CAS_DATABASE_URL: sut.config.CAS_DATABASE_URL, CAS_KEY_ENCRYPTION_KEY: newKek });
+    try {
+      const jwt = (await request(restarted.url).post('/connect/token').auth('demo-machine', 'demo-machine-secret').type('form').send({ grant_type: 'client_credentials', scope: 'read' }).expect(200)).body.access_token as string;
+      expect(kids).toContain(decodeProtectedHeader(jwt).kid);
+      const set = (await request(restarted.url).get('/.well-known/openid-configuration/jwks').expect(200)).body as JSONWebKeySet;
+      await expect(jwtVerify(jwt, createLocalJWKSet(set), { issuer: restarted.url, audience: 'collect-api', algorithms: ['RS256'] })).resolves.toBeDefined();
+    } finally {
+      await restarted.close();
+    }
+  });
 });

@@ -17,6 +17,7 @@ export const USAGE = `usage: cas <command> [options]
                  (prints the generated secret once)
   clients disable --client-id ID    clients enable --client-id ID
   keys rotate                       keys list
+  keys reencrypt                    (after changing CAS_KEY_ENCRYPTION_KEY; old value in CAS_KEY_ENCRYPTION_KEY_PREVIOUS)
 `;
 
 export class UsageError extends Error {}
@@ -90,6 +91,10 @@ export async function runCommand(ctx: INestApplicationContext, argv: string[], o
     case 'keys rotate': {
       const kid = await ctx.get(KeyStoreService).rotate('command');
       return out({ rotated: true, kid });
+    }
+    case 'keys reencrypt': {
+      const { reencrypted, current } = await ctx.get(KeyStoreService).reencrypt();
+      return out({ reencrypted, already_current: current });
     }
     case 'keys list': {
       for (const k of await ctx.get(KeyStoreService).list()) {

@@ -21,6 +21,7 @@ export const casEnvSchema = z
     CAS_DEV_SEED_FILE: z.string().optional(),
     CAS_DEV_COLLECT_WEB_REDIRECT_URI: envField.url().optional(),
     CAS_KEY_ENCRYPTION_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+    CAS_KEY_ENCRYPTION_KEY_PREVIOUS: z.string().min(16, 'must be at least 16 characters').optional(),
     CAS_COOKIE_KEYS: envField.list(''),
     CAS_ACCESS_TOKEN_TTL: envField.int(3600, 60, 86_400),
     CAS_ID_TOKEN_TTL: envField.int(3600, 60, 86_400),

@@ -19,4 +19,17 @@ describe('KeyEncryption', () => {
     expect(() => new KeyEncryption('another-secret-entirely-123').decrypt(sealed)).toThrow(/CAS_KEY_ENCRYPTION_KEY/);
     expect(() => sut.decrypt('v0.a.b.c')).toThrow(/format/);
   });
+
+  it('opens keys sealed under the previous secret, and tells them from current ones', () => {
+    const old = new KeyEncryption('the-old-key-encryption-secret');
+    const sealedOld = old.encrypt('private');
+    const rotated = new KeyEncryption('the-new-key-encryption-secret', 'the-old-key-encryption-secret');
+    expect(rotated.decrypt(sealedOld)).toBe('private');
+    expect(rotated.isCurrent(sealedOld)).toBe(false);
+    const sealedNew = rotated.encrypt('private');
+    expect(rotated.isCurrent(sealedNew)).toBe(true);
+    expect(() => old.decrypt(sealedNew)).toThrow(/CAS_KEY_ENCRYPTION_KEY differs/);
+    expect(() => new KeyEncryption('a-third-secret-value-0000', 'a-fourth-secret-value-000').decrypt(sealedOld)).toThrow(/CAS_KEY_ENCRYPTION_KEY and CAS_KEY_ENCRYPTION_KEY_PREVIOUS differ/);
+    expect(() => rotated.decrypt('v0.a.b.c')).toThrow(/format/);
+  });
 });

@@ -4,12 +4,27 @@ import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:
  * Private signing keys are stored encrypted with AES-256-GCM under a key derived (scrypt) from
  * CAS_KEY_ENCRYPTION_KEY, so a database dump alone cannot mint tokens.
  * Format: `v1.<iv>.<tag>.<ciphertext>` (base64url parts).
+ *
+ * Changing CAS_KEY_ENCRYPTION_KEY: the old value moves to CAS_KEY_ENCRYPTION_KEY_PREVIOUS, which
+ * only decrypts, until `cas keys reencrypt` has sealed every stored key under the new one.
  */
 export class KeyEncryption {
   private readonly key: Buffer;
+  private readonly previous: Buffer | null;
 
-  constructor(secret: string) {
+  constructor(secret: string, previousSecret?: string) {
     this.key = scryptSync(secret, 'cas-signing-keys-v1', 32);
+    this.previous = previousSecret ? scryptSync(previousSecret, 'cas-signing-keys-v1', 32) : null;
+  }
+
+  /** True when `sealed` opens with the current key (nothing to re-encrypt). */
+  isCurrent(sealed: string): boolean {
+    try {
+      open(sealed, this.key);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   encrypt(plain: string): string {
@@ -20,14 +35,30 @@ export class KeyEncryption {
   }
 
   decrypt(sealed: string): string {
-    const [version, iv, tag, data] = sealed.split('.');
-    if (version !== 'v1' || !iv || !tag || data === undefined) throw new Error('unknown key encryption format');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     try {
-      return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
-    } catch {
-      throw new Error('cannot decrypt a signing key: CAS_KEY_ENCRYPTION_KEY differs from the one that encrypted it');
+      return open(sealed, this.key);
+    } catch (err) {
+      if (err instanceof FormatError) throw err;
+      if (this.previous) {
+        try {
+          return open(sealed, this.previous);
+        } catch {
+          // Neither key: the message below names both variables.
+        }
+      }
+      throw new Error(
+        `cannot decrypt a signing key: CAS_KEY_ENCRYPTION_KEY${this.previous ? ' and CAS_KEY_ENCRYPTION_KEY_PREVIOUS differ' : ' differs'} from the one that encrypted it`,
+      );
     }
   }
+}
+
+class FormatError extends Error {}
+
+function open(sealed: string, key: Buffer): string {
+  const [version, iv, tag, data] = sealed.split('.');
+  if (version !== 'v1' || !iv || !tag || data === undefined) throw new FormatError('unknown key encryption format');
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
 }

@@ -29,7 +29,7 @@ export class KeyStoreService {
     private readonly repo: SigningKeysRepository,
     private readonly clients: ClientsService,
   ) {
-    this.crypto = new KeyEncryption(config.CAS_KEY_ENCRYPTION_KEY);
+    this.crypto = new KeyEncryption(config.CAS_KEY_ENCRYPTION_KEY, config.CAS_KEY_ENCRYPTION_KEY_PREVIOUS);
   }
 
   /** Makes sure one active key exists (first start). */
@@ -68,6 +68,26 @@ export class KeyStoreService {
     const rows = await this.repo.published(now);
     const keys = rows.map((row) => this.privateJwk(row));
     return { jwks: { keys }, version: rows.map((r) => r.kid).sort().join(',') };
+  }
+
+  /**
+   * Seals every stored private key under the current CAS_KEY_ENCRYPTION_KEY (those still under
+   * CAS_KEY_ENCRYPTION_KEY_PREVIOUS); returns the kids rewritten and those already current.
+   */
+  async reencrypt(): Promise<{ reencrypted: string[]; current: string[] }> {
+    return this.repo.withLock(async (tx) => {
+      const result = { reencrypted: [] as string[], current: [] as string[] };
+      for (const row of await tx.all()) {
+        if (this.crypto.isCurrent(row.privateKeyEnc)) {
+          result.current.push(row.kid);
+          continue;
+        }
+        await tx.setPrivateKey(row.kid, this.crypto.encrypt(this.crypto.decrypt(row.privateKeyEnc)));
+        result.reencrypted.push(row.kid);
+      }
+      if (result.reencrypted.length) this.logger.log({ event: 'key.reencrypted', kids: result.reencrypted });
+      return result;
+    });
   }
 
   list(): Promise<SigningKeyEntity[]> {

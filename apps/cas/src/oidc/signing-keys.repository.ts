@@ -41,6 +41,14 @@ export class SigningKeysTx {
     return this.em.getRepository(SigningKeyEntity).findOne({ where: { retiredAt: IsNull() }, order: { createdAt: 'DESC' } });
   }
 
+  all(): Promise<SigningKeyEntity[]> {
+    return this.em.getRepository(SigningKeyEntity).find({ order: { createdAt: 'ASC' } });
+  }
+
+  async setPrivateKey(kid: string, privateKeyEnc: string): Promise<void> {
+    await this.em.getRepository(SigningKeyEntity).update({ kid }, { privateKeyEnc });
+  }
+
   insert(key: Partial<SigningKeyEntity>): Promise<SigningKeyEntity> {
     const repo = this.em.getRepository(SigningKeyEntity);
     return repo.save(repo.create(key));
