@@ -1,3 +1,4 @@
+import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DatasetsModule } from '../datasets/datasets.module.js';
@@ -6,13 +7,14 @@ import { AttachmentEntity } from '../submissions/submission.entity.js';
 import { MediaController } from './media.controller.js';
 import { MediaRepository } from './media.repository.js';
 import { MediaService } from './media.service.js';
+import { MEDIA_VARIANTS_QUEUE, MediaVariantsQueue } from './media-variants.queue.js';
 import { MediaVariantsService } from './media-variants.service.js';
 
 /** Media listing, counts, downloads and image variants (issue 9, docs/media.md). */
 @Module({
-  imports: [TypeOrmModule.forFeature([AttachmentEntity]), SubmissionsModule, DatasetsModule],
+  imports: [TypeOrmModule.forFeature([AttachmentEntity]), SubmissionsModule, DatasetsModule, BullModule.registerQueue({ name: MEDIA_VARIANTS_QUEUE })],
   controllers: [MediaController],
-  providers: [MediaRepository, MediaService, MediaVariantsService],
+  providers: [MediaRepository, MediaService, MediaVariantsService, MediaVariantsQueue],
   exports: [MediaVariantsService],
 })
 export class MediaModule {}

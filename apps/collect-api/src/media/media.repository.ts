@@ -26,6 +26,11 @@ export class MediaRepository {
     return this.attachments.findOneBy({ id, deletedAt: IsNull() });
   }
 
+  /** Live attachments of one submission (variant generation at intake). */
+  liveOfSubmission(submissionId: number): Promise<AttachmentEntity[]> {
+    return this.attachments.find({ where: { submissionId, deletedAt: IsNull() }, order: { id: 'ASC' } });
+  }
+
   private query(filter: MediaFilter): SelectQueryBuilder<AttachmentEntity> {
     const qb = this.attachments.createQueryBuilder('a').where('a.deleted_at IS NULL');
     // One form: `=` lets the planner walk (form_id, id) in order and stop after the page.
