@@ -12,7 +12,7 @@ import { median, must, requestsPerSecond } from './bench-helpers.mjs';
 const CAS_MAIN = fileURLToPath(new URL('../apps/cas/dist/main.js', import.meta.url));
 const COLLECT_MAIN = fileURLToPath(new URL('../apps/collect-api/dist/main.js', import.meta.url));
 const DEV_SEED = fileURLToPath(new URL('../apps/cas/seed/dev-seed.json', import.meta.url));
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 

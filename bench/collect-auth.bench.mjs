@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, startPostgres, startRedis, startServiceProcess } from '../libs/testing/dist/index.js';
 import { median, must, requestsPerSecond } from './bench-helpers.mjs';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const MAIN = fileURLToPath(new URL('../apps/collect-api/dist/main.js', import.meta.url));
