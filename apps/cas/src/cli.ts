@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { baseLoggerOptions, exitOnConfigError } from '@collect/contracts';
+import { baseLoggerOptions, loadConfigOrExit } from '@collect/contracts';
 import type { LoggerService } from '@nestjs/common';
 import { pino } from 'pino';
 import { ZodError } from 'zod';
 import { CliModule } from './cli/cli.module.js';
 import { runCommand, UsageError, USAGE } from './cli/commands.js';
-import { loadCasConfig, type CasConfig } from './config/cas-config.js';
+import { loadCasConfig } from './config/cas-config.js';
 import { AccountError } from './accounts/accounts.service.js';
 import { SeedError } from './clients/seed-format.js';
 
@@ -25,12 +25,7 @@ async function main(): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  let config: CasConfig;
-  try {
-    config = loadCasConfig();
-  } catch (err) {
-    exitOnConfigError(err);
-  }
+  const config = loadConfigOrExit(loadCasConfig);
   const ctx = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: stderrLogger(config.LOG_LEVEL === 'silent' ? 'silent' : 'info') });
   try {
     await runCommand(ctx, argv, (line) => process.stdout.write(`${JSON.stringify(line)}\n`));

@@ -1,16 +1,11 @@
-import { exitOnConfigError, installGracefulShutdown } from '@collect/contracts';
+import { loadConfigOrExit, installGracefulShutdown } from '@collect/contracts';
 import { Logger } from 'nestjs-pino';
 import { createCasApp } from './app.js';
-import { loadCasConfig, type CasConfig } from './config/cas-config.js';
+import { loadCasConfig } from './config/cas-config.js';
 import { SeedError } from './clients/seed-format.js';
 
 async function main(): Promise<void> {
-  let config: CasConfig;
-  try {
-    config = loadCasConfig();
-  } catch (err) {
-    exitOnConfigError(err);
-  }
+  const config = loadConfigOrExit(loadCasConfig);
   const app = await createCasApp(config);
   const logger = app.get(Logger);
   installGracefulShutdown(app, config.SHUTDOWN_GRACE_MS, (msg) => logger.log(msg));

@@ -1,15 +1,10 @@
-import { exitOnConfigError } from '@collect/contracts';
-import { loadCasConfig, type CasConfig } from './config/cas-config.js';
+import { loadConfigOrExit } from '@collect/contracts';
+import { loadCasConfig } from './config/cas-config.js';
 import { runMigrations } from './database/data-source.js';
 
 /** `migrate`: applies pending migrations and exits; the Kubernetes migrate Job runs this. */
 async function main(): Promise<void> {
-  let config: CasConfig;
-  try {
-    config = loadCasConfig();
-  } catch (err) {
-    exitOnConfigError(err);
-  }
+  const config = loadConfigOrExit(loadCasConfig);
   const applied = await runMigrations(config);
   process.stdout.write(`${JSON.stringify({ service: 'cas', msg: 'migrations applied', applied })}\n`);
 }

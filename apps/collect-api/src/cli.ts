@@ -2,8 +2,8 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { exitOnConfigError, FieldValidationError } from '@collect/contracts';
-import { loadCollectConfig, type CollectConfig } from './config/collect-config.js';
+import { loadConfigOrExit, FieldValidationError } from '@collect/contracts';
+import { loadCollectConfig } from './config/collect-config.js';
 import { dataSourceOptions, runMigrations } from './database/data-source.js';
 import { OAuthApplicationsService } from './oauth2/oauth-applications.service.js';
 import { OAuthApplicationEntity, OAuthGrantEntity, OAuthTokenEntity } from './oauth2/oauth2.entities.js';
@@ -29,12 +29,7 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  let config: CollectConfig;
-  try {
-    config = loadCollectConfig();
-  } catch (err) {
-    exitOnConfigError(err);
-  }
+  const config = loadConfigOrExit(loadCollectConfig);
   // The services log through Nest's Logger; the command's output is its JSON line.
   Logger.overrideLogger(false);
   const run = commands[`${group} ${action ?? ''}`];

@@ -1,15 +1,10 @@
-import { exitOnConfigError, installGracefulShutdown } from '@collect/contracts';
+import { loadConfigOrExit, installGracefulShutdown } from '@collect/contracts';
 import { Logger } from 'nestjs-pino';
 import { createCollectApp } from './app.js';
-import { loadCollectConfig, type CollectConfig } from './config/collect-config.js';
+import { loadCollectConfig } from './config/collect-config.js';
 
 async function main(): Promise<void> {
-  let config: CollectConfig;
-  try {
-    config = loadCollectConfig();
-  } catch (err) {
-    exitOnConfigError(err);
-  }
+  const config = loadConfigOrExit(loadCollectConfig);
   const app = await createCollectApp(config);
   const logger = app.get(Logger);
   installGracefulShutdown(app, config.SHUTDOWN_GRACE_MS, (msg) => logger.log(msg));

@@ -1,15 +1,10 @@
-import { exitOnConfigError } from '@collect/contracts';
-import { loadCollectConfig, type CollectConfig } from './config/collect-config.js';
+import { loadConfigOrExit } from '@collect/contracts';
+import { loadCollectConfig } from './config/collect-config.js';
 import { runMigrations } from './database/data-source.js';
 
 /** `migrate`: applies pending migrations and exits; the Kubernetes migrate Job runs this. */
 async function main(): Promise<void> {
-  let config: CollectConfig;
-  try {
-    config = loadCollectConfig();
-  } catch (err) {
-    exitOnConfigError(err);
-  }
+  const config = loadConfigOrExit(loadCollectConfig);
   const applied = await runMigrations(config);
   process.stdout.write(`${JSON.stringify({ service: 'collect-api', msg: 'migrations applied', applied })}\n`);
 }

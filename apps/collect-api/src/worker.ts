@@ -1,7 +1,7 @@
-import { exitOnConfigError, installGracefulShutdown } from '@collect/contracts';
+import { loadConfigOrExit, installGracefulShutdown } from '@collect/contracts';
 import { Logger } from 'nestjs-pino';
 import { createCollectApp } from './app.js';
-import { loadCollectConfig, type CollectConfig } from './config/collect-config.js';
+import { loadCollectConfig } from './config/collect-config.js';
 
 /**
  * The delivery worker: the same application with the rest-service delivery queue consumed and
@@ -10,12 +10,7 @@ import { loadCollectConfig, type CollectConfig } from './config/collect-config.j
  * SHUTDOWN_GRACE_MS; jobs not started stay queued, rows not finished are re-queued by lease.
  */
 async function main(): Promise<void> {
-  let config: CollectConfig;
-  try {
-    config = loadCollectConfig();
-  } catch (err) {
-    exitOnConfigError(err);
-  }
+  const config = loadConfigOrExit(loadCollectConfig);
   // Migrations belong to the API process / the migrate Job; two processes racing them is not useful.
   const app = await createCollectApp({ ...config, FORWARD_DELIVER_IN_PROCESS: true, MIGRATIONS_RUN: false });
   const logger = app.get(Logger);

@@ -40,6 +40,15 @@ export const envField = {
 };
 
 /** Ends the process with the configuration problems on stderr (not through the logger, which needs config). */
+/** The loaded configuration, or exit 78 with the problems listed (every entry point starts so). */
+export function loadConfigOrExit<T>(load: () => T): T {
+  try {
+    return load();
+  } catch (err) {
+    exitOnConfigError(err);
+  }
+}
+
 export function exitOnConfigError(err: unknown): never {
   if (err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n`);
