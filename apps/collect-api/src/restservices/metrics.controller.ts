@@ -1,6 +1,7 @@
 import { Controller, Get, Inject, NotFoundException, Req, Res, UnauthorizedException } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { register } from 'prom-client';
+import { parseAuthorization } from '../auth/auth-header.js';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
 import { SkipAuth } from '../auth/require-auth.decorator.js';
 import { safeEqual } from '../auth/secrets.js';
@@ -23,9 +24,8 @@ export class MetricsController {
     const token = this.config.METRICS_TOKEN;
     if (!token && this.config.NODE_ENV === 'production') throw new NotFoundException({ detail: 'Not found.' });
     if (token) {
-      const header = req.headers.authorization ?? '';
-      const sent = header.startsWith('Bearer ') ? header.slice(7) : '';
-      if (!safeEqual(sent, token)) {
+      const sent = parseAuthorization(req.headers.authorization);
+      if (sent.kind !== 'credentials' || sent.scheme !== 'bearer' || !safeEqual(sent.credentials, token)) {
         res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
         throw new UnauthorizedException({ detail: 'Authentication credentials were not provided.' });
       }
