@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { waitFor } from '@collect/testing';
 import { DeliveryLogPruner } from '../src/restservices/delivery-log-pruner.js';
 import { RestServicesRepository } from '../src/restservices/restservices.repository.js';
 import { demoXForm } from './forms-fixtures.js';
@@ -78,3 +79,22 @@ describe('rest services: delivery-log retention', () => {
     expect(await remaining()).toContain(ancient);
   });
 });
+
+describe('rest services: the worker prunes on its own schedule', () => {
+  let sut: TestCollectApp;
+  afterAll(() => sut?.close());
+
+  it('runs the clean-up by timer, again and again', async () => {
+    sut = await startTestCollectApp({ FORWARD_DELIVER_IN_PROCESS: 'true', FORWARD_LOG_RETENTION_DAYS: '30', FORWARD_LOG_PRUNE_INTERVAL_MS: '1000' });
+    const db = sut.app.get(DataSource);
+    const owner = await createTestUser(sut.app);
+    const formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm('retention_timer')), 'form.xml').expect(201)).body.formid;
+    const serviceId = (await request(sut.url).post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'generic_json', service_url: 'http://127.0.0.1:9/hook' }).expect(201)).body.id;
+    const oldRow = async () =>
+      Number((await db.query(`INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, status, attempts, date_modified) VALUES (gen_random_uuid(), $1, 1, 'created', 'success', 1, now() - interval '40 days') RETURNING id`, [serviceId]))[0].id);
+    const gone = (id: number) => async () => (await db.query(`SELECT 1 FROM rest_deliveries WHERE id = $1`, [id])).length === 0;
+    await waitFor(gone(await oldRow()), 10_000, 'the first scheduled clean-up');
+    await waitFor(gone(await oldRow()), 10_000, 'a later scheduled clean-up');
+  });
+});
+

@@ -15,7 +15,7 @@ const MAX_BATCHES_PER_RUN = 20;
 export class DeliveryLogPruner implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(DeliveryLogPruner.name);
   private timer: NodeJS.Timeout | null = null;
-  private first: NodeJS.Timeout | null = null;
+  private stopped = false;
   private running: Promise<number> | null = null;
 
   constructor(
@@ -25,13 +25,15 @@ export class DeliveryLogPruner implements OnApplicationBootstrap, BeforeApplicat
 
   onApplicationBootstrap(): void {
     if (!this.config.FORWARD_DELIVER_IN_PROCESS || this.config.FORWARD_LOG_RETENTION_DAYS === 0) return;
+    const interval = this.config.FORWARD_LOG_PRUNE_INTERVAL_MS;
+    const schedule = (delay: number) => {
+      if (this.stopped) return;
+      this.timer = setTimeout(() => void this.pruneOnce().finally(() => schedule(interval)), delay);
+      this.timer.unref();
+    };
     // First run soon after start: workers restarted by every deploy would otherwise never reach
     // a full interval.
-    const first = setTimeout(() => void this.pruneOnce(), Math.min(60_000, this.config.FORWARD_LOG_PRUNE_INTERVAL_MS));
-    first.unref();
-    this.timer = setInterval(() => void this.pruneOnce(), this.config.FORWARD_LOG_PRUNE_INTERVAL_MS);
-    this.timer.unref();
-    this.first = first;
+    schedule(Math.min(60_000, interval));
   }
 
   /** Deletes what is past retention (bounded per run); the number of deliveries deleted. */
@@ -58,8 +60,8 @@ export class DeliveryLogPruner implements OnApplicationBootstrap, BeforeApplicat
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    if (this.first) clearTimeout(this.first);
-    if (this.timer) clearInterval(this.timer);
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
     await this.running;
   }
 }
