@@ -233,20 +233,22 @@ function build(workbook: WorkbookData, opts: { fallbackFormName?: string }, erro
       const begin = RE_BEGIN.exec(type);
       const end = RE_END.exec(type);
       let name: string | undefined;
-      if (!end) {
+      if (type === 'audit') {
+        // pyxform names the audit itself and files it under meta, before any name checks.
+        name = validateAuditName(str(row.name) ?? '', rowNumber);
+      } else if (!end) {
         name = str(row.name);
         if (name === undefined) {
           if (type === 'note') name = `generated_note_name_${rowNumber}`;
           else throw new XlsFormProblem(`${rowPrefix(rowNumber)} Question or group with no name.`);
         }
-        if (type === 'audit') name = validateAuditName(name, rowNumber);
         if (!isXmlTag(name)) {
           throw new XlsFormProblem(
             `${rowPrefix(rowNumber)} On the 'survey' sheet, the 'name' value is invalid. Names must begin with a letter or underscore. After the first character, names may contain letters, digits, underscores, hyphens, or periods.`,
           );
         }
         elementNames.set(name, (elementNames.get(name) ?? 0) + 1);
-        if (type !== 'audit') checkUniqueName(name, top, rowNumber, warnings);
+        checkUniqueName(name, top, rowNumber, warnings);
       }
 
       if (end) {
@@ -435,6 +437,7 @@ function build(workbook: WorkbookData, opts: { fallbackFormName?: string }, erro
           }
           node.control!.appearance = 'list-nolabel';
         }
+        saveTrigger(node, survey);
         attach(top.node, node);
         if (other) attach(top.node, other);
         continue;
@@ -447,7 +450,8 @@ function build(workbook: WorkbookData, opts: { fallbackFormName?: string }, erro
         continue;
       }
       finishQuestion(node, type, rowNumber);
-      applyTypeParameters(node, type, parameters, appearance, rowNumber, survey);
+      applyTypeParameters(node, type, parameters, appearance, rowNumber, survey, warnings);
+      saveTrigger(node, survey);
       if (type === 'background-geopoint') {
         if (!node.trigger) throw new XlsFormProblem(`[row : ${rowNumber}] For 'background-geopoint' questions, the 'trigger' column must not be empty.`);
         if (node.bind?.calculate !== undefined) throw new XlsFormProblem(`[row : ${rowNumber}] For 'background-geopoint' questions, the 'calculation' column must be empty.`);
@@ -497,6 +501,14 @@ function build(workbook: WorkbookData, opts: { fallbackFormName?: string }, erro
 
   validateReferences(workbook, surveyGrouped, choicesGrouped, elementNames, errors);
   return survey;
+}
+
+// A question with a trigger is set by a setvalue (or odk:setgeopoint) in the body control of each triggering question.
+function saveTrigger(node: FormNode, survey: Survey): void {
+  if (!node.trigger) return;
+  const byTrigger = node.type === 'background-geopoint' ? survey.setgeopointByTrigger : survey.setvaluesByTrigger;
+  const calculation = node.bind?.calculate;
+  for (const t of node.trigger) byTrigger.set(t, [...(byTrigger.get(t) ?? []), [node.name, typeof calculation === 'string' ? calculation : '']]);
 }
 
 function attach(parent: FormNode, child: FormNode): void {
@@ -656,7 +668,15 @@ function applyAuditParameters(node: FormNode, p: Record<string, string>, row: nu
   }
 }
 
-function applyTypeParameters(node: FormNode, type: string, p: Record<string, string>, appearance: string | undefined, row: number, survey: Survey): void {
+function applyTypeParameters(
+  node: FormNode,
+  type: string,
+  p: Record<string, string>,
+  appearance: string | undefined,
+  row: number,
+  survey: Survey,
+  warnings: string[],
+): void {
   const bind = node.bind ?? (node.bind = {});
   const control = node.control ?? (node.control = {});
   switch (type) {
@@ -676,6 +696,8 @@ function applyTypeParameters(node: FormNode, type: string, p: Record<string, str
       if ('max-pixels' in p) {
         if (!/^-?\d+$/.test(p['max-pixels'])) throw new XlsFormProblem('Parameter max-pixels must have an integer value.');
         bind['orx:max-pixels'] = p['max-pixels'];
+      } else {
+        warnings.push(`${rowPrefix(row)} Use the max-pixels parameter to speed up submission sending and save storage space. Learn more: https://xlsform.org/#image`);
       }
       if ('app' in p && (appearance === undefined || appearance === 'annotate')) control.intent = p.app;
       return;

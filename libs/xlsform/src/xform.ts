@@ -335,18 +335,20 @@ export class XFormWriter {
     return root;
   }
 
-  private sectionInstance(node: FormNode): XmlElement {
+  // Repeats outside any repeat get a jr:template copy before their first instance; inside a
+  // repeat's own instance they do not (pyxform's append_template flag).
+  private sectionInstance(node: FormNode, inRepeat = false): XmlElement {
     const out = el(node.name);
     for (const child of node.children) {
       if (child.kind === 'external') continue;
-      if (child.kind === 'repeat') out.append(this.template(child));
-      out.append(this.instanceOf(child));
+      if (child.kind === 'repeat' && !inRepeat) out.append(this.template(child));
+      out.append(this.instanceOf(child, inRepeat || child.kind === 'repeat'));
     }
     return out;
   }
 
-  private instanceOf(node: FormNode): XmlElement {
-    if (isSection(node)) return this.sectionInstance(node);
+  private instanceOf(node: FormNode, inRepeat = false): XmlElement {
+    if (isSection(node)) return this.sectionInstance(node, inRepeat);
     if (node.default && !defaultIsDynamic(node.default, node.type)) return el(node.name, {}, node.default);
     return el(node.name);
   }
