@@ -11,7 +11,9 @@ export interface WorkerOptions extends ConvertOptions {
   maxHeapMb?: number;
 }
 
-const entry = new URL('./worker-entry.js', import.meta.url);
+// Built code runs dist/worker.js beside dist/worker-entry.js; under ts-jest the sources run from
+// src/ and the worker runs the built entry (pnpm test builds first).
+const entry = import.meta.url.endsWith('.ts') ? new URL('../dist/worker-entry.js', import.meta.url) : new URL('./worker-entry.js', import.meta.url);
 
 /** Converts an .xlsx file in a worker thread; resolves with the same result as convertXlsForm. */
 export function convertXlsFormInWorker(data: Uint8Array, options: WorkerOptions = {}): Promise<ConversionResult> {
