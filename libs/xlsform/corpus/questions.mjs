@@ -256,25 +256,26 @@ export const questionForms = [
   },
   {
     name: 'barcode-acknowledge-note',
-    covers: ['barcode', 'acknowledge', 'note', 'read_only'],
+    covers: ['barcode', 'acknowledge', 'trigger (type)', 'note', 'read_only'],
     sheets: {
       survey: [
         ['type', 'name', 'label', 'read_only'],
         ['barcode', 'code', 'Scan the code'],
         ['acknowledge', 'ok', 'I agree'],
+        ['trigger', 'tap', 'Tap when ready'],
         ['note', 'intro', 'Code: ${code}'],
         ['text', 'fixed', 'Fixed text', 'yes'],
       ],
     },
     expect: {
-      instance: ['/data', '/data/code', '/data/ok', '/data/intro', '/data/fixed', '/data/meta', '/data/meta/instanceID'],
+      instance: ['/data', '/data/code', '/data/ok', '/data/tap', '/data/intro', '/data/fixed', '/data/meta', '/data/meta/instanceID'],
       binds: {
         '/data/code': { type: 'barcode' },
         '/data/ok': { type: 'string' },
         '/data/intro': { readonly: 'true()', type: 'string' },
         '/data/fixed': { type: 'string', readonly: 'true()' },
       },
-      body: ['input /data/code', 'trigger /data/ok', 'input /data/intro', 'input /data/fixed'],
+      body: ['input /data/code', 'trigger /data/ok', 'trigger /data/tap', 'input /data/intro', 'input /data/fixed'],
       labels: { '/data/intro': 'Code: <output value=" /data/code "/>' },
       instances: {},
     },
@@ -340,7 +341,7 @@ export const questionForms = [
   },
   {
     name: 'trigger-calculation',
-    covers: ['trigger', 'calculation'],
+    covers: ['trigger (column)', 'calculation'],
     sheets: {
       survey: [
         ['type', 'name', 'label', 'calculation', 'trigger'],

@@ -451,6 +451,8 @@ function build(workbook: WorkbookData, opts: { fallbackFormName?: string }, erro
       }
       finishQuestion(node, type, rowNumber);
       applyTypeParameters(node, type, parameters, appearance, rowNumber, survey, warnings);
+      if (node.bind && Object.keys(node.bind).length === 0) delete node.bind;
+      if (node.control && Object.keys(node.control).length === 0) delete node.control;
       saveTrigger(node, survey);
       if (type === 'background-geopoint') {
         if (!node.trigger) throw new XlsFormProblem(`[row : ${rowNumber}] For 'background-geopoint' questions, the 'trigger' column must not be empty.`);
@@ -747,8 +749,6 @@ function applyTypeParameters(
     case 'start-geopoint':
       node.actions.push({ name: 'odk:setgeopoint', event: 'odk-instance-first-load' });
       return;
-    default:
-      if (Object.keys(control).length === 0) delete node.control;
   }
 }
 

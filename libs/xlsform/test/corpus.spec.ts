@@ -1,5 +1,6 @@
 // Every corpus form is written to a real .xlsx file, converted, and its XForm compared with the
 // facts pyxform produces for it (docs/xlsform.md, "Corpus").
+import { readFileSync } from 'node:fs';
 import { convertXlsForm, tablesToXlsx } from '@collect/xlsform';
 import type { CorpusForm } from '../corpus/types.js';
 import { xformFacts } from './xform-facts.js';
@@ -15,6 +16,12 @@ describe('XLSForm corpus', () => {
   it('holds at least 40 forms with distinct names', () => {
     expect(corpus.length).toBeGreaterThanOrEqual(40);
     expect(new Set(corpus.map((f) => f.name)).size).toBe(corpus.length);
+  });
+
+  it('is listed in the coverage table of docs/xlsform.md', () => {
+    const docs = readFileSync(new URL('../../../docs/xlsform.md', import.meta.url), 'utf8');
+    const table = docs.slice(docs.indexOf('| type / column / setting |'));
+    expect(corpus.filter((f) => !new RegExp(`[ ,|]${f.name}[ ,|\\n]`).test(table)).map((f) => f.name)).toEqual([]);
   });
 
   it('converts every form to the XForm facts pyxform produces', async () => {
