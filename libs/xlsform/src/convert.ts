@@ -27,23 +27,23 @@ export interface ConversionResult {
   itemsetsCsv: string | null;
 }
 
+function failed(errors: string[], warnings: string[] = [], itemsetsCsv: string | null = null): ConversionResult {
+  return { xml: null, errors, warnings, formId: null, title: null, version: null, instanceName: null, attachments: [], itemsetsCsv };
+}
+
 function fileName(src: string): string {
   return src.slice(src.lastIndexOf('/') + 1);
 }
 
 export function convertWorkbook(workbook: WorkbookData, options: ConvertOptions = {}): ConversionResult {
   const parsed = parseWorkbook(workbook, { fallbackFormName: options.fallbackFormName });
-  const empty: ConversionResult = {
-    xml: null, errors: parsed.errors, warnings: parsed.warnings, formId: null, title: null, version: null, instanceName: null, attachments: [],
-    itemsetsCsv: parsed.itemsetsCsv ?? null,
-  };
   const survey = parsed.survey;
-  if (!survey || parsed.errors.length > 0) return empty;
+  if (!survey || parsed.errors.length > 0) return failed(parsed.errors, parsed.warnings, parsed.itemsetsCsv ?? null);
   let xml: string;
   try {
     xml = new XFormWriter(survey).write();
   } catch (err) {
-    if (err instanceof XlsFormProblem) return { ...empty, errors: [err.message] };
+    if (err instanceof XlsFormProblem) return failed([err.message], parsed.warnings, parsed.itemsetsCsv ?? null);
     throw err;
   }
   const attachments = [...xml.matchAll(/<instance id="[^"]*" src="(jr:\/\/file(?:-csv)?\/[^"]+)"/g)].map((m) => fileName(m[1]));
@@ -59,9 +59,7 @@ export async function convertXlsForm(data: Uint8Array, options: ConvertOptions =
   try {
     workbook = await readXlsx(data, resolveLimits(options.limits));
   } catch (err) {
-    if (err instanceof XlsFormProblem) {
-      return { xml: null, errors: [err.message], warnings: [], formId: null, title: null, version: null, instanceName: null, attachments: [], itemsetsCsv: null };
-    }
+    if (err instanceof XlsFormProblem) return failed([err.message]);
     throw err;
   }
   return convertWorkbook(workbook, options);
@@ -73,9 +71,7 @@ export function convertTables(tables: WorkbookTables, options: ConvertOptions = 
   try {
     workbook = tablesToWorkbook(tables, resolveLimits(options.limits));
   } catch (err) {
-    if (err instanceof XlsFormProblem) {
-      return { xml: null, errors: [err.message], warnings: [], formId: null, title: null, version: null, instanceName: null, attachments: [], itemsetsCsv: null };
-    }
+    if (err instanceof XlsFormProblem) return failed([err.message]);
     throw err;
   }
   return convertWorkbook(workbook, options);
