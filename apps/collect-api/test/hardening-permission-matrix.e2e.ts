@@ -440,5 +440,5 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     expect(revealed).toEqual(wantRevealed);
     const routes = Object.keys(got).length;
     console.log(`permission matrix: ${pairs} (route, caller) pairs checked over ${routes} routes × ${CALLERS.length} callers; scope axis ${scopePairs} pairs (${routes} routes × ${SCOPE_CALLERS.length} scopes), credential fields checked on ${wantRevealed.length} revealing routes and every Bearer answer`);
-  });
+  }, 600_000);
 });
