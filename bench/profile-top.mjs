@@ -10,7 +10,8 @@
 // windows are read from `<dir>/<bench>.windows.json` beside `<bench>.<role>.cpuprofile`, whose
 // microsecond timestamps share the profile's clock (CLOCK_MONOTONIC). `--callers <function>`
 // adds which call paths the self time of that function (e.g. the native `writev`) comes from:
-// the first caller frames outside node internals, aggregated like the functions.
+// the first caller frames outside node internals, aggregated like the functions (percentages
+// of all the time sampled, as in the other tables).
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,7 +68,7 @@ const packageOf = (frame) => {
 
 const parent = new Map();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-const keyOf = (frame) => `${frame.functionName || '(anonymous)'}  ${where(frame.url)}${frame.url ? `:${frame.lineNumber + 1}` : ''}`;
+const keyOf = (frame) => `${frame.functionName || '(anonymous)'}${frame.url ? `  ${where(frame.url)}:${frame.lineNumber + 1}` : ''}`;
 
 const byFunction = new Map();
 const byPackage = new Map();
