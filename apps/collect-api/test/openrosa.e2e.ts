@@ -43,6 +43,15 @@ describe('OpenRosa form list and download', () => {
     const submit = (who: TestUser, idString: string, path = '/submission', extra = '') =>
       request(sut.url).post(path).set('Authorization', who.basic).set('X-OpenRosa-Version', '1.0')
         .attach('xml_submission_file', Buffer.from(demoInstance({ instanceId: randomUUID(), idString }).replace('</data>', `${extra}</data>`)), { filename: 'submission.xml', contentType: 'text/xml' });
+    /** Two owners, each with a form (`idA`, `idB`) shared as dataentry with one enumerator. */
+    const twoOwnersSharing = async (idA: string, idB: string) => {
+      const [first, second, enumerator] = await Promise.all([1, 2, 3].map(() => createTestUser(sut.app)));
+      const a = await newForm(first, idA);
+      const b = await newForm(second, idB);
+      await share(first, a.formid, enumerator);
+      await share(second, b.formid, enumerator);
+      return { first, second, enumerator, a, b };
+    };
     const count = async (owner: TestUser, formId: number) => Number((await request(sut.url).get(`/api/v1/data/${formId}`).set('Authorization', owner.token).expect(200)).headers['x-total-count']);
 
     it('a stranger sharing a form with the same id_string turns no enumerator submission into a 400, nor takes it', async () => {
@@ -67,11 +76,7 @@ describe('OpenRosa form list and download', () => {
     });
 
     it('formhub/uuid in the instance picks the form it names, before any other rule', async () => {
-      const [first, second, enumerator] = await Promise.all([1, 2, 3].map(() => createTestUser(sut.app)));
-      const a = await newForm(first, 'uuid_survey');
-      const b = await newForm(second, 'uuid_survey');
-      await share(first, a.formid, enumerator);
-      await share(second, b.formid, enumerator);
+      const { first, second, enumerator, a, b } = await twoOwnersSharing('uuid_survey', 'uuid_survey');
       await submit(enumerator, 'uuid_survey', '/submission', `<formhub><uuid>${b.uuid}</uuid></formhub>`).expect(201);
       await request(sut.url).post('/api/v1/submissions').set('Authorization', enumerator.token).send({ id: 'uuid_survey', submission: { name: 'j', formhub: { uuid: b.uuid } } }).expect(201);
       expect([await count(first, a.formid), await count(second, b.formid)]).toEqual([0, 2]);
@@ -99,11 +104,7 @@ describe('OpenRosa form list and download', () => {
     });
 
     it('/{owner}/formList lists that owner\'s forms with owner-scoped download URLs; another owner\'s form is not under the name', async () => {
-      const [owner, other, enumerator] = await Promise.all([1, 2, 3].map(() => createTestUser(sut.app)));
-      const mine = await newForm(owner, 'listed_mine');
-      const theirs = await newForm(other, 'listed_theirs');
-      await share(owner, mine.formid, enumerator);
-      await share(other, theirs.formid, enumerator);
+      const { first: owner, enumerator, a: mine, b: theirs } = await twoOwnersSharing('listed_mine', 'listed_theirs');
       const list = await request(sut.url).get(`/${owner.username}/formList`).set('Authorization', enumerator.basic).expect(200);
       expect(list.headers['x-openrosa-version']).toBe('1.0');
       expect(list.text).toContain('<formID>listed_mine</formID>');
