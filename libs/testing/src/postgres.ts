@@ -148,19 +148,28 @@ async function postgresBinDir(user: ServerUser | null): Promise<string> {
   if (postgresCanReach(join(native, 'bin'), user)) return join(native, 'bin');
   const { version } = JSON.parse(readFileSync(join(native, '..', 'package.json'), 'utf8')) as { version: string };
   const target = join(sharedDir(`${process.platform}-${process.arch}-postgres-${version}`), 'native');
-  if (!existsSync(join(target, 'bin', 'postgres'))) {
+  // A copy that does not run (left by an older copier, say) is replaced, once.
+  if (existsSync(target) && !binariesRun(join(target, 'bin'), user)) rmSync(target, { recursive: true, force: true });
+  if (!existsSync(target)) {
     // Copied beside the target and renamed into place, so a run that stops half-way leaves no partial copy behind.
+    // verbatimSymlinks: the package's library links are relative (libpq.so.5 -> libpq.so.5.18); resolved ones would point back into the checkout.
     const partial = mkdtempSync(`${target}.partial-`);
-    cpSync(native, partial, { recursive: true });
+    cpSync(native, partial, { recursive: true, verbatimSymlinks: true });
     chmodSync(partial, 0o755);
     try {
       renameSync(partial, target);
     } catch (err) {
       rmSync(partial, { recursive: true, force: true });
-      if (!existsSync(join(target, 'bin', 'postgres'))) throw err;
+      if (!existsSync(target)) throw err;
     }
   }
+  if (!binariesRun(join(target, 'bin'), user)) throw new Error(`the PostgreSQL binaries copied to ${target} do not run as the OS user "${user?.name}"`);
   return join(target, 'bin');
+}
+
+/** initdb and postgres start (their shared libraries resolve) as the server's user. */
+function binariesRun(bin: string, user: ServerUser | null): boolean {
+  return ['initdb', 'postgres'].every((program) => spawnSync(join(bin, program), ['--version'], { ...(user ? { uid: user.uid, gid: user.gid } : {}), stdio: 'ignore' }).status === 0);
 }
 
 async function initdb(bin: string, dataDir: string, user: ServerUser | null, fast: boolean): Promise<void> {
