@@ -22,6 +22,7 @@ if (scripts.length === 0) {
   process.exit(only.length ? 1 : 0);
 }
 
+// pnpm puts the project's Node 24 (node-linux-<arch> from npm) first on PATH; every benchmark runs on it.
 console.log(`node ${process.version}`);
 const rows = [];
 const failures = [];
