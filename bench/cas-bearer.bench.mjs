@@ -6,7 +6,7 @@
 // processes (dev seed, demo-machine linked as a service account); autocannon drives them.
 // Rounds are interleaved and the median of each is used (the machine is shared).
 import { freePort, startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { CAS_DEV_SEED, CAS_MAIN, COLLECT_MAIN, median, must, report, requestsPerSecond, startService } from './bench-helpers.mjs';
+import { CAS_DEV_SEED, CAS_MAIN, COLLECT_MAIN, median, must, profiled, report, requestsPerSecond, startService, writeProfileWindows } from './bench-helpers.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
@@ -55,11 +55,13 @@ try {
   };
   for (const c of Object.values(cases)) await requestsPerSecond(c, 1, CONNECTIONS); // warm-up: JIT, pools, JWKS
   const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-  for (let r = 0; r < ROUNDS; r++) for (const [name, c] of Object.entries(cases)) results[name].push(await requestsPerSecond(c, DURATION, CONNECTIONS));
+  const windowOf = (name) => (name.includes('Bearer') ? 'bearer' : 'token'); // BENCH_CPU_PROF windows
+  for (let r = 0; r < ROUNDS; r++) for (const [name, c] of Object.entries(cases)) results[name].push(await profiled(windowOf(name), () => requestsPerSecond(c, DURATION, CONNECTIONS)));
   const rate = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
   for (const [name, rps] of Object.entries(rate)) console.log(`${name}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
   const [baseline, casBearer] = Object.values(rate);
   report('ratio CAS-Bearer/Token', casBearer / baseline, { goal: '>= 0.9' });
+  writeProfileWindows();
 } finally {
   await api?.stop();
   await cas?.stop();
