@@ -5,6 +5,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { HttpErrorFilter } from './http-exception.filter.js';
 import { NulCharacterGuard } from './nul-guard.js';
+import { ApiValidationPipe } from './validation-pipe.js';
 
 export interface HttpAppOptions {
   title: string;
@@ -61,11 +62,12 @@ export function securityHeaders(helmet: unknown): Middleware {
   });
 }
 
-/** What both services set on their Nest application: logger, error shape, OpenAPI. */
+/** What both services set on their Nest application: logger, error shape, input validation, OpenAPI. */
 export function configureHttpApp(app: INestApplication, options: HttpAppOptions): void {
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new HttpErrorFilter({ oauthPaths: options.oauthPaths }));
   app.useGlobalGuards(new NulCharacterGuard());
+  app.useGlobalPipes(new ApiValidationPipe());
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder().setTitle(options.title).setDescription(options.description).setVersion(options.version ?? '1.0').build(),

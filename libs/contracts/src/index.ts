@@ -9,3 +9,5 @@ export * from './logger-module.js';
 export * from './cas-users.js';
 export * from './nul-guard.js';
 export * from './rate-limit.js';
+export * from './validation-pipe.js';
+export * from './dto-fields.js';

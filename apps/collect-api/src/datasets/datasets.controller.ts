@@ -4,7 +4,8 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { pageHeaders, parsePage } from '../submissions/pagination.js';
+import { PageQueryDto, pageHeaders, pageRequest } from '../submissions/pagination.js';
+import { CreateDataviewDto, CreateMergedDatasetDto, DataviewListQueryDto, UpdateDataviewDto } from './dataset.dto.js';
 import { DatasetsService } from './datasets.service.js';
 
 type HeaderRes = { setHeader(name: string, value: string): void };
@@ -21,7 +22,7 @@ export class MergedDatasetsController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Creates a merged dataset `{name, xforms: [ids], project?}` over forms the caller can see.' })
-  create(@CurrentUser() user: AuthenticatedUser, @Body() body: unknown) {
+  create(@CurrentUser() user: AuthenticatedUser, @Body() body: CreateMergedDatasetDto) {
     return this.datasets.createMerged(user, body);
   }
 
@@ -36,8 +37,8 @@ export class MergedDatasetsController {
   }
 
   @Get(':pk/data')
-  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: Record<string, unknown>, @Req() req: { originalUrl: string }, @Res({ passthrough: true }) res: HeaderRes) {
-    const page = parsePage(query);
+  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: PageQueryDto, @Req() req: { originalUrl: string }, @Res({ passthrough: true }) res: HeaderRes) {
+    const page = pageRequest(query);
     const { items, total } = await this.datasets.mergedData(user, pk, page);
     for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total))) res.setHeader(k, v);
     return items;
@@ -62,13 +63,13 @@ export class DataviewsController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Creates a dataview `{name, xform, columns, query}` (editor on the form).' })
-  create(@CurrentUser() user: AuthenticatedUser, @Body() body: unknown) {
+  create(@CurrentUser() user: AuthenticatedUser, @Body() body: CreateDataviewDto) {
     return this.datasets.createView(user, body);
   }
 
   @Get()
-  list(@CurrentUser() user: AuthenticatedUser, @Query('xform') xform?: string) {
-    return this.datasets.listViews(user, xform);
+  list(@CurrentUser() user: AuthenticatedUser, @Query() query: DataviewListQueryDto) {
+    return this.datasets.listViews(user, query.xform);
   }
 
   @Get(':pk')
@@ -78,15 +79,15 @@ export class DataviewsController {
 
   @Get(':pk/data')
   @ApiOperation({ summary: 'Submissions matching the dataview, projected to its columns (paged).' })
-  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: Record<string, unknown>, @Req() req: { originalUrl: string }, @Res({ passthrough: true }) res: HeaderRes) {
-    const page = parsePage(query);
+  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: PageQueryDto, @Req() req: { originalUrl: string }, @Res({ passthrough: true }) res: HeaderRes) {
+    const page = pageRequest(query);
     const { items, total } = await this.datasets.viewData(user, pk, page);
     for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total))) res.setHeader(k, v);
     return items;
   }
 
   @Patch(':pk')
-  update(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: unknown) {
+  update(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: UpdateDataviewDto) {
     return this.datasets.updateView(user, pk, body);
   }
 

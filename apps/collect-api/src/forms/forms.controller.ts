@@ -1,12 +1,13 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Inject, Param, Patch, Post, Put, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { IncomingMessage } from 'node:http';
-import { FieldValidationError } from '@collect/contracts';
+import { FieldValidationError, validateInput } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { contentTypeOf, isXmlContentType, readMultipartPart, readRawBody } from '../openrosa/body.js';
+import { JsonFormDefinitionDto, ShareFormDto, UpdateFormDto } from './form.dto.js';
 import { FormsService, unsupportedMediaType, type FormBody } from './forms.service.js';
 
 /** Forms: create from XForm XML or a JSON definition, list, read, update, soft delete, share. */
@@ -24,7 +25,7 @@ export class FormsController {
   @ApiOperation({ summary: 'Creates a form: multipart `xml_file`, an application/xml body, or a JSON definition.' })
   async create(@CurrentUser() user: AuthenticatedUser, @Req() req: IncomingMessage & { body?: unknown }): Promise<FormBody> {
     const type = contentTypeOf(req);
-    if (type === 'application/json') return this.forms.create(user, { json: req.body });
+    if (type === 'application/json') return this.forms.create(user, { json: await validateInput(JsonFormDefinitionDto, req.body) });
     if (isXmlContentType(type)) return this.forms.create(user, { xml: await readRawBody(req, this.config.FORM_MAX_BYTES) });
     if (type === 'multipart/form-data') {
       const xml = await readMultipartPart(req, 'xml_file', this.config.FORM_MAX_BYTES);
@@ -59,7 +60,7 @@ export class FormsController {
 
   @Patch(':pk')
   @ApiOperation({ summary: 'Changes `title` and `downloadable` (accepting submissions); manager or owner.' })
-  update(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: unknown): Promise<FormBody> {
+  update(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: UpdateFormDto): Promise<FormBody> {
     return this.forms.update(user, pk, body);
   }
 
@@ -72,7 +73,7 @@ export class FormsController {
   @Put(':pk/share')
   @HttpCode(204)
   @ApiOperation({ summary: 'Gives `username` the `role` on the form (or takes it away with `remove: true`); manager or owner.' })
-  async share(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: unknown): Promise<void> {
+  async share(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: ShareFormDto): Promise<void> {
     await this.forms.share(user, pk, body);
   }
 }

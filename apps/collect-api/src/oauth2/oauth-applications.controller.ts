@@ -5,7 +5,8 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { OAuthApplicationsService, type CreateApplicationInput } from './oauth-applications.service.js';
+import { OAuthApplicationsService } from './oauth-applications.service.js';
+import { applicationInput, CreateOAuthApplicationDto } from './oauth2.dto.js';
 import type { OAuthApplicationEntity } from './oauth2.entities.js';
 
 export interface ApplicationBody {
@@ -33,8 +34,8 @@ export class OAuthApplicationsController {
 
   @Post()
   @ApiOperation({ summary: 'Registers an application; the answer carries client_secret, once.' })
-  async create(@CurrentUser() caller: AuthenticatedUser, @Body() body: CreateApplicationInput | undefined): Promise<ApplicationBody> {
-    const { app, clientSecret } = await this.applications.create(caller.id, body ?? {});
+  async create(@CurrentUser() caller: AuthenticatedUser, @Body() body: CreateOAuthApplicationDto): Promise<ApplicationBody> {
+    const { app, clientSecret } = await this.applications.create(caller.id, applicationInput(body));
     return { ...this.present(app), ...(clientSecret ? { client_secret: clientSecret } : {}) };
   }
 

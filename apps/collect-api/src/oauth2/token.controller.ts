@@ -5,6 +5,7 @@ import { SkipAuth } from '../auth/require-auth.decorator.js';
 import { OAuthApplicationsService } from './oauth-applications.service.js';
 import { OAuthError } from './oauth2.errors.js';
 import { OAuth2Service } from './oauth2.service.js';
+import { TokenRequestDto } from './oauth2.dto.js';
 
 /**
  * POST /o/token (form-encoded): authorization_code and refresh_token grants. Errors are the
@@ -22,13 +23,12 @@ export class TokenController {
 
   @Post('token')
   @ApiOperation({ summary: 'Exchanges an authorization code or a refresh token for tokens.' })
-  async token(@Body() body: Record<string, unknown> | undefined, @Headers('authorization') authorization: string | undefined, @Res() res: HttpResponse): Promise<void> {
+  async token(@Body() body: TokenRequestDto, @Headers('authorization') authorization: string | undefined, @Res() res: HttpResponse): Promise<void> {
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Pragma', 'no-cache');
     try {
-      const fields = body && typeof body === 'object' ? body : {};
-      const client = await this.applications.authenticateClient(authorization, fields);
-      res.status(200).json(await this.oauth.token(client, fields));
+      const client = await this.applications.authenticateClient(authorization, body);
+      res.status(200).json(await this.oauth.token(client, body));
     } catch (err) {
       if (!(err instanceof OAuthError)) throw err;
       if (err.status === 401) res.setHeader('WWW-Authenticate', 'Basic realm="oauth2"');

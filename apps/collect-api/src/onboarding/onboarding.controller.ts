@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { HttpResponse } from '../auth/http-types.js';
 import { RequireSuperuser } from '../auth/require-auth.decorator.js';
+import { CasUserSearchQueryDto, CreateServiceAccountDto, OnboardCasUserDto } from './onboarding.dto.js';
 import { OnboardingService, type CasUserResult, type OnboardedUserBody, type ServiceAccountBody } from './onboarding.service.js';
 
 /** CAS users on-boarded to collect-api (platform admins only: others 403, anonymous 401). */
@@ -13,18 +14,14 @@ export class CasUsersController {
 
   @Get()
   @ApiOperation({ summary: 'Searches the users of the central authentication service (cas-api), each marked with its on-boarding state.' })
-  @ApiQuery({ name: 'search', required: false })
-  @ApiQuery({ name: 'page', required: false })
-  @ApiQuery({ name: 'page_size', required: false })
-  search(@Query() query: Record<string, unknown>): Promise<{ count: number; next: string | null; previous: string | null; results: CasUserResult[] }> {
+  search(@Query() query: CasUserSearchQueryDto): Promise<{ count: number; next: string | null; previous: string | null; results: CasUserResult[] }> {
     return this.onboarding.search(query);
   }
 
   @Post()
   @ApiOperation({ summary: 'On-boards a CAS user as a local user linked by subject (201; 200 when already on-boarded).' })
-  @ApiBody({ schema: { type: 'object', required: ['cas_user_id'], properties: { cas_user_id: { type: 'string' }, username: { type: 'string' } } } })
-  async onboard(@Body() body: Record<string, unknown> | undefined, @Res({ passthrough: true }) res: HttpResponse): Promise<OnboardedUserBody> {
-    const { user, created } = await this.onboarding.onboard(body ?? {});
+  async onboard(@Body() body: OnboardCasUserDto, @Res({ passthrough: true }) res: HttpResponse): Promise<OnboardedUserBody> {
+    const { user, created } = await this.onboarding.onboard(body);
     res.status(created ? 201 : 200);
     return user;
   }
@@ -52,9 +49,8 @@ export class ServiceAccountsController {
 
   @Post()
   @ApiOperation({ summary: 'Links a CAS client to a local service account that forms can be shared with (201; 200 when already linked).' })
-  @ApiBody({ schema: { type: 'object', required: ['client_id'], properties: { client_id: { type: 'string' }, username: { type: 'string' } } } })
-  async create(@Body() body: Record<string, unknown> | undefined, @Res({ passthrough: true }) res: HttpResponse): Promise<ServiceAccountBody> {
-    const { account, created } = await this.onboarding.addServiceAccount(body ?? {});
+  async create(@Body() body: CreateServiceAccountDto, @Res({ passthrough: true }) res: HttpResponse): Promise<ServiceAccountBody> {
+    const { account, created } = await this.onboarding.addServiceAccount(body);
     res.status(created ? 201 : 200);
     return account;
   }

@@ -8,6 +8,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 import { FormsRepository } from '../forms/forms.repository.js';
 import { FormsService } from '../forms/forms.service.js';
 import { MIN_ROLE, roleAtLeast } from '../forms/roles.js';
+import { FormListQueryDto } from './openrosa.dto.js';
 import { escapeXml } from './xml.js';
 
 type Res = { status(code: number): Res; setHeader(name: string, value: string): void; send(body: string): void };
@@ -28,7 +29,7 @@ export class FormListController {
 
   @Get('formList')
   @ApiOperation({ summary: 'OpenRosa xformsList of the forms the caller may submit to (dataentry and above, accepting submissions).' })
-  async list(@CurrentUser() user: AuthenticatedUser, @Query('formID') formID: string | undefined, @Res() res: Res): Promise<void> {
+  async list(@CurrentUser() user: AuthenticatedUser, @Query() { formID }: FormListQueryDto, @Res() res: Res): Promise<void> {
     const rows = await this.forms.visibleTo(user.isSuperuser ? 'all' : user.id);
     const items = rows
       .filter(({ form, role }) => form.acceptingSubmissions && (user.isSuperuser || roleAtLeast(role, MIN_ROLE.submit)))

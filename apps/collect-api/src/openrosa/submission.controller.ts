@@ -1,13 +1,14 @@
 import { Controller, Head, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { IncomingMessage } from 'node:http';
-import { FieldValidationError } from '@collect/contracts';
+import { FieldValidationError, validateInput } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { unsupportedMediaType } from '../forms/forms.service.js';
 import { recordFromJson, recordFromXml } from '../submissions/submission-record.js';
+import { JsonSubmissionDto } from '../submissions/submission.dto.js';
 import { SubmissionsService, type SubmissionResult } from '../submissions/submissions.service.js';
 import { contentTypeOf } from './body.js';
 import { isMultipart, readMultipartSubmission } from './multipart.js';
@@ -65,13 +66,9 @@ export class SubmissionController {
   }
 
   private async fromJson(user: AuthenticatedUser, body: unknown): Promise<SubmissionResult> {
-    const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
-    const submission = b.submission;
-    if (!submission || typeof submission !== 'object' || Array.isArray(submission)) {
-      throw new FieldValidationError({ submission: ['An object with the answers is required.'] });
-    }
-    const { form, role } = await this.submissions.formAndRoleForSubmission(user, b.id);
-    const record = recordFromJson(submission as Record<string, unknown>);
+    const input = await validateInput(JsonSubmissionDto, body);
+    const { form, role } = await this.submissions.formAndRoleForSubmission(user, input.id);
+    const record = recordFromJson(input.submission);
     return this.submissions.submit({ user, form, role, record, files: [] });
   }
 

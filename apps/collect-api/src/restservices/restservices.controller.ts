@@ -4,7 +4,8 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { pageHeaders, parsePage } from '../submissions/pagination.js';
+import { pageHeaders, pageRequest } from '../submissions/pagination.js';
+import { DeliveryLogQueryDto, RestServiceDto, RestServiceListQueryDto, RestServicePatchDto } from './restservice.dto.js';
 import { RestServicesService, type DeliveryLogEntry, type RestServiceBody } from './restservices.service.js';
 
 /** Rest services (spec §2.1, §4.1) and their delivery log (decisions.md §Forwarding). */
@@ -19,14 +20,14 @@ export class RestServicesController {
 
   @Get()
   @ApiOperation({ summary: 'Rest services of every form the caller can see; `?xform=` narrows to one form.' })
-  list(@CurrentUser() user: AuthenticatedUser, @Query('xform') xform?: string): Promise<RestServiceBody[]> {
-    return this.services.list(user, xform);
+  list(@CurrentUser() user: AuthenticatedUser, @Query() query: RestServiceListQueryDto): Promise<RestServiceBody[]> {
+    return this.services.list(user, query.xform);
   }
 
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Registers a rest service on a form (editor or above).' })
-  create(@CurrentUser() user: AuthenticatedUser, @Body() body: unknown): Promise<RestServiceBody> {
+  create(@CurrentUser() user: AuthenticatedUser, @Body() body: RestServiceDto): Promise<RestServiceBody> {
     return this.services.create(user, body);
   }
 
@@ -37,13 +38,13 @@ export class RestServicesController {
 
   @Patch(':pk')
   @ApiOperation({ summary: 'Changes some fields (editor or above); `"active": true` re-activates a disabled service.' })
-  patch(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: unknown): Promise<RestServiceBody> {
+  patch(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: RestServicePatchDto): Promise<RestServiceBody> {
     return this.services.update(user, pk, body, true);
   }
 
   @Put(':pk')
   @ApiOperation({ summary: 'Replaces the service (editor or above).' })
-  put(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: unknown): Promise<RestServiceBody> {
+  put(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: RestServiceDto): Promise<RestServiceBody> {
     return this.services.update(user, pk, body, false);
   }
 
@@ -59,12 +60,12 @@ export class RestServicesController {
   async deliveries(
     @CurrentUser() user: AuthenticatedUser,
     @Param('pk') pk: string,
-    @Query() query: Record<string, unknown>,
+    @Query() query: DeliveryLogQueryDto,
     @Req() req: { originalUrl: string },
     @Res({ passthrough: true }) res: { setHeader(name: string, value: string): void },
   ): Promise<DeliveryLogEntry[]> {
-    const page = parsePage(query);
-    const { items, total } = await this.services.deliveries(user, pk, query, page);
+    const page = pageRequest(query);
+    const { items, total } = await this.services.deliveries(user, pk, query.status, page);
     for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total))) res.setHeader(k, v);
     return items;
   }

@@ -4,7 +4,7 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { pageHeaders, parsePage } from './pagination.js';
+import { PageQueryDto, pageHeaders, pageRequest } from './pagination.js';
 import type { SubmissionJson } from './submission-json.js';
 import { SubmissionsService } from './submissions.service.js';
 
@@ -23,11 +23,11 @@ export class DataController {
   async list(
     @CurrentUser() user: AuthenticatedUser,
     @Param('formPk') formPk: string,
-    @Query() query: Record<string, unknown>,
+    @Query() query: PageQueryDto,
     @Req() req: { originalUrl: string },
     @Res({ passthrough: true }) res: { setHeader(name: string, value: string): void },
   ): Promise<SubmissionJson[]> {
-    const page = parsePage(query);
+    const page = pageRequest(query);
     const { items, total } = await this.submissions.list(user, formPk, page);
     for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total))) res.setHeader(k, v);
     return items;

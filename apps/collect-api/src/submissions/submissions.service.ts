@@ -47,12 +47,13 @@ export class SubmissionsService {
    * id_string: the one the caller may submit to wins; none visible → 404, visible but role too
    * low → 403, more than one → 400.
    */
-  async formForSubmission(user: AuthenticatedUser, idString: unknown): Promise<FormEntity> {
+  async formForSubmission(user: AuthenticatedUser, idString: string | undefined): Promise<FormEntity> {
     return (await this.formAndRoleForSubmission(user, idString)).form;
   }
 
-  async formAndRoleForSubmission(user: AuthenticatedUser, idString: unknown): Promise<{ form: FormEntity; role: FormRole }> {
-    if (typeof idString !== 'string' || !idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
+  async formAndRoleForSubmission(user: AuthenticatedUser, idString: string | undefined): Promise<{ form: FormEntity; role: FormRole }> {
+    // An OpenRosa instance without an id (the JSON path has JsonSubmissionDto).
+    if (!idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
     const candidates = await this.forms.findLiveByIdString(idString);
     const visible: Array<{ form: FormEntity; role: FormRole; canSubmit: boolean }> = [];
     for (const form of candidates) {

@@ -1,5 +1,6 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { SheetsCallbackQueryDto } from './sheets.dto.js';
 import { SheetsService } from './sheets.service.js';
 
 /**
@@ -14,7 +15,7 @@ export class SheetsCallbackController {
 
   @Get('callback')
   @ApiOperation({ summary: 'Stores the sheet provider grant and links the waiting spreadsheet service.' })
-  callback(@Query('code') code: unknown, @Query('state') state: unknown) {
-    return this.sheets.callback(code, state);
+  callback(@Query() query: SheetsCallbackQueryDto) {
+    return this.sheets.callback(query.code, query.state);
   }
 }

@@ -82,8 +82,7 @@ export class SheetsService {
   }
 
   /** The consent redirect: exchanges the code, stores the grant, links the waiting sheet. */
-  async callback(code: unknown, state: unknown): Promise<{ detail: string; restservice: number | null }> {
-    if (typeof code !== 'string' || !code || typeof state !== 'string' || !state) throw new BadRequestException({ detail: 'code and state are required.' });
+  async callback(code: string, state: string): Promise<{ detail: string; restservice: number | null }> {
     const pending = await this.repo.takeState(state);
     if (!pending) throw new BadRequestException({ detail: 'Unknown or expired state.' });
     const token = await this.tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: pending.redirect_uri });

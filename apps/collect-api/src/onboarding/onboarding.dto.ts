@@ -1,0 +1,41 @@
+import { RejectUnknownFields, Text } from '@collect/contracts';
+
+/** A username of an on-boarded user or service account. */
+export const LOCAL_USERNAME = /^[\w.@+-]{1,150}$/;
+export const USERNAME_MESSAGE = 'Enter a valid username: letters, digits and @ . + - _ only.';
+const ONCE = 'Give this parameter once, as plain text.';
+
+/** `GET /api/v1/cas-users`: passed on to the CAS user-search API, which checks the values. */
+export class CasUserSearchQueryDto {
+  @Text({ message: ONCE, description: 'Case-insensitive substring of username, email or name.' })
+  search?: string;
+
+  @Text({ message: ONCE, description: '1-based.' })
+  page?: string;
+
+  @Text({ message: ONCE, description: 'At most 100.' })
+  page_size?: string;
+}
+
+const username = () =>
+  Text({ trim: true, blank: 'refuse', max: 150, pattern: LOCAL_USERNAME, patternMessage: USERNAME_MESSAGE, description: 'The local username (default: the CAS username, or the client id).' });
+
+/** `POST /api/v1/cas-users` (platform admins). Strict, as every request that grants access (docs/security.md). */
+@RejectUnknownFields()
+export class OnboardCasUserDto {
+  @Text({ required: true, trim: true, blank: 'refuse', max: 255, description: 'The CAS subject (its user id).' })
+  cas_user_id: string;
+
+  @username()
+  username?: string;
+}
+
+/** `POST /api/v1/service-accounts` (platform admins). Strict. */
+@RejectUnknownFields()
+export class CreateServiceAccountDto {
+  @Text({ required: true, trim: true, blank: 'refuse', max: 255, pattern: /^[\w.:@+-]{1,255}$/, patternMessage: 'Enter a valid client id: letters, digits and . : @ + - _ only.', description: 'The CAS client (client credentials).' })
+  client_id: string;
+
+  @username()
+  username?: string;
+}
