@@ -91,7 +91,7 @@ export class RestServicesService {
     const { service, role } = await this.load(user, pk, MIN_ROLE.manageRestServices);
     const sent = { ...body };
     // A body read back with the secret masked and sent again keeps the stored secret.
-    if (sent.auth_token === MASKED_SECRET && service.authTokenEnc) sent.auth_token = this.box.decrypt(service.authTokenEnc);
+    if (sent.auth_token === MASKED_SECRET && service.authTokenEnc) sent.auth_token = this.box.decrypt(service.authTokenEnc) ?? undefined;
     const whole = partial ? await validateInput(RestServiceDto, { ...this.present(service, { forMerge: true, showSecrets: true }), ...sent }) : (sent as RestServiceDto);
     if (whole.xform !== service.formId) await this.requireXform(user, whole.xform);
     const input = this.available(restServiceInput(whole));
