@@ -267,7 +267,8 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
     for (const target of targets()) outcomes.push(await fuzzTarget(target, { baseUrl: sut.url, settings, rows, leftovers }));
     console.log(fuzzSummary('collect-api', settings, outcomes));
     expect(outcomes.reduce((n, o) => n + o.cases, 0)).toBeGreaterThan(0);
-  });
+    // The run grows with FUZZ_RUNS (each case has its own 10 s deadline); ~1 min at the CI default on a loaded machine.
+  }, 600_000);
 
   // Found with FUZZ_SEED=1717179402 FUZZ_RUNS=400: an attachment name over the 255 characters of
   // attachments.name (a file part without a filename is named after its part) was a 500.
