@@ -137,6 +137,7 @@ export const languageForms = [
         'English (en)': { '/data/pic:label': { long: 'Picture', image: 'jr://images/pic-en.png' } },
         'Luganda (lg)': { '/data/pic:label': { long: 'Ekifaananyi', image: 'jr://images/pic-lg.png', audio: 'jr://audio/pic-lg.mp3' } },
       },
+      warnings: ["Language 'English (en)' is missing the survey audio column."],
       instances: {},
     },
   },

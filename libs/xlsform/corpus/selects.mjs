@@ -262,6 +262,9 @@ export const selectForms = [
         'Swahili (sw)': { 'animals-0': { long: "Ng'ombe" }, 'animals-1': { long: 'Mbuzi' }, '/data/animal:label': { long: 'Mnyama' } },
       },
       defaultLanguage: 'English (en)',
+      warnings: [
+        "Language 'English (en)' is missing the choices image column.\nLanguage 'Swahili (sw)' is missing the choices image column.\nLanguage 'default' is missing the choices label column.",
+      ],
     },
     answers: { '/data/animal': 'goat' },
   },

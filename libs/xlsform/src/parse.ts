@@ -200,6 +200,9 @@ function build(workbook: WorkbookData, opts: { fallbackFormName?: string }, erro
     stripWhitespace: yes('clean_text_values', true),
     required: ['type'],
   });
+  const translations = { survey: seenTranslations(surveyGrouped.headers, SURVEY_TRANSLATABLE), choices: seenTranslations(choicesGrouped?.headers ?? [], CHOICES_TRANSLATABLE) };
+  const missing = missingTranslationsMessage(translations);
+  if (missing) warnings.push(missing);
   const stack: StackEntry[] = [{ node: survey.root, controlType: null, childNames: new Set(['meta']), childNamesLower: new Set() }];
   const metaChildren: FormNode[] = [];
   const elementNames = new Map<string, number>();
@@ -465,7 +468,7 @@ function build(workbook: WorkbookData, opts: { fallbackFormName?: string }, erro
     }
   }
 
-  if (orOtherSeen && surveyGrouped.headers.some((t) => t.length > 1 && ['label', 'hint'].includes(t[0]))) {
+  if (orOtherSeen && (!defaultOnly(translations.survey) || !defaultOnly(translations.choices))) {
     warnings.push(
       "This form uses or_other and translations, which is not recommended. An untranslated input question label and choice label is generated for 'other'. Learn more: https://xlsform.org/en/#specify-other).",
     );
@@ -511,6 +514,47 @@ function saveTrigger(node: FormNode, survey: Survey): void {
   const byTrigger = node.type === 'background-geopoint' ? survey.setgeopointByTrigger : survey.setvaluesByTrigger;
   const calculation = node.bind?.calculate;
   for (const t of node.trigger) byTrigger.set(t, [...(byTrigger.get(t) ?? []), [node.name, typeof calculation === 'string' ? calculation : '']]);
+}
+
+// Translatable columns per sheet, under the names pyxform's missing-translation warning uses.
+const SURVEY_TRANSLATABLE: Readonly<Record<string, string>> = {
+  label: 'label', hint: 'hint', guidance_hint: 'guidance_hint', image: 'image', 'big-image': 'big-image', audio: 'audio', video: 'video',
+  'jr:constraintMsg': 'constraint_message', 'jr:requiredMsg': 'required_message',
+};
+const CHOICES_TRANSLATABLE: Readonly<Record<string, string>> = { label: 'label', image: 'image', 'big-image': 'big-image', audio: 'audio', video: 'video' };
+
+/** Language -> translatable columns present for it ('default' for columns without a language). */
+function seenTranslations(headers: string[][], translatable: Readonly<Record<string, string>>): Map<string, Set<string>> {
+  const seen = new Map<string, Set<string>>();
+  for (const header of headers) {
+    const head = header.length > 1 && (header[0] === 'media' || header[0] === 'bind') ? header.slice(1) : header;
+    const name = translatable[head[0]];
+    if (name === undefined || head.length > 2) continue;
+    const lang = head.length === 1 ? 'default' : head[1];
+    if (!seen.has(lang)) seen.set(lang, new Set());
+    seen.get(lang)!.add(name);
+  }
+  return seen;
+}
+
+function defaultOnly(seen: Map<string, Set<string>>): boolean {
+  return seen.size === 0 || (seen.size === 1 && seen.has('default'));
+}
+
+// pyxform's warning when a language lacks a translatable column that another language has.
+function missingTranslationsMessage(sheets: Record<'survey' | 'choices', Map<string, Set<string>>>): string | undefined {
+  const lines: string[] = [];
+  for (const sheet of ['survey', 'choices'] as const) {
+    const seen = sheets[sheet];
+    if (defaultOnly(seen)) continue;
+    const all = new Set([...seen.values()].flatMap((s) => [...s]));
+    for (const lang of [...seen.keys()].sort()) {
+      const cols = [...all].filter((c) => !seen.get(lang)!.has(c)).sort();
+      if (cols.length === 1) lines.push(`Language '${lang}' is missing the ${sheet} ${cols[0]} column.`);
+      if (cols.length > 1) lines.push(`Language '${lang}' is missing the ${sheet} columns ${cols.join(', ')}.`);
+    }
+  }
+  return lines.length > 0 ? lines.join('\n') : undefined;
 }
 
 function attach(parent: FormNode, child: FormNode): void {

@@ -102,6 +102,16 @@ describe('XLSForm errors name the row as pyxform does', () => {
     ]);
   });
 
+  it('warns when a language lacks a translated column that another language has', () => {
+    const result = convertTables({
+      survey: [['type', 'name', 'label::English (en)', 'label::French (fr)', 'hint::English (en)', 'constraint_message::French (fr)'], ['integer', 'a', 'A', 'A', 'h', 'non']],
+    });
+    expect(result.warnings).toEqual([
+      "Language 'English (en)' is missing the survey constraint_message column.\nLanguage 'French (fr)' is missing the survey hint column.",
+    ]);
+    expect(convertTables({ survey: [['type', 'name', 'label', 'label::French (fr)'], ['text', 'a', 'A', 'A']] }).warnings).toEqual([]);
+  });
+
   it('warnings: case-insensitive duplicates, image without max-pixels, repeat without label', () => {
     const result = convertTables({ survey: [H, ['text', 'Q', 'A'], ['text', 'q', 'B'], ['image', 'p', 'Photo'], ['begin_repeat', 'r'], ['text', 'x', 'X'], ['end_repeat']] });
     expect(result.errors).toEqual([]);
