@@ -1,7 +1,8 @@
 import { BadRequestException } from '@nestjs/common';
 import { validateInput } from '@collect/contracts';
 import { acceptsExactly, listingShowsFieldXpath, listingUsesFilesStyle, MediaListQueryDto, mediaFilters } from './media-query.js';
-import { contentDisposition, parseRange } from './media-download.js';
+import { contentDisposition } from '../storage/served-content.js';
+import { parseRange } from './media-download.js';
 
 describe('media query parsing', () => {
   const filters = (query: Record<string, unknown>) => validateInput(MediaListQueryDto, query).then(mediaFilters);
