@@ -11,3 +11,4 @@ export * from './nul-guard.js';
 export * from './rate-limit.js';
 export * from './validation-pipe.js';
 export * from './dto-fields.js';
+export * from './openapi.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Controller, Get, Inject, Param, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
@@ -29,6 +29,8 @@ export class FormListController {
 
   @Get('formList')
   @ApiOperation({ summary: 'OpenRosa xformsList of the forms the caller may submit to (dataentry and above, accepting submissions).' })
+  @ApiProduces('text/xml')
+  @ApiOkResponse({ schema: { type: 'string', description: 'An OpenRosa `<xforms>` document.' } })
   async list(@CurrentUser() user: AuthenticatedUser, @Query() { formID }: FormListQueryDto, @Res() res: Res): Promise<void> {
     const rows = await this.forms.visibleTo(user.isSuperuser ? 'all' : user.id);
     const items = rows
@@ -50,6 +52,8 @@ export class FormListController {
 
   @Get('forms/:pk/form.xml')
   @ApiOperation({ summary: 'The XForm document (readonly and above).' })
+  @ApiProduces('text/xml')
+  @ApiOkResponse({ schema: { type: 'string', description: 'The XForm document.' } })
   async download(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Res() res: Res): Promise<void> {
     this.send(res, await this.formsService.getXml(user, pk));
   }

@@ -1,5 +1,5 @@
 import { Controller, Head, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBody, ApiConsumes, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { IncomingMessage } from 'node:http';
 import { FieldValidationError, validateInput } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
@@ -8,7 +8,7 @@ import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { unsupportedMediaType } from '../forms/forms.service.js';
 import { recordFromJson, recordFromXml } from '../submissions/submission-record.js';
-import { JsonSubmissionDto } from '../submissions/submission.dto.js';
+import { JsonSubmissionDto, SubmissionAck } from '../submissions/submission.dto.js';
 import { SubmissionsService, type SubmissionResult } from '../submissions/submissions.service.js';
 import { contentTypeOf } from './body.js';
 import { isMultipart, readMultipartSubmission } from './multipart.js';
@@ -16,6 +16,14 @@ import { escapeXml, parseXml, XmlInputError } from './xml.js';
 
 type Res = { status(code: number): Res; setHeader(name: string, value: string): void; send(body: string): void; json(body: unknown): void; end(): void };
 type Req = IncomingMessage & { body?: unknown };
+
+/** The OpenRosa multipart body: the instance XML and its attachments. */
+const OPENROSA_MULTIPART = {
+  type: 'object',
+  required: ['xml_submission_file'],
+  properties: { xml_submission_file: { type: 'string', format: 'binary', description: 'The instance XML.' } },
+  additionalProperties: { type: 'string', format: 'binary', description: 'Attachments, by file name.' },
+};
 
 /**
  * Submission intake: JSON `{"id", "submission"}` and OpenRosa multipart (`xml_submission_file`
@@ -37,6 +45,7 @@ export class SubmissionController {
   @Head('submission')
   @HttpCode(204)
   @ApiOperation({ summary: 'OpenRosa pre-flight: 204 with the OpenRosa headers.' })
+  @ApiNoContentResponse({ description: 'X-OpenRosa-Version and X-OpenRosa-Accept-Content-Length.' })
   head(@Res() res: Res): void {
     this.openRosaHeaders(res);
     res.status(204).end();
@@ -45,6 +54,11 @@ export class SubmissionController {
   @Post('submission')
   @RequireAuth()
   @ApiOperation({ summary: 'OpenRosa submission (multipart: xml_submission_file + attachments); answers OpenRosa XML.' })
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({ schema: OPENROSA_MULTIPART })
+  @ApiProduces('text/xml')
+  @ApiCreatedResponse({ schema: { type: 'string', description: 'OpenRosaResponse XML (`submit_success`).' } })
+  @ApiAcceptedResponse({ schema: { type: 'string', description: 'OpenRosaResponse XML: the same instance again, nothing stored.' } })
   async openRosa(@CurrentUser() user: AuthenticatedUser, @Req() req: Req, @Res() res: Res): Promise<void> {
     this.openRosaHeaders(res);
     if (!isMultipart(req)) throw unsupportedMediaType('An OpenRosa submission is multipart/form-data with xml_submission_file.');
@@ -56,6 +70,11 @@ export class SubmissionController {
   @Post('api/v1/submissions')
   @RequireAuth()
   @ApiOperation({ summary: 'JSON {"id": id_string, "submission": {...}} or OpenRosa multipart; 201, duplicate 202.' })
+  @ApiExtraModels(JsonSubmissionDto)
+  @ApiConsumes('application/json', 'multipart/form-data')
+  @ApiBody({ schema: { oneOf: [{ $ref: getSchemaPath(JsonSubmissionDto) }, OPENROSA_MULTIPART] } })
+  @ApiCreatedResponse({ type: SubmissionAck })
+  @ApiAcceptedResponse({ type: SubmissionAck, description: 'The same instance again: nothing stored, nothing forwarded.' })
   async create(@CurrentUser() user: AuthenticatedUser, @Req() req: Req, @Res() res: Res): Promise<void> {
     this.openRosaHeaders(res);
     let result: SubmissionResult;

@@ -1,6 +1,6 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { SheetsCallbackQueryDto } from './sheets.dto.js';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { SheetsCallbackBody, SheetsCallbackQueryDto } from './sheets.dto.js';
 import { SheetsService } from './sheets.service.js';
 
 /**
@@ -15,7 +15,8 @@ export class SheetsCallbackController {
 
   @Get('callback')
   @ApiOperation({ summary: 'Stores the sheet provider grant and links the waiting spreadsheet service.' })
-  callback(@Query() query: SheetsCallbackQueryDto) {
+  @ApiOkResponse({ type: SheetsCallbackBody })
+  callback(@Query() query: SheetsCallbackQueryDto): Promise<SheetsCallbackBody> {
     return this.sheets.callback(query.code, query.state);
   }
 }
