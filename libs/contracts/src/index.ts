@@ -12,3 +12,4 @@ export * from './rate-limit.js';
 export * from './validation-pipe.js';
 export * from './dto-fields.js';
 export * from './client-address.js';
+export * from './openapi.js';

@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Query, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CAS_API_USER_SEARCH_SCOPES, type CasUser, type CasUserPage } from '@collect/contracts';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CAS_API_USER_SEARCH_SCOPES, CasUser, CasUserPage } from '@collect/contracts';
 import { BearerAuth } from '@collect/jwt-validation';
 import { UserSearchQueryDto } from './users.dto.js';
 import { UsersService } from './users.service.js';
@@ -20,12 +20,14 @@ export class UsersController {
 
   @Get()
   @ApiOperation({ summary: 'Search users (search, username, email, page, page_size)' })
+  @ApiOkResponse({ type: CasUserPage })
   list(@Query() query: UserSearchQueryDto, @Req() req: RequestLike): Promise<CasUserPage> {
     return this.users.search(query, `${req.protocol}://${req.get('host')}${req.path}`);
   }
 
   @Get(':id')
   @ApiOperation({ summary: 'One user by id (the CAS subject)' })
+  @ApiOkResponse({ type: CasUser })
   get(@Param('id') id: string): Promise<CasUser> {
     return this.users.get(id);
   }

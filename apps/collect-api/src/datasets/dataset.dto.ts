@@ -76,3 +76,76 @@ export class DataviewListQueryDto {
   @Text({ description: 'Only the dataviews of this form.' })
   xform?: string;
 }
+
+/** A form of a merged dataset. */
+export class MergedFormBody {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ type: 'string' })
+  id_string: string;
+
+  @ApiProperty({ type: 'string' })
+  title: string;
+}
+
+/** A merged dataset: several forms seen as one. */
+export class MergedDatasetBody {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ type: 'string', format: 'uri' })
+  url: string;
+
+  @ApiProperty({ type: 'string' })
+  name: string;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  project: string | null;
+
+  @ApiProperty({ type: () => MergedFormBody, isArray: true, description: 'Live forms only.' })
+  xforms: MergedFormBody[];
+
+  @ApiProperty({ type: 'integer' })
+  num_of_submissions: number;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  date_created: string;
+}
+
+/** A dataview: a form's submissions filtered by a query, projected to columns. */
+export class DataviewBody {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ type: 'integer', description: 'Same as id (the DRF name).' })
+  dataviewid: number;
+
+  @ApiProperty({ type: 'string', format: 'uri' })
+  url: string;
+
+  @ApiProperty({ type: 'string' })
+  name: string;
+
+  @ApiProperty({ type: 'integer' })
+  xform: number;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  project: string | null;
+
+  @ApiProperty({ type: 'string', isArray: true })
+  columns: string[];
+
+  @ApiProperty({ type: () => DataviewFilterDto, isArray: true })
+  query: DataviewFilter[];
+
+  @ApiProperty({ type: 'integer', description: 'Submissions the query selects.' })
+  count: number;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  date_created: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  date_modified: string;
+}
+

@@ -12,7 +12,7 @@ import type { SubmissionJson } from '../submissions/submission-json.js';
 import type { DataviewEntity, MergedDatasetEntity } from './dataset.entities.js';
 import { DatasetsRepository } from './datasets.repository.js';
 import { compileDataviewQuery, type CompiledWhere } from './dataview-query.js';
-import type { CreateDataviewDto, CreateMergedDatasetDto, UpdateDataviewDto } from './dataset.dto.js';
+import type { CreateDataviewDto, CreateMergedDatasetDto, DataviewBody, MergedDatasetBody, UpdateDataviewDto } from './dataset.dto.js';
 
 function idOf(raw: string | number): number {
   const n = typeof raw === 'number' ? raw : /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
@@ -94,7 +94,7 @@ export class DatasetsService {
     return { merged, roles };
   }
 
-  private async presentMerged(m: MergedDatasetEntity) {
+  private async presentMerged(m: MergedDatasetEntity): Promise<MergedDatasetBody> {
     const forms = (await Promise.all(m.formIds.map((id) => this.forms.findLive(id)))).filter((f): f is FormEntity => !!f);
     return {
       id: m.id,
@@ -170,7 +170,7 @@ export class DatasetsService {
     return { view, form };
   }
 
-  private async presentView(v: DataviewEntity) {
+  private async presentView(v: DataviewEntity): Promise<DataviewBody> {
     const total = (await this.repo.filtered(v.formId, compileDataviewQuery(v.query), 0, 1)).total;
     return {
       id: v.id,

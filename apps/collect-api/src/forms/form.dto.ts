@@ -1,6 +1,8 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ValidateIf, type ValidationArguments } from 'class-validator';
 import { Bool, Choice, Nested, RejectUnknownFields, Text } from '@collect/contracts';
 import { JSON_FIELD_TYPES, JSON_TYPE_ALIASES, NAME_RE } from './form-definition.js';
+import type { FormField } from './form.entity.js';
 import { FORM_ROLES, type FormRole } from './roles.js';
 
 const NAME_MESSAGE = 'An XML name: letters, digits, _ . - (at most 100), starting with a letter or _.';
@@ -77,4 +79,64 @@ export class ShareFormDto {
 
   @Bool({ fromString: true, description: 'Take the named role away instead of giving it.' })
   remove?: boolean;
+}
+
+/** A form as the API shows it (decisions.md §Forms). */
+export class FormBody {
+  @ApiProperty({ type: 'string', format: 'uri' })
+  url: string;
+
+  @ApiProperty({ type: 'integer' })
+  formid: number;
+
+  @ApiProperty({ type: 'string' })
+  id_string: string;
+
+  @ApiProperty({ type: 'string' })
+  title: string;
+
+  @ApiProperty({ type: 'string', description: '32 hex characters.' })
+  uuid: string;
+
+  @ApiProperty({ type: 'string', description: "The owner's username." })
+  owner: string;
+
+  @ApiProperty({ type: 'string' })
+  version: string;
+
+  @ApiProperty({ type: 'boolean', description: 'Accepts submissions.' })
+  downloadable: boolean;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  date_created: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  date_modified: string;
+
+  @ApiProperty({ type: 'integer' })
+  num_of_submissions: number;
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'UTC, `YYYY-MM-DDTHH:MM:SS`.' })
+  last_submission_time: string | null;
+
+  @ApiProperty({ type: 'string', enum: [...FORM_ROLES], description: "The caller's role on the form." })
+  role: FormRole;
+}
+
+/** One question of a form, in form order (`GET /api/v1/forms/{pk}/fields`). */
+export class FormFieldBody implements FormField {
+  @ApiProperty({ type: 'string' })
+  name: string;
+
+  @ApiProperty({ type: 'string', description: 'Without the root element: `group/q`.' })
+  xpath: string;
+
+  @ApiProperty({ type: 'string', description: 'text, integer, decimal, select one, geopoint, image, audio, video, file, group, repeat, ...' })
+  type: string;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  label: string | null;
+
+  @ApiPropertyOptional({ type: 'string', description: 'Inside a repeat: the xpath of the innermost repeat.' })
+  repeat?: string;
 }

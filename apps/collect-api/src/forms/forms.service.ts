@@ -9,25 +9,9 @@ import { formUuidHex, formatSubmissionTime } from '../submissions/submission-jso
 import type { FormEntity } from './form.entity.js';
 import { FormAccessService, PERMISSION_DENIED } from './form-access.service.js';
 import { parseJsonForm, parseXForm, type JsonFormDefinition, type ParsedForm } from './form-definition.js';
-import type { ShareFormDto, UpdateFormDto } from './form.dto.js';
+import type { FormBody, ShareFormDto, UpdateFormDto } from './form.dto.js';
 import { FormsRepository } from './forms.repository.js';
 import { MIN_ROLE, roleRank, type FormRole } from './roles.js';
-
-export interface FormBody {
-  url: string;
-  formid: number;
-  id_string: string;
-  title: string;
-  uuid: string;
-  owner: string;
-  version: string;
-  downloadable: boolean;
-  date_created: string;
-  date_modified: string;
-  num_of_submissions: number;
-  last_submission_time: string | null;
-  role: FormRole;
-}
 
 @Injectable()
 export class FormsService {

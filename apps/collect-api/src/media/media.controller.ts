@@ -1,5 +1,5 @@
 import { BadRequestException, Controller, Get, Inject, NotFoundException, Param, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath, ApiExtraModels } from '@nestjs/swagger';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
@@ -12,7 +12,8 @@ import { contentDisposition, servedContentType } from '../storage/served-content
 import { sendStoredFile, type DownloadOptions } from './media-download.js';
 import { acceptsExactly, FileQueryDto, invalidIdMessage, MediaFilterQueryDto, mediaFilters, MediaListQueryDto } from './media-query.js';
 import { parseMediaPathSegment, requestBaseUrl } from './media-urls.js';
-import { MediaService, type MediaJson } from './media.service.js';
+import { MediaCount, MediaJson } from './media.dto.js';
+import { MediaService } from './media.service.js';
 
 type Request = IncomingMessage & { originalUrl: string };
 type Response = ServerResponse & { json(body: unknown): void };
@@ -36,6 +37,7 @@ export class MediaController {
   @ApiOperation({
     summary: 'Attachments the caller may see (filters xform, merged_xform, dataview, instance, type; page, page_size ≤ 10000). Link and X-Total-Count headers.',
   })
+  @ApiOkResponse({ type: MediaJson, isArray: true })
   async list(@CurrentUser() user: AuthenticatedUser, @Query() query: MediaListQueryDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<MediaJson[]> {
     const filters = mediaFilters(query);
     const page = pageRequest(query);
@@ -47,7 +49,8 @@ export class MediaController {
 
   @Get('media/count')
   @ApiOperation({ summary: 'Number of attachments matching the same filters: `{"count": N}`.' })
-  async count(@CurrentUser() user: AuthenticatedUser, @Query() query: MediaFilterQueryDto): Promise<{ count: number }> {
+  @ApiOkResponse({ type: MediaCount })
+  async count(@CurrentUser() user: AuthenticatedUser, @Query() query: MediaFilterQueryDto): Promise<MediaCount> {
     return { count: await this.media.count(user, mediaFilters(query)) };
   }
 
@@ -56,6 +59,9 @@ export class MediaController {
     summary:
       'One attachment as JSON; `{pk}.{ext}` or `Accept: <its content type>` streams the file; `{pk}-small|-medium|-large.{ext}` streams an image variant. Range, ETag/If-None-Match, Content-Disposition.',
   })
+  @ApiExtraModels(MediaJson)
+  @ApiProduces('application/json', 'application/octet-stream')
+  @ApiOkResponse({ schema: { oneOf: [{ $ref: getSchemaPath(MediaJson) }, { type: 'string', format: 'binary', description: 'The file or image variant (its own content type; 206 for a Range).' }] } })
   async one(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     const spec = parseMediaPathSegment(pk);
     if (!spec) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
@@ -72,6 +78,8 @@ export class MediaController {
 
   @Get('files/:pk')
   @ApiOperation({ summary: 'Download by id and stored filename (`?filename=` must match, else 404); `&suffix=small|medium|large` for image variants.' })
+  @ApiProduces('application/octet-stream')
+  @ApiOkResponse({ schema: { type: 'string', format: 'binary', description: 'The file or image variant (its own content type; 206 for a Range; a 302 to a signed URL with MEDIA_S3_SIGNED_REDIRECT).' } })
   async file(
     @CurrentUser() user: AuthenticatedUser,
     @Param('pk') pk: string,

@@ -1,3 +1,4 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ValidateIf } from 'class-validator';
 import { Choice, RejectUnknownFields, Text } from '@collect/contracts';
 import type { ValidationArguments } from 'class-validator';
@@ -88,4 +89,64 @@ export class LoginFormDto {
   @Text() password?: string;
   @Text() next?: string;
   @Text() csrf_token?: string;
+}
+
+/** A registered client application (`client_secret` only in the answer to its creation). */
+export class ApplicationBody {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ type: 'string', format: 'uri' })
+  url: string;
+
+  @ApiProperty({ type: 'string' })
+  client_id: string;
+
+  @ApiPropertyOptional({ type: 'string', description: 'Confidential clients, once: in the answer to the registration only.' })
+  client_secret?: string;
+
+  @ApiProperty({ type: 'string' })
+  name: string;
+
+  @ApiProperty({ type: 'string', enum: ['confidential', 'public'] })
+  client_type: string;
+
+  @ApiProperty({ type: 'string', enum: ['authorization-code'] })
+  authorization_grant_type: string;
+
+  @ApiProperty({ type: 'string', description: 'Space-separated.' })
+  redirect_uris: string;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The user who registered it (null: the admin command without --owner).' })
+  owner: number | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  created: string;
+}
+
+/** RFC 6749 §5.1 (with the rotating refresh token). */
+export class TokenResponse {
+  @ApiProperty({ type: 'string' })
+  access_token: string;
+
+  @ApiProperty({ type: 'string', enum: ['Bearer'] })
+  token_type: 'Bearer';
+
+  @ApiProperty({ type: 'integer', description: 'Seconds (OAUTH2_ACCESS_TOKEN_EXPIRE_SECONDS).' })
+  expires_in: number;
+
+  @ApiProperty({ type: 'string', description: 'Single use: the next refresh returns a new one.' })
+  refresh_token: string;
+
+  @ApiProperty({ type: 'string', description: 'Space-separated: read, write, groups.' })
+  scope: string;
+}
+
+/** RFC 6749 §5.2: the token endpoint's refusals. */
+export class OAuthErrorBody {
+  @ApiProperty({ type: 'string', enum: ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'slow_down'] })
+  error: string;
+
+  @ApiPropertyOptional({ type: 'string' })
+  error_description?: string;
 }

@@ -11,7 +11,7 @@ import { GRANT_TYPE_AUTHORIZATION_CODE, OAuthApplicationsService } from './oauth
 import type { OAuthApplicationEntity } from './oauth2.entities.js';
 import { OAuthError } from './oauth2.errors.js';
 import { OAuth2Repository } from './oauth2.repository.js';
-import type { AuthorizeParams, TokenRequestDto } from './oauth2.dto.js';
+import type { AuthorizeParams, TokenRequestDto, TokenResponse } from './oauth2.dto.js';
 
 export const SCOPES = ['read', 'write', 'groups'] as const;
 const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
@@ -32,14 +32,6 @@ export type AuthorizeCheck =
   /** No trustworthy redirect_uri: the error is shown to the user, never redirected. */
   | { kind: 'page'; message: string }
   | { kind: 'redirect'; location: string };
-
-export interface TokenResponse {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  refresh_token: string;
-  scope: string;
-}
 
 interface CachedAccess {
   user: AuthenticatedUser;

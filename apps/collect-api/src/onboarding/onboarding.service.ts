@@ -6,24 +6,8 @@ import { CasSignInService } from '../cas/cas-sign-in.service.js';
 import { CasTokenResolver } from '../cas/cas-token.resolver.js';
 import type { UserEntity } from '../users/user.entity.js';
 import { UsersService } from '../users/users.service.js';
-import type { CasUser } from '@collect/contracts';
 import { CasApiClient } from './cas-api.client.js';
-import { LOCAL_USERNAME, USERNAME_MESSAGE, type CasUserSearchQueryDto, type CreateServiceAccountDto, type OnboardCasUserDto } from './onboarding.dto.js';
-
-export interface LocalUserBody {
-  id: number;
-  username: string;
-  email: string;
-  first_name: string;
-  last_name: string;
-  is_active: boolean;
-  date_joined: string;
-}
-
-export type OnboardedUserBody = LocalUserBody & { cas_user_id: string };
-export type ServiceAccountBody = LocalUserBody & { client_id: string };
-export type CasUserResult = CasUser & { onboarded: boolean; local_user: { id: number; username: string; is_active: boolean } | null };
-
+import { LOCAL_USERNAME, USERNAME_MESSAGE, type CasUserResult, type CasUserSearchQueryDto, type CasUsersPage, type CreateServiceAccountDto, type LocalUserBody, type OnboardCasUserDto, type OnboardedUserBody, type ServiceAccountBody } from './onboarding.dto.js';
 
 /**
  * Who may use collect-api among the CAS's users and clients (spec §5.3 on-boarding). On-boarding
@@ -42,7 +26,7 @@ export class OnboardingService {
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
-  async search(params: CasUserSearchQueryDto): Promise<{ count: number; next: string | null; previous: string | null; results: CasUserResult[] }> {
+  async search(params: CasUserSearchQueryDto): Promise<CasUsersPage> {
     const page = await this.casApi.searchUsers(params);
     const linked = new Map((await this.users.findByCasSubjects(page.results.map((u) => u.id))).map((u) => [u.casSubject!, u]));
     return {

@@ -1,4 +1,4 @@
-import { PartialType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ValidateIf } from 'class-validator';
 import { Bool, Choice, Int, MAX_DB_ID, Text } from '@collect/contracts';
@@ -157,4 +157,127 @@ export class RestServiceListQueryDto {
 export class DeliveryLogQueryDto extends PageQueryDto {
   @Choice(ATTEMPT_STATUSES, { choiceMessage: `One of ${ATTEMPT_STATUSES.join(', ')}.` })
   status?: AttemptStatus;
+}
+
+/** A rest service as the API shows it; the fields of a kind appear only for that kind. */
+export class RestServiceBody {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ type: 'integer' })
+  xform: number;
+
+  @ApiProperty({ type: 'string', enum: [...SERVICE_NAMES] })
+  name: string;
+
+  @ApiProperty({ type: 'string', format: 'uri' })
+  service_url: string;
+
+  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'messaging; `********` for callers below editor and for Bearer callers.' })
+  auth_token?: string | null;
+
+  @ApiPropertyOptional({ type: 'string', description: 'messaging' })
+  flow_title?: string;
+
+  @ApiPropertyOptional({ type: 'string', description: 'messaging' })
+  flow_uuid?: string;
+
+  @ApiPropertyOptional({ type: 'string', description: 'messaging' })
+  contacts?: string;
+
+  @ApiPropertyOptional({ type: 'string', description: 'spreadsheet' })
+  spreadsheet_title?: string;
+
+  @ApiPropertyOptional({ type: 'boolean', description: 'spreadsheet' })
+  send_existing_data?: boolean;
+
+  @ApiPropertyOptional({ type: 'boolean', description: 'spreadsheet' })
+  sync_updates?: boolean;
+
+  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'spreadsheet' })
+  redirect_uri?: string | null;
+
+  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'spreadsheet: the linked sheet, once created.' })
+  spreadsheet_id?: string | null;
+
+  @ApiPropertyOptional({ type: 'string', description: 'dataset_service' })
+  dataset_id?: string;
+
+  @ApiPropertyOptional({ type: 'string', format: 'uri', description: 'spreadsheet, on create: the sheet provider consent to visit when it has no grant for the caller yet.' })
+  authorization_url?: string;
+
+  @ApiProperty({ type: 'boolean', description: 'A signing secret is set (the secret itself is write-only).' })
+  signing_enabled?: boolean;
+
+  @ApiProperty({ type: 'boolean' })
+  active?: boolean;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  inactive_reason?: string | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  last_delivery_at?: string | null;
+
+  @ApiProperty({ type: 'string', nullable: true, enum: ['success', 'failed', 'retrying', 'skipped'] })
+  last_status?: string | null;
+
+  @ApiProperty({ type: 'integer', description: 'Consecutive failed attempts.' })
+  failure_count?: number;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  date_created?: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  date_modified?: string;
+}
+
+/** One attempt of the delivery log (decisions.md §Operator interfaces). */
+export class DeliveryLogEntry {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ type: 'string', format: 'uuid', description: 'Sent as X-Delivery-Id; the same for every attempt of a delivery.' })
+  delivery_id: string;
+
+  @ApiProperty({ type: 'integer' })
+  attempt: number;
+
+  @ApiProperty({ type: 'string', enum: [...ATTEMPT_STATUSES] })
+  status: AttemptStatus;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  status_code: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  latency_ms: number | null;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  error: string | null;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  response_excerpt: string | null;
+
+  @ApiProperty({ type: 'string', enum: ['created', 'updated', 'deleted'] })
+  event: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  created_at: string;
+}
+
+/** 202 to a retry of one delivery. */
+export class RetryAck {
+  @ApiProperty({ type: 'string' })
+  detail: string;
+
+  @ApiProperty({ type: 'string', format: 'uuid' })
+  delivery_id: string;
+}
+
+/** 202 to a retry of every failed delivery. */
+export class RetryFailedAck {
+  @ApiProperty({ type: 'string' })
+  detail: string;
+
+  @ApiProperty({ type: 'integer', description: 'Deliveries queued again.' })
+  count: number;
 }

@@ -9,26 +9,11 @@ import type { PageRequest } from '../submissions/submissions.service.js';
 import { DeliveryRelay } from './delivery-relay.js';
 import { FORWARDERS } from './forwarders/index.js';
 import type { NetworkGuard } from './network-guard.js';
-import { RestServiceDto, restServiceInput, type RestServiceInput, type RestServicePatchDto } from './restservice.dto.js';
+import { RestServiceDto, restServiceInput, type DeliveryLogEntry, type RestServiceBody, type RestServiceInput, type RestServicePatchDto, type RetryAck, type RetryFailedAck } from './restservice.dto.js';
 import type { AttemptStatus, DeliveryAttemptEntity, RestServiceEntity } from './restservice.entities.js';
 import { RestServicesRepository } from './restservices.repository.js';
 import { NETWORK_GUARD } from './restservices.tokens.js';
 import { SheetsService } from './sheets/sheets.service.js';
-
-export type RestServiceBody = Record<string, unknown>;
-
-export interface DeliveryLogEntry {
-  id: number;
-  delivery_id: string;
-  attempt: number;
-  status: AttemptStatus;
-  status_code: number | null;
-  latency_ms: number | null;
-  error: string | null;
-  response_excerpt: string | null;
-  event: string;
-  created_at: string;
-}
 
 /**
  * What a stored third-party secret (messaging `auth_token`) reads as for a caller who may not
@@ -119,7 +104,7 @@ export class RestServicesService {
     return { items: rows.map(logEntry), total };
   }
 
-  async retryDelivery(user: AuthenticatedUser | undefined, pk: string, ref: string): Promise<Record<string, unknown>> {
+  async retryDelivery(user: AuthenticatedUser | undefined, pk: string, ref: string): Promise<RetryAck> {
     const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
     const delivery = await this.repo.findDeliveryForRetry(service.id, ref);
     if (!delivery) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
@@ -130,7 +115,7 @@ export class RestServicesService {
     return { detail: 'Delivery queued.', delivery_id: delivery.deliveryId };
   }
 
-  async retryFailed(user: AuthenticatedUser | undefined, pk: string): Promise<Record<string, unknown>> {
+  async retryFailed(user: AuthenticatedUser | undefined, pk: string): Promise<RetryFailedAck> {
     const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
     if (!service.active) throw new BadRequestException({ detail: 'The service is inactive; PATCH it with "active": true first.' });
     const count = await this.repo.requeueFailed(service.id);

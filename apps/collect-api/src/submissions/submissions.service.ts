@@ -15,6 +15,7 @@ import { contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './sub
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
 import { SubmissionsRepository } from './submissions.repository.js';
+import type { SubmissionAck } from './submission.dto.js';
 
 export interface SubmissionResult {
   outcome: 'created' | 'updated' | 'duplicate';
@@ -292,7 +293,7 @@ export class SubmissionsService {
     return submission;
   }
 
-  static successBody(result: SubmissionResult): Record<string, unknown> {
+  static successBody(result: SubmissionResult): SubmissionAck {
     return {
       message: result.outcome === 'duplicate' ? 'Duplicate submission.' : 'Successful submission.',
       formid: result.form.idString,

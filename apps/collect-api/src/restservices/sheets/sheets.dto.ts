@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { Text } from '@collect/contracts';
 
 const REQUIRED = 'code and state are required.';
@@ -10,4 +11,13 @@ export class SheetsCallbackQueryDto {
 
   @param('The single-use state of the waiting spreadsheet service.')
   state: string;
+}
+
+/** The answer to the consent redirect. */
+export class SheetsCallbackBody {
+  @ApiProperty({ type: 'string' })
+  detail: string;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The spreadsheet service now linked to its sheet.' })
+  restservice: number | null;
 }
