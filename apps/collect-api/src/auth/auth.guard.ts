@@ -4,7 +4,7 @@ import passport from 'passport';
 import type { HttpRequest as Request, HttpResponse as Response } from './http-types.js';
 import { HttpErrorWithHeaders, UnauthorizedError } from '@collect/contracts';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { parseAuthorization, WWW_AUTHENTICATE } from './auth-header.js';
+import { BASIC_NOT_BASE64, parseAuthorization, WWW_AUTHENTICATE } from './auth-header.js';
 import { holdsScopedCredential, type AuthenticatedUser, type AuthScheme } from './authenticated-user.js';
 import { AUTH_REQUIREMENT, SKIP_AUTH, type AuthRequirement } from './require-auth.decorator.js';
 import { BasicStrategy } from './strategies/basic.strategy.js';
@@ -86,10 +86,10 @@ export class AuthGuard implements CanActivate {
     req.authCredentials = parsed.credentials;
     try {
       return await new Promise<AuthenticatedUser>((resolve, reject) => {
-        this.passport.authenticate(parsed.scheme, { session: false }, (err: unknown, found: unknown) => {
+        this.passport.authenticate(parsed.scheme, { session: false }, (err: unknown, found: unknown, _challenge: unknown, status?: number) => {
           const user = found as AuthenticatedUser | false;
           if (err) reject(err);
-          else if (!user) reject(new UnauthorizedError('Invalid credentials.', WWW_AUTHENTICATE[parsed.scheme]));
+          else if (!user) reject(new UnauthorizedError(refusal(parsed.scheme, status), WWW_AUTHENTICATE[parsed.scheme]));
           else resolve(user);
         })(req, res, reject);
       });
@@ -99,4 +99,15 @@ export class AuthGuard implements CanActivate {
       req.authCredentials = undefined;
     }
   }
+}
+
+/**
+ * Why a strategy refused before checking the credential (its verify callback names the other
+ * reasons itself). passport-http and passport-http-bearer fail with 400 for a malformed header:
+ * Basic without a colon, Bearer beside an `access_token` in the body or query (RFC 6750 §2).
+ */
+function refusal(scheme: AuthScheme, status: number | undefined): string {
+  if (scheme === 'basic') return status === 400 ? BASIC_NOT_BASE64 : 'Invalid username/password.';
+  if (scheme === 'bearer' && status === 400) return 'Invalid token header. Send the access token in the Authorization header only.';
+  return 'Invalid token.';
 }

@@ -1,4 +1,3 @@
-import { FieldValidationError } from '@collect/contracts';
 import { attr, child, childrenNamed, escapeXml, parseXml, XmlInputError, type XmlNode } from '../openrosa/xml.js';
 import type { FormField } from './form.entity.js';
 
@@ -137,62 +136,33 @@ const JSON_TYPES: Record<string, { bind: string; control: string; mediatype?: st
   video: { bind: 'binary', control: 'upload', mediatype: 'video/*' },
   file: { bind: 'binary', control: 'upload', mediatype: 'application/*' },
 };
-const TYPE_ALIASES: Record<string, string> = { string: 'text', int: 'integer', select_one: 'select one', select_multiple: 'select all that apply', photo: 'image' };
+/** The question types of a JSON definition, and the pyxform spellings accepted for some. */
+export const JSON_FIELD_TYPES = Object.keys(JSON_TYPES);
+export const JSON_TYPE_ALIASES: Record<string, string> = { string: 'text', int: 'integer', select_one: 'select one', select_multiple: 'select all that apply', photo: 'image' };
 
-/** Validates a JSON form definition and renders the equivalent XForm (stored like an upload). */
-export function parseJsonForm(body: unknown): ParsedForm {
-  const errors: Record<string, string[]> = {};
-  const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
-  const idString = b.id_string;
-  if (typeof idString !== 'string' || !NAME_RE.test(idString)) {
-    errors.id_string = ['This field is required: a name of letters, digits, _ . - starting with a letter or _ (at most 100).'];
-  }
-  const title = b.title === undefined ? idString : b.title;
-  if (typeof title !== 'string' || !title.trim() || title.length > 255) errors.title = ['A non-empty string of at most 255 characters.'];
-  const version = b.version === undefined ? '' : b.version;
-  if (typeof version !== 'string' || version.length > 100) errors.version = ['A string of at most 100 characters.'];
-  const fields: FormField[] = [];
-  if (!Array.isArray(b.fields) || b.fields.length === 0) {
-    errors.fields = ['A non-empty list of fields ({name, type, label, children?}).'];
-  } else {
-    const problems: string[] = [];
-    collectJsonFields(b.fields, '', undefined, fields, problems);
-    if (problems.length) errors.fields = problems;
-  }
-  if (Object.keys(errors).length) throw new FieldValidationError(errors);
-  const def = { id_string: idString as string, title: (title as string).trim(), version: version as string };
-  const xml = renderXForm(def.id_string, def.title, def.version, b.fields as JsonField[]);
-  return { idString: def.id_string, title: def.title, rootName: 'data', version: def.version, fields, xml, jsonDefinition: b };
+/** A JSON form definition as JsonFormDefinitionDto checked it (types already resolved from their aliases). */
+export interface JsonFormDefinition {
+  id_string: string;
+  title?: string;
+  version?: string;
+  fields: JsonField[];
 }
 
-function collectJsonFields(items: unknown[], path: string, repeat: string | undefined, out: FormField[], problems: string[]): void {
-  const seen = new Set<string>();
-  for (const [i, item] of items.entries()) {
-    const f = item as Partial<JsonField> | null;
-    const where = path ? `${path}[${i}]` : `fields[${i}]`;
-    if (!f || typeof f !== 'object' || typeof f.name !== 'string' || !NAME_RE.test(f.name) || f.name === 'meta') {
-      problems.push(`${where}: name must be an XML name (letters, digits, _ . -), not "meta".`);
-      continue;
-    }
-    if (seen.has(f.name)) problems.push(`${where}: duplicate name "${f.name}".`);
-    seen.add(f.name);
-    const type = typeof f.type === 'string' ? (TYPE_ALIASES[f.type] ?? f.type) : '';
-    if (f.label !== undefined && typeof f.label !== 'string') problems.push(`${where}: label must be a string.`);
+/** Renders a (validated) JSON form definition as the equivalent XForm, stored like an upload. */
+export function parseJsonForm(def: JsonFormDefinition): ParsedForm {
+  const title = def.title ?? def.id_string;
+  const version = def.version ?? '';
+  const fields: FormField[] = [];
+  collectJsonFields(def.fields, '', undefined, fields);
+  const xml = renderXForm(def.id_string, title, version, def.fields);
+  return { idString: def.id_string, title, rootName: 'data', version, fields, xml, jsonDefinition: { ...def } };
+}
+
+function collectJsonFields(items: JsonField[], path: string, repeat: string | undefined, out: FormField[]): void {
+  for (const f of items) {
     const xpath = path ? `${path}/${f.name}` : f.name;
-    if (type === 'group' || type === 'repeat') {
-      if (!Array.isArray(f.children) || !f.children.length) {
-        problems.push(`${where}: a ${type} needs a non-empty children list.`);
-        continue;
-      }
-      out.push({ name: f.name, xpath, type, label: f.label ?? null, ...(repeat ? { repeat } : {}) });
-      collectJsonFields(f.children, xpath, type === 'repeat' ? xpath : repeat, out, problems);
-      continue;
-    }
-    if (!JSON_TYPES[type]) {
-      problems.push(`${where}: unknown type "${String(f.type)}" (one of ${[...Object.keys(JSON_TYPES), 'group', 'repeat'].join(', ')}).`);
-      continue;
-    }
-    out.push({ name: f.name, xpath, type, label: f.label ?? null, ...(repeat ? { repeat } : {}) });
+    out.push({ name: f.name, xpath, type: f.type, label: f.label ?? null, ...(repeat ? { repeat } : {}) });
+    if (f.type === 'group' || f.type === 'repeat') collectJsonFields(f.children ?? [], xpath, f.type === 'repeat' ? xpath : repeat, out);
   }
 }
 
@@ -202,7 +172,7 @@ function renderXForm(idString: string, title: string, version: string, fields: J
   const body: string[] = [];
   const walk = (items: JsonField[], path: string, indent: string) => {
     for (const f of items) {
-      const type = TYPE_ALIASES[f.type] ?? f.type;
+      const type = f.type;
       const abs = `${path}/${f.name}`;
       const label = f.label ? `<label>${escapeXml(f.label)}</label>` : '';
       if (type === 'group' || type === 'repeat') {
