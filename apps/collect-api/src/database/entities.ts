@@ -5,8 +5,10 @@ import { FormEntity, FormRoleEntity } from '../forms/form.entity.js';
 import { AttachmentEntity, SubmissionEntity } from '../submissions/submission.entity.js';
 import { DataviewEntity, MergedDatasetEntity } from '../datasets/dataset.entities.js';
 import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity } from '../restservices/restservice.entities.js';
+import { ExportJobEntity } from '../exports/export-job.entity.js';
 
 /** Every TypeORM entity of collect-api. Append new ones (one line each). */
 export const entities = [UserEntity, ApiTokenEntity, TempTokenEntity, OAuthApplicationEntity, OAuthGrantEntity, OAuthTokenEntity];
 (entities as Function[]).push(FormEntity, FormRoleEntity, SubmissionEntity, AttachmentEntity, MergedDatasetEntity, DataviewEntity);
 (entities as Function[]).push(RestServiceEntity, DeliveryEntity, DeliveryAttemptEntity);
+(entities as Function[]).push(ExportJobEntity);
