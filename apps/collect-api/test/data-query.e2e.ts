@@ -103,7 +103,8 @@ describe('data API: query, sort, fields, start/limit over 10,000 submissions (Po
     ['sort by submitter then time descending', {}, { _submitted_by: 1, _submission_time: -1 }],
   ];
 
-  it.each(cases)('%s matches the reference', async (_label, query, sort) => {
+  // One argument per row (jest-each would take a missing third argument for a `done` callback).
+  it.each(cases.map(([label, query, sort]) => ({ label, query, sort })))('$label matches the reference', async ({ query, sort }) => {
     // `_id` bounds depend on the ids the database gave.
     const q = JSON.parse(JSON.stringify(query).replace('"$gte":0,"$lt":0', `"$gte":${rows[100].id},"$lt":${rows[2500].id}`)) as Record<string, unknown>;
     const expected = reference(rows, q, sort);

@@ -49,22 +49,28 @@ export interface RepeatScope {
   label: string | null;
   leaves: FormField[];
   repeats: RepeatScope[];
+  /** Its questions and repeats together, in form order. */
+  items: Array<FormField | RepeatScope>;
   /** jsonpath to every instance list of this repeat in a submission (`$."rep"[*]."rep/sub"`). */
   jsonPath: string;
 }
 
 /** The scope tree of a field list: questions by their innermost repeat (groups only name paths). */
 export function scopeTree(fields: readonly FormField[]): RepeatScope {
-  const root: RepeatScope = { xpath: '', name: '', label: null, leaves: [], repeats: [], jsonPath: '$' };
+  const root: RepeatScope = { xpath: '', name: '', label: null, leaves: [], repeats: [], items: [], jsonPath: '$' };
   const byXpath = new Map<string, RepeatScope>([['', root]]);
   for (const f of fields) {
     const parent = byXpath.get(f.repeat ?? '') ?? root;
     if (f.type === 'group') continue;
     if (f.type === 'repeat') {
-      const scope: RepeatScope = { xpath: f.xpath, name: f.name, label: f.label, leaves: [], repeats: [], jsonPath: `${parent.xpath ? `${parent.jsonPath}[*]` : '$'}.${JSON.stringify(f.xpath)}` };
+      const scope: RepeatScope = { xpath: f.xpath, name: f.name, label: f.label, leaves: [], repeats: [], items: [], jsonPath: `${parent.xpath ? `${parent.jsonPath}[*]` : '$'}.${JSON.stringify(f.xpath)}` };
       byXpath.set(f.xpath, scope);
       parent.repeats.push(scope);
-    } else parent.leaves.push(f);
+      parent.items.push(scope);
+    } else {
+      parent.leaves.push(f);
+      parent.items.push(f);
+    }
   }
   return root;
 }
@@ -126,11 +132,15 @@ function itemAt(rec: Answers | undefined, xpath: string, index: number): Answers
 export function csvColumns(tree: RepeatScope, counts: ReadonlyMap<string, number>, choices: ReadonlyMap<string, Choice[]>, o: ExportOptions): Column[] {
   const repeats = new Set(allRepeats(tree).map((r) => r.xpath));
   const walk = (scope: RepeatScope, indices: Map<string, number>, pick: (r: Answers) => Answers | undefined): Column[] => {
-    const cols = scope.leaves.flatMap((f) => leafColumns(f, header(f.xpath, repeats, indices, o), o, choices, pick));
-    for (const rep of scope.repeats) {
-      for (let i = 1; i <= (counts.get(rep.xpath) ?? 0); i++) {
-        const at = new Map(indices).set(rep.xpath, i);
-        cols.push(...walk(rep, at, (r) => itemAt(pick(r), rep.xpath, i - 1)));
+    const cols: Column[] = [];
+    for (const item of scope.items) {
+      if (!('items' in item)) {
+        cols.push(...leafColumns(item, header(item.xpath, repeats, indices, o), o, choices, pick));
+        continue;
+      }
+      for (let i = 1; i <= (counts.get(item.xpath) ?? 0); i++) {
+        const at = new Map(indices).set(item.xpath, i);
+        cols.push(...walk(item, at, (r) => itemAt(pick(r), item.xpath, i - 1)));
       }
     }
     return cols;

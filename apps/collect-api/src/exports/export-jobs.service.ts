@@ -86,7 +86,7 @@ export class ExportJobsService implements OnApplicationShutdown {
 
   private async visible(user: AuthenticatedUser, id: string): Promise<ExportJobEntity> {
     const job = await this.repo.find(id);
-    if (!job || job.ownerId !== user.id || job.expiresAt.getTime() <= Date.now()) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    if (!job || (job.ownerId !== user.id && !user.isSuperuser) || job.expiresAt.getTime() <= Date.now()) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     return job;
   }
 
