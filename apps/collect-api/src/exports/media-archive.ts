@@ -14,10 +14,12 @@ export function archiveSegment(raw: string): string {
   return cleaned || '_';
 }
 
-/** `<instance uuid>/<file name>`; a second file with the same path (same uuid on two forms) gets `-<attachment id>`. */
+/**
+ * `<instance uuid>/<file name>` (the name the client gave, unique within a submission); a second
+ * file with the same path (the same instance uuid on two forms) gets `-<attachment id>`.
+ */
 function entryName(row: ArchiveEntryRow, taken: Set<string>): string {
-  const base = row.filename.slice(row.filename.lastIndexOf('/') + 1);
-  let name = `${archiveSegment(row.uuid)}/${archiveSegment(base)}`;
+  let name = `${archiveSegment(row.uuid)}/${archiveSegment(row.name)}`;
   if (taken.has(name)) {
     const dot = name.lastIndexOf('.');
     name = dot > name.indexOf('/') + 1 ? `${name.slice(0, dot)}-${row.id}${name.slice(dot)}` : `${name}-${row.id}`;

@@ -24,6 +24,8 @@ export interface MediaFilter {
 export interface ArchiveEntryRow {
   id: number;
   filename: string;
+  /** The name the client gave (unique within its submission). */
+  name: string;
   size: number;
   uuid: string;
   date_created: Date;
@@ -75,7 +77,7 @@ export class MediaRepository {
   archiveEntries(filter: MediaFilter): AsyncGenerator<ArchiveEntryRow[]> {
     const [sql, params] = this.query(filter)
       .innerJoin(SubmissionEntity, 'sub', 'sub.id = a.submission_id')
-      .select(['a.id AS id', 'a.filename AS filename', 'a.size::bigint::float8 AS size', 'sub.uuid AS uuid', 'sub.date_created AS date_created'])
+      .select(['a.id AS id', 'a.filename AS filename', 'a.name AS name', 'a.size::bigint::float8 AS size', 'sub.uuid AS uuid', 'sub.date_created AS date_created'])
       .orderBy('a.id', 'ASC')
       .getQueryAndParameters();
     return cursorRows<ArchiveEntryRow>(this.attachments.manager.connection, sql, params);
