@@ -7,10 +7,12 @@ import type { CollectConfig } from './config/collect-config.js';
 import { dataSourceOptions } from './database/data-source.js';
 import { CollectHealthModule } from './health/collect-health.module.js';
 import { featureModules } from './feature-modules.js';
+import { backgroundModules } from './worker.module.js';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: CollectConfig): DynamicModule {
+  /** `worker: true` adds the worker's background modules (tests and local runs in one process). */
+  static forRoot(config: CollectConfig, options: { worker?: boolean } = {}): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -20,6 +22,7 @@ export class AppModule {
         BullModule.forRoot({ redis: config.REDIS_URL, prefix: config.REDIS_PREFIX }),
         CollectHealthModule,
         ...featureModules,
+        ...(options.worker ? backgroundModules : []),
       ],
     };
   }
