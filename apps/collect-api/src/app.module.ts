@@ -6,11 +6,14 @@ import { ConfigModule } from './config/config.module.js';
 import type { CollectConfig } from './config/collect-config.js';
 import { dataSourceOptions } from './database/data-source.js';
 import { CollectHealthModule } from './health/collect-health.module.js';
+import { MetricsModule } from './health/metrics.module.js';
 import { featureModules } from './feature-modules.js';
+import { backgroundModules } from './worker.module.js';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: CollectConfig): DynamicModule {
+  /** `worker: true` adds the worker's background modules (tests and local runs in one process). */
+  static forRoot(config: CollectConfig, options: { worker?: boolean } = {}): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -19,7 +22,9 @@ export class AppModule {
         TypeOrmModule.forRoot({ ...dataSourceOptions(config), migrationsRun: false }),
         BullModule.forRoot({ redis: config.REDIS_URL, prefix: config.REDIS_PREFIX }),
         CollectHealthModule,
+        MetricsModule,
         ...featureModules,
+        ...(options.worker ? backgroundModules : []),
       ],
     };
   }

@@ -8,8 +8,9 @@ import { FormsModule } from './forms/forms.module.js';
 import { SubmissionsModule } from './submissions/submissions.module.js';
 import { DatasetsModule } from './datasets/datasets.module.js';
 import { RestServicesModule } from './restservices/restservices.module.js';
+import { DeliveryOutboxModule } from './restservices/delivery-outbox.module.js';
 import { MediaModule } from './media/media.module.js';
-import { CasModule } from './cas/cas.module.js';
+import { CasClientModule } from './cas-client/cas-client.module.js';
 import { OnboardingModule } from './onboarding/onboarding.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ExportsModule } from './exports/exports.module.js';
@@ -19,7 +20,7 @@ export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModu
 // ExportsModule before SubmissionsModule: its `data/:formPk.csv` routes must be registered
 // before `data/:formPk` (Nest registers routes in module order; exports/exports.controller.ts).
 featureModules.push(StorageModule, FormsModule, ExportsModule, SubmissionsModule, DatasetsModule);
-featureModules.push(RestServicesModule);
+featureModules.push(RestServicesModule, DeliveryOutboxModule);
 featureModules.push(MediaModule);
-featureModules.push(CasModule, OnboardingModule);
+featureModules.push(CasClientModule, OnboardingModule);
 featureModules.push(RateLimitModule);
