@@ -21,10 +21,10 @@ export interface AttachmentRow {
   formId: number;
 }
 
-/** One submission of a data page: its §2.2 JSON text without `_attachments`, and those rows. */
+/** One submission of a data page: its §2.2 JSON text (`_attachments` left null) and its attachment rows. */
 export interface SubmissionDocRow {
   id: number;
-  /** A JSON object's text (all keys but `_attachments`). */
+  /** A JSON object's text; `_attachments` is null until the service fills it in. */
   doc: string;
   attachments: AttachmentRow[] | null;
 }
@@ -48,6 +48,8 @@ const METADATA_SQL: Array<[string, string]> = [
   ['formhub/uuid', `replace(f.uuid::text, '-', '')`], ['meta/instanceID', `'uuid:' || s.uuid`],
   ['_id', 's.id'], ['_uuid', 's.uuid'], ['_xform_id_string', 'f.id_string'], ['_xform_id', 'f.id'], ['_status', 's.status'],
   ['_submission_time', TIME('s.date_created')], ['_deleted_at', TIME('s.deleted_at')], ['_geolocation', `json_build_array(${PART(1)}, ${PART(2)})`],
+  // Filled in by the service (submission-data.service.ts `withAttachments`), where buildSubmissionJson has it.
+  ['_attachments', 'NULL::json'],
   ['_bamboo_dataset_id', 's.bamboo_dataset_id'], ['_submitted_by', 'u.username'], ['_version', 's.version'], ['_edited', 's.edited'],
   ['_tags', `'[]'::json`], ['_notes', `'[]'::json`],
 ];

@@ -9,6 +9,9 @@ import { numericFields, orderSql, parseFields, parseQuery, parseSort, whereSql, 
 import { attachmentJson } from './submission-json.js';
 import { SubmissionDataRepository, type SubmissionDocRow, type SubmissionScope } from './submission-data.repository.js';
 
+/** How json_build_object writes the member the service fills in. */
+const ATTACHMENTS_SLOT = '"_attachments" : null';
+
 /** What a data read asks for: the window and the raw `query`/`sort`/`fields` texts. */
 export interface DataRead {
   offset: number;
@@ -92,10 +95,16 @@ export class SubmissionDataService {
     return { total, batches: batches() };
   }
 
-  /** Appends `_attachments` (its URLs built by media-urls.ts, as everywhere else) to a row's JSON text. */
+  /**
+   * Fills the `_attachments` member PostgreSQL left null (its URLs are built by media-urls.ts, as
+   * everywhere else), in the place buildSubmissionJson gives it. The last occurrence is the
+   * metadata's own: answers come first, and quotes inside JSON strings are escaped.
+   */
   private withAttachments(row: SubmissionDocRow, wanted: boolean): string {
     if (!wanted) return row.doc;
+    const at = row.doc.lastIndexOf(ATTACHMENTS_SLOT);
+    if (at < 0) return row.doc;
     const list = (row.attachments ?? []).map((a) => attachmentJson(a, this.config.PUBLIC_BASE_URL));
-    return `${row.doc.slice(0, -1)}, "_attachments" : ${JSON.stringify(list)}}`;
+    return `${row.doc.slice(0, at)}"_attachments" : ${JSON.stringify(list)}${row.doc.slice(at + ATTACHMENTS_SLOT.length)}`;
   }
 }
