@@ -1,4 +1,5 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type request from 'supertest';
 import { DataSource } from 'typeorm';
 
 /** A form with every column kind the data API and the exports treat differently. */
@@ -105,4 +106,11 @@ export async function seedSubmissions(app: NestExpressApplication, formId: numbe
   }
   await db.query('ANALYZE submissions');
   return out.sort((a, b) => a.id - b.id);
+}
+
+/** A supertest parser that keeps a binary body (CSV, XLSX, ZIP) as one Buffer. */
+export function binary(res: request.Response, cb: (err: Error | null, body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => cb(null, Buffer.concat(chunks)));
 }

@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
 import request from 'supertest';
-import { DATA_FORM, seedSubmissions, TAGS, type Answers, type SeededSubmission } from './data-fixtures.js';
+import { binary, DATA_FORM, seedSubmissions, TAGS, type Answers, type SeededSubmission } from './data-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
@@ -17,12 +17,6 @@ function flatten(rec: Answers, basePath = '', baseHeader = '', out: Record<strin
   }
   return out;
 }
-
-const binary = (res: request.Response, cb: (err: Error | null, body: Buffer) => void) => {
-  const chunks: Buffer[] = [];
-  res.on('data', (c: Buffer) => chunks.push(c));
-  res.on('end', () => cb(null, Buffer.concat(chunks)));
-};
 
 describe('exports: CSV and XLSX of 10,000 submissions with repeats parse back to the same values', () => {
   let sut: TestCollectApp;

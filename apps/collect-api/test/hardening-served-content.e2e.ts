@@ -30,6 +30,8 @@ interface Fixture {
   dataviewId: number;
   serviceId: number;
   appId: number;
+  /** A finished asynchronous CSV export. */
+  exportId: string;
   media: Array<{ id: number; filename: string; mimetype: string }>;
 }
 
@@ -60,6 +62,15 @@ const CALLS: Record<string, (f: Fixture) => Call[]> = {
   // The record as JSON, and each file streamed (Accept: its type).
   'GET /api/v1/media/:pk': (f) => f.media.flatMap((m) => [{ path: `/api/v1/media/${m.id}` }, { path: `/api/v1/media/${m.id}`, accept: m.mimetype }]),
   'GET /api/v1/files/:pk': (f) => f.media.map((m) => ({ path: `/api/v1/files/${m.id}?filename=${encodeURIComponent(m.filename)}` })),
+  // Exports (docs/exports.md): CSV and XLSX of a form, a merged dataset, a dataview; an asynchronous export.
+  'GET /api/v1/data/:formPk.csv': (f) => [{ path: `/api/v1/data/${f.formId}.csv` }],
+  'GET /api/v1/data/:formPk.xlsx': (f) => [{ path: `/api/v1/data/${f.formId}.xlsx` }],
+  'GET /api/v1/merged-datasets/:pk/data.csv': (f) => [{ path: `/api/v1/merged-datasets/${f.mergedId}/data.csv` }],
+  'GET /api/v1/merged-datasets/:pk/data.xlsx': (f) => [{ path: `/api/v1/merged-datasets/${f.mergedId}/data.xlsx` }],
+  'GET /api/v1/dataviews/:pk/data.csv': (f) => [{ path: `/api/v1/dataviews/${f.dataviewId}/data.csv` }],
+  'GET /api/v1/dataviews/:pk/data.xlsx': (f) => [{ path: `/api/v1/dataviews/${f.dataviewId}/data.xlsx` }],
+  'GET /api/v1/export/:id': (f) => [{ path: `/api/v1/export/${f.exportId}` }],
+  'GET /api/v1/export/:id/download': (f) => [{ path: `/api/v1/export/${f.exportId}/download` }],
 };
 
 /** Routes that serve stored bytes as they are: each must be seen carrying the marker, so the check cannot pass empty. */
@@ -71,6 +82,12 @@ const STORED_BYTES_ROUTES = [
   'GET /:username/formList',
   'GET /api/v1/media/:pk',
   'GET /api/v1/files/:pk',
+  // CSV carries the answers as text; media.zip stores files uncompressed (XLSX is deflated: its bytes need not show the marker).
+  'GET /api/v1/data/:formPk.csv',
+  'GET /api/v1/merged-datasets/:pk/data.csv',
+  'GET /api/v1/dataviews/:pk/data.csv',
+  'GET /api/v1/export/:id/download',
+  'GET /api/v1/media.zip',
 ];
 
 /** An XForm whose title and head carry the marker, with an XHTML script a browser would run inline. */
@@ -107,7 +124,14 @@ describe('hardening: every answer with stored bytes is inert', () => {
     const dataviewId = (await auth(api().post('/api/v1/dataviews')).send({ name: `view ${MARK}`, xform: formId, columns: ['name'], query: [] }).expect(201)).body.id as number;
     const serviceId = (await auth(api().post('/api/v1/restservices')).send({ xform: formId, name: 'generic_json', service_url: `http://127.0.0.1:9/${MARK}` }).expect(201)).body.id as number;
     const appId = (await auth(api().post('/api/v1/oauth-applications')).send({ name: `app ${MARK}`, redirect_uris: 'https://c.example/cb' }).expect(201)).body.id as number;
-    f = { owner, formId, submissionId, mergedId, dataviewId, serviceId, appId, media };
+    const exportId = (await auth(api().post('/api/v1/export')).send({ xform: formId, format: 'csv' }).expect(202)).body.id as string;
+    for (let i = 0; ; i++) {
+      const { status } = (await auth(api().get(`/api/v1/export/${exportId}`)).expect(200)).body as { status: string };
+      if (status === 'done') break;
+      if (status === 'failed' || i > 600) throw new Error(`export ${exportId}: ${status}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    f = { owner, formId, submissionId, mergedId, dataviewId, serviceId, appId, exportId, media };
   });
   afterAll(() => sut.close());
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import yauzl from 'yauzl';
+import { binary } from './data-fixtures.js';
 import { demoInstance, demoXForm, jpeg, png, wav } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
@@ -31,12 +32,6 @@ function unzip(buffer: Buffer): Promise<Map<string, Buffer>> {
     });
   });
 }
-
-const binary = (res: request.Response, cb: (err: Error | null, body: Buffer) => void) => {
-  const chunks: Buffer[] = [];
-  res.on('data', (c: Buffer) => chunks.push(c));
-  res.on('end', () => cb(null, Buffer.concat(chunks)));
-};
 
 describe('media archives: GET /api/v1/media.zip streams the listing\u2019s files byte-exact', () => {
   let sut: TestCollectApp;
