@@ -226,6 +226,8 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/restservices/:pk/deliveries', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.retryServiceId}/deliveries` }), expect: atLeast('readonly', 200) },
   { route: 'POST /api/v1/restservices/:pk/deliveries/:id/retry', call: (f, who) => ({ path: `/api/v1/restservices/${f.shared!.retryServiceId}/deliveries/${f.shared!.retryEntry[who]}/retry` }), expect: atLeast('editor', 202) },
   { route: 'POST /api/v1/restservices/:pk/retry-failed', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/retry-failed` }), expect: atLeast('editor', 202) },
+  // Test-fire to a closed port: 200 with the connection error.
+  { route: 'POST /api/v1/restservices/:pk/test', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/test` }), expect: atLeast('editor', 200) },
   // The sheet provider's consent redirect: no credentials needed (the single-use state names the user); without code and state 400.
   { route: 'GET /api/v1/restservices/sheets/callback', call: () => ({ path: '/api/v1/restservices/sheets/callback' }), expect: everyone(400) },
   // Prometheus text; METRICS_TOKEN is unset in tests and NODE_ENV is not production: open.

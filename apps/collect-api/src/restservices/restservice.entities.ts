@@ -42,8 +42,32 @@ export class RestServiceEntity {
   @Column({ name: 'signing_secret_enc', type: 'text', nullable: true })
   signingSecretEnc: string | null;
 
+  /** Xpaths of the form fields generic_json/generic_xml payloads are cut down to; null = all. */
+  @Column({ type: 'jsonb', nullable: true })
+  fields: string[] | null;
+
+  /** Extra request headers (JSON object), SecretBox-encrypted; write-only on the API. */
+  @Column({ name: 'headers_enc', type: 'text', nullable: true })
+  headersEnc: string | null;
+
+  /** The names of those headers, in clear, so responses can list them (`header_names`). */
+  @Column({ name: 'header_names', type: 'jsonb', default: [] })
+  headerNames: string[];
+
+  /** Basic credentials (JSON `{"username", "password"}`), SecretBox-encrypted; never returned. */
+  @Column({ name: 'basic_auth_enc', type: 'text', nullable: true })
+  basicAuthEnc: string | null;
+
+  /** Requests per minute to this destination; null = the kind's default (docs/restservices.md). */
+  @Column({ name: 'rate_limit_per_minute', type: 'int', nullable: true })
+  rateLimitPerMinute: number | null;
+
   @Column({ type: 'boolean', default: true })
   active: boolean;
+
+  /** When the service was (re-)activated: auto-disable counts failures from here on. */
+  @Column({ name: 'active_since', type: 'timestamptz', default: () => 'now()' })
+  activeSince: Date;
 
   @Column({ name: 'inactive_reason', type: 'text', nullable: true })
   inactiveReason: string | null;

@@ -5,7 +5,7 @@ import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { pageHeaders, pageRequest } from '../submissions/pagination.js';
-import { DeliveryLogEntry, DeliveryLogQueryDto, RestServiceBody, RestServiceDto, RestServiceListQueryDto, RestServicePatchDto, RetryAck, RetryFailedAck } from './restservice.dto.js';
+import { DeliveryLogEntry, DeliveryLogQueryDto, RestServiceBody, RestServiceDto, RestServiceListQueryDto, RestServicePatchDto, RetryAck, RetryFailedAck, TestFireBody } from './restservice.dto.js';
 import { RestServicesService } from './restservices.service.js';
 
 /** Rest services (spec §2.1, §4.1) and their delivery log (decisions.md §Forwarding). */
@@ -91,5 +91,13 @@ export class RestServicesController {
   @ApiAcceptedResponse({ type: RetryFailedAck })
   retryFailed(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<RetryFailedAck> {
     return this.services.retryFailed(user, pk);
+  }
+
+  @Post(':pk/test')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Test-fire: sends the newest submission (a made-up one for an empty form) once, as a delivery would, and answers the request sent (secrets masked) and the answer. Not a delivery: not logged, not retried (editor or above).' })
+  @ApiOkResponse({ type: TestFireBody })
+  test(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<TestFireBody> {
+    return this.services.testFire(user, pk);
   }
 }

@@ -16,6 +16,8 @@ import { SheetsCallbackController } from './sheets/sheets-callback.controller.js
 import { SheetsRepository } from './sheets/sheets.repository.js';
 import { SheetsService } from './sheets/sheets.service.js';
 import { DELIVERY_QUEUE, NETWORK_GUARD } from './restservices.tokens.js';
+import { DestinationGate } from './destination-gate.js';
+import { TestFireService } from './test-fire.service.js';
 
 /**
  * Rest services: CRUD, the transactional outbox (a SubmissionEvents hook), the relay onto Bull
@@ -43,6 +45,8 @@ import { DELIVERY_QUEUE, NETWORK_GUARD } from './restservices.tokens.js';
     DeliveryRelay,
     DeliveryLogPruner,
     RestServicesService,
+    DestinationGate,
+    TestFireService,
     SheetsRepository,
     SheetsService,
   ],

@@ -3,6 +3,15 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { In, type EntityManager, type Repository } from 'typeorm';
 import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity, type AttemptStatus, type DeliveryEvent, type ServiceName } from './restservice.entities.js';
 
+/** Delivery health of a service over the last 24 hours (docs/restservices.md, "Health"). */
+export interface ServiceHealth {
+  successRate: number;
+  p95LatencyMs: number | null;
+}
+
+/** Rows of services switched off meanwhile wait here until `active: true` resumes them. */
+const HELD_UNTIL = `'9999-12-31'::timestamptz`;
+
 /** Queries on rest_services, the rest_deliveries outbox and the attempt log. */
 @Injectable()
 export class RestServicesRepository {
@@ -169,6 +178,52 @@ export class RestServicesRepository {
     const rows = (await this.deliveries.query(
       `UPDATE rest_deliveries SET status = 'pending', attempt_base = attempts, next_attempt_at = now(), lease_until = NULL, date_modified = now()
        WHERE service_id = $1 AND status = 'failed' RETURNING id`,
+      [serviceId],
+    )) as [unknown[], number];
+    return rows[0].length;
+  }
+
+  /**
+   * Success share and p95 latency of the attempts of the last 24 h per service (skipped ones
+   * are not requests to the destination); one index range scan per service.
+   */
+  async health24h(serviceIds: number[]): Promise<Map<number, ServiceHealth>> {
+    if (!serviceIds.length) return new Map();
+    const rows = (await this.attempts.query(
+      `SELECT service_id, count(*) FILTER (WHERE status = 'success')::float8 / count(*) AS rate,
+              percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95
+       FROM rest_delivery_attempts
+       WHERE service_id = ANY($1) AND created_at > now() - interval '24 hours' AND status <> 'skipped'
+       GROUP BY service_id`,
+      [serviceIds],
+    )) as Array<{ service_id: number; rate: number; p95: number | null }>;
+    return new Map(rows.map((r) => [r.service_id, { successRate: Math.round(r.rate * 10_000) / 10_000, p95LatencyMs: r.p95 === null ? null : Math.round(r.p95) }]));
+  }
+
+  /** The newest live submission of a form (test-fire), or null. */
+  async latestSubmissionId(formId: number): Promise<number | null> {
+    const rows = (await this.services.query(`SELECT id FROM submissions WHERE form_id = $1 AND deleted_at IS NULL ORDER BY id DESC LIMIT 1`, [formId])) as Array<{ id: number }>;
+    return rows[0]?.id ?? null;
+  }
+
+  /**
+   * Parks a claimed row of a switched-off service (not counted as an attempt) until the service
+   * is re-enabled; `release` with a time does the same for a row the destination limit defers.
+   */
+  async release(id: number, at: Date | 'held'): Promise<void> {
+    await this.deliveries.query(
+      `UPDATE rest_deliveries SET status = CASE WHEN attempts - 1 > attempt_base THEN 'retrying' ELSE 'pending' END, attempts = attempts - 1,
+         next_attempt_at = ${at === 'held' ? HELD_UNTIL : '$2::timestamptz'}, lease_until = NULL, date_modified = now()
+       WHERE id = $1 AND status = 'sending'`,
+      at === 'held' ? [id] : [id, at],
+    );
+  }
+
+  /** Re-enable: every open row of the service is due now, with a fresh attempt budget. */
+  async resumeHeld(serviceId: number): Promise<number> {
+    const rows = (await this.deliveries.query(
+      `UPDATE rest_deliveries SET next_attempt_at = now(), attempt_base = attempts, date_modified = now()
+       WHERE service_id = $1 AND status IN ('pending', 'retrying') RETURNING id`,
       [serviceId],
     )) as [unknown[], number];
     return rows[0].length;
