@@ -171,3 +171,80 @@ describe('rest services: destination limits', () => {
     }
   }, 120_000);
 });
+
+/**
+ * Auto-disable (docs/restservices.md, "Auto-disable") with a window of 0.001 h (3.6 s) and a
+ * check every 200 ms: the clock is real, the window small.
+ */
+describe('rest services: auto-disable and re-enable', () => {
+  let sut: TestCollectApp;
+  let owner: TestUser;
+  let rx: Receiver;
+
+  beforeAll(async () => {
+    sut = await startTestCollectApp({
+      ...FAST, FORWARD_DELIVER_IN_PROCESS: 'true', FORWARD_BACKOFF_MAX_MS: '400', FORWARD_DISABLE_AFTER_HOURS: '0.001', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
+    });
+    owner = await createTestUser(sut.app);
+    rx = await new Receiver().start();
+  });
+  afterAll(async () => {
+    await sut.close();
+    await rx.close();
+  });
+
+  const api = () => request(sut.url);
+  const db = () => sut.app.get(DataSource);
+  const service = async (pk: number) => (await api().get(`/api/v1/restservices/${pk}`).set('Authorization', owner.token).expect(200)).body;
+  const deliveredIds = (path: string) => new Set(rx.to(path).filter((r) => r.body.length).map((r) => JSON.parse(r.body.toString())._id as number));
+
+  it('a receiver down for longer than the window switches its service off with a reason; active: true delivers the backlog', async () => {
+    rx.script('/down', [{ status: 503, body: 'down' }]);
+    // Fails twice, well inside the window, then answers: stays on.
+    rx.script('/blip', [{ status: 503, body: 'x' }, { status: 503, body: 'x' }, { status: 200, body: 'ok' }]);
+    const formId = (await api().post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm('down')), 'form.xml').expect(201)).body.formid as number;
+    const down = (await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'generic_json', service_url: `${rx.url}/down` }).expect(201)).body;
+    const blip = (await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'generic_json', service_url: `${rx.url}/blip` }).expect(201)).body;
+    for (const name of ['a', 'b', 'c']) await api().post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'down', submission: { name } }).expect(201);
+    const firstFailure = await until('the first failure', () => rx.to('/down')[0]?.at);
+
+    const off = await until('the service switched off', async () => { const s = await service(down.id); return !s.active && s; }, 30_000);
+    const offAt = Date.now();
+    expect(offAt - firstFailure).toBeGreaterThanOrEqual(3_600);
+    expect(off.inactive_reason).toMatch(/^Every delivery attempt failed for 0\.001 hours \(since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\); PATCH "active": true resumes its pending deliveries\.$/);
+    expect(off.success_rate_24h).toBe(0);
+    expect((await service(blip.id)).active).toBe(true);
+    expect(deliveredIds('/blip').size).toBe(3);
+
+    // Off: no further attempts; the deliveries wait (none given up).
+    await new Promise((r) => setTimeout(r, 1_000));
+    const sent = rx.to('/down').length;
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(rx.to('/down').length).toBe(sent);
+    const open = (await db().query(`SELECT status, count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 GROUP BY status`, [down.id])) as Array<{ status: string; n: number }>;
+    expect(open.every((r) => ['pending', 'retrying'].includes(r.status))).toBe(true);
+    expect(open.reduce((n, r) => n + r.n, 0)).toBe(3);
+    // A submission made while it is off is not recorded for it.
+    await api().post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'down', submission: { name: 'while-off' } }).expect(201);
+
+    // The receiver is back; re-enabling sends the backlog, and the window starts again.
+    rx.script('/down', [{ status: 200, body: 'ok' }]);
+    const on = (await api().patch(`/api/v1/restservices/${down.id}`).set('Authorization', owner.token).send({ active: true }).expect(200)).body;
+    expect(on).toMatchObject({ active: true, inactive_reason: null });
+    const okAfter = () => rx.to('/down').filter((r) => r.at >= offAt);
+    await until('the backlog delivered', () => okAfter().length >= 3, 30_000);
+    const ids = new Set(okAfter().map((r) => JSON.parse(r.body.toString()).name as string));
+    expect(ids).toEqual(new Set(['a', 'b', 'c']));
+    await until('every row final', async () => ((await db().query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 AND status = 'success'`, [down.id])) as Array<{ n: number }>)[0].n === 3);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await service(down.id)).active).toBe(true);
+  }, 120_000);
+
+  it('FORWARD_DISABLE_AFTER_HOURS must be a number from 0 to 8760', async () => {
+    const { loadCollectConfig } = await import('../src/config/collect-config.js');
+    expect(loadCollectConfig({ FORWARD_DISABLE_AFTER_HOURS: '0.5' }).FORWARD_DISABLE_AFTER_HOURS).toBe(0.5);
+    expect(loadCollectConfig({}).FORWARD_DISABLE_AFTER_HOURS).toBe(24);
+    for (const bad of ['-1', 'x', '9000']) expect(() => loadCollectConfig({ FORWARD_DISABLE_AFTER_HOURS: bad })).toThrow(/FORWARD_DISABLE_AFTER_HOURS/);
+  });
+});
+

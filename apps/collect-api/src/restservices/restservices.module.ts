@@ -16,6 +16,7 @@ import { SheetsCallbackController } from './sheets/sheets-callback.controller.js
 import { SheetsRepository } from './sheets/sheets.repository.js';
 import { SheetsService } from './sheets/sheets.service.js';
 import { DELIVERY_QUEUE, NETWORK_GUARD } from './restservices.tokens.js';
+import { AutoDisable } from './auto-disable.js';
 import { DestinationGate } from './destination-gate.js';
 import { TestFireService } from './test-fire.service.js';
 
@@ -47,6 +48,7 @@ import { TestFireService } from './test-fire.service.js';
     RestServicesService,
     DestinationGate,
     TestFireService,
+    AutoDisable,
     SheetsRepository,
     SheetsService,
   ],

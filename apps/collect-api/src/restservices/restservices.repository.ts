@@ -228,4 +228,30 @@ export class RestServicesRepository {
     )) as [unknown[], number];
     return rows[0].length;
   }
+
+  /**
+   * Switches off every active service whose attempts since its last success (and since it was
+   * last switched on) are all failures, the first of them at least `windowMs` ago. Each
+   * service's attempts are read through the (service_id, created_at) index, newest first.
+   */
+  async disableFailing(windowMs: number, reason: string): Promise<Array<{ id: number; name: string; failingSince: Date }>> {
+    const rows = (await this.services.query(
+      `WITH failing AS (
+         SELECT s.id, f.since
+         FROM rest_services s
+         CROSS JOIN LATERAL (
+           SELECT min(a.created_at) AS since
+           FROM rest_delivery_attempts a
+           WHERE a.service_id = s.id AND a.status IN ('failed', 'retrying') AND a.created_at >= s.active_since
+             AND a.created_at > COALESCE((SELECT max(b.created_at) FROM rest_delivery_attempts b WHERE b.service_id = s.id AND b.status = 'success'), '-infinity')
+         ) f
+         WHERE s.active AND f.since <= now() - ($1 || ' milliseconds')::interval)
+       UPDATE rest_services s
+       SET active = false, inactive_reason = $2 || ' (since ' || to_char(failing.since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || '); PATCH "active": true resumes its pending deliveries.', date_modified = now()
+       FROM failing WHERE s.id = failing.id AND s.active
+       RETURNING s.id, s.name, failing.since`,
+      [String(windowMs), reason],
+    )) as [Array<{ id: number; name: string; since: Date }>, number];
+    return rows[0].map((r) => ({ id: r.id, name: r.name, failingSince: r.since }));
+  }
 }
