@@ -248,3 +248,40 @@ describe('rest services: auto-disable and re-enable', () => {
   });
 });
 
+describe('rest services: re-enable after attempts ran out', () => {
+  let sut: TestCollectApp;
+  let owner: TestUser;
+  let rx: Receiver;
+
+  beforeAll(async () => {
+    sut = await startTestCollectApp({
+      ...FAST, FORWARD_DELIVER_IN_PROCESS: 'true', FORWARD_MAX_ATTEMPTS: '2', FORWARD_DISABLE_AFTER_HOURS: '0.0005', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
+    });
+    owner = await createTestUser(sut.app);
+    rx = await new Receiver().start();
+  });
+  afterAll(async () => {
+    await sut.close();
+    await rx.close();
+  });
+
+  it('deliveries that failed for good during the outage go out on re-enable; one the receiver refused (400) stays failed', async () => {
+    const api = () => request(sut.url);
+    rx.script('/gone-down', [{ status: 400, body: 'bad' }, { status: 502, body: 'down' }]);
+    const formId = (await api().post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm('exhausted')), 'form.xml').expect(201)).body.formid as number;
+    const svc = (await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'generic_json', service_url: `${rx.url}/gone-down` }).expect(201)).body;
+    await api().post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'exhausted', submission: { name: 'refused' } }).expect(201);
+    await until('the refusal', () => rx.to('/gone-down').length === 1);
+    for (const name of ['x', 'y']) await api().post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'exhausted', submission: { name } }).expect(201);
+    const failed = async () => ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 AND status = 'failed'`, [svc.id])) as Array<{ n: number }>)[0].n;
+    await until('all three failed', async () => (await failed()) === 3);
+    await until('switched off', async () => !(await api().get(`/api/v1/restservices/${svc.id}`).set('Authorization', owner.token)).body.active, 30_000);
+    rx.script('/gone-down', [{ status: 200, body: 'ok' }]);
+    await api().patch(`/api/v1/restservices/${svc.id}`).set('Authorization', owner.token).send({ active: true }).expect(200);
+    await until('x and y delivered', () => rx.to('/gone-down').filter((r) => ['x', 'y'].includes(JSON.parse(r.body.toString()).name)).length >= 6);
+    await until('two successes', async () => ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 AND status = 'success'`, [svc.id])) as Array<{ n: number }>)[0].n === 2);
+    expect(await failed()).toBe(1);
+    expect(rx.to('/gone-down').filter((r) => JSON.parse(r.body.toString()).name === 'refused')).toHaveLength(1);
+  }, 60_000);
+});
+

@@ -219,11 +219,19 @@ export class RestServicesRepository {
     );
   }
 
-  /** Re-enable: every open row of the service is due now, with a fresh attempt budget. */
+  /**
+   * Re-enable: every open row of the service is due now, with a fresh attempt budget, and so is
+   * every row that ran out of attempts during the outage (failed since the service's last
+   * success, on a transport error, 408, 425, 429 or 5xx; a refusal such as a 400 stays failed).
+   */
   async resumeHeld(serviceId: number): Promise<number> {
     const rows = (await this.deliveries.query(
-      `UPDATE rest_deliveries SET next_attempt_at = now(), attempt_base = attempts, date_modified = now()
-       WHERE service_id = $1 AND status IN ('pending', 'retrying') RETURNING id`,
+      `UPDATE rest_deliveries d SET status = 'pending', next_attempt_at = now(), attempt_base = attempts, lease_until = NULL, date_modified = now()
+       WHERE d.service_id = $1 AND (d.status IN ('pending', 'retrying') OR (d.status = 'failed'
+         AND d.date_modified > COALESCE((SELECT max(b.created_at) FROM rest_delivery_attempts b WHERE b.service_id = $1 AND b.status = 'success'), '-infinity')
+         AND EXISTS (SELECT 1 FROM (SELECT a.status_code, a.error FROM rest_delivery_attempts a WHERE a.delivery_row_id = d.id ORDER BY a.id DESC LIMIT 1) last
+                     WHERE (last.status_code IS NULL AND COALESCE(last.error, '') NOT LIKE 'refused:%') OR last.status_code IN (408, 425, 429) OR last.status_code >= 500)))
+       RETURNING d.id`,
       [serviceId],
     )) as [unknown[], number];
     return rows[0].length;
