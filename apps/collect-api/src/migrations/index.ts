@@ -11,6 +11,7 @@ import { DeliveryLogRetention1764500000000 } from './1764500000000-delivery-log-
 import { CredentialsReset1764600000000 } from './1764600000000-credentials-reset.js';
 import { SubmissionRouting1764600000001 } from './1764600000001-submission-routing.js';
 import { RestServiceCare1764700000100 } from './1764700000100-restservice-care.js';
+import { RestServiceReplays1764700000200 } from './1764700000200-restservice-replays.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
@@ -21,4 +22,4 @@ migrations.push(Media1764200000000);
 migrations.push(CasIntegration1764300000000);
 migrations.push(DeliveryLogRetention1764500000000);
 migrations.push(CredentialsReset1764600000000, SubmissionRouting1764600000001);
-migrations.push(RestServiceCare1764700000100);
+migrations.push(RestServiceCare1764700000100, RestServiceReplays1764700000200);

@@ -49,6 +49,11 @@ export class DeliveryService {
     if (service.name !== 'spreadsheet' && !forwarder) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'no forwarder for this service', responseExcerpt: null, retryAfterMs: null });
     if (service.name === 'spreadsheet') return this.deliverToSheet(row, service);
 
+    // The destination's rate limit and any Retry-After it gave: a slot further out sends the row
+    // back to the outbox (not an attempt); a near one is waited for right before the request.
+    const slot = await this.gate.reserve(service);
+    if (!slot.send) return this.repo.release(row.id, slot.retryAt);
+
     // §6.2: reload right before sending; a deleted (soft or hard) instance is never forwarded.
     const loaded = await this.submissions.loadSubmissionJson(row.submissionId);
     if (!loaded) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
@@ -57,9 +62,7 @@ export class DeliveryService {
     // Extra headers and Basic credentials go on at send time only (service-credentials.ts).
     const request = withServiceAuth(forwarder!.build({ service, authToken: secrets.authToken, submission: loaded.submission, form: loaded.form, json: loaded.json, event: row.event }), secrets);
     const headers = deliveryHeaders(request, { deliveryId: row.deliveryId, attempt: row.attempts, event: row.event, signingSecret: secrets.signingSecret });
-    // The destination's rate limit and any Retry-After it gave, right before the request so the
-    // slot is kept to the millisecond; a later slot is not an attempt.
-    const gate = await this.gate.admit(service);
+    const gate = await this.gate.wait(service, slot);
     if (!gate.send) return this.repo.release(row.id, gate.retryAt);
     const result = await sendOnce(request, headers, this.guard, this.config.FORWARD_TIMEOUT_MS);
     deliveryMetrics.latency.observe({ service: service.name }, result.latencyMs / 1000);

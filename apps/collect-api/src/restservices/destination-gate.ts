@@ -55,7 +55,7 @@ function schedule(service: GatedService): { interval: number; burst: number } {
   return limit ? { interval: 60_000 / limit, burst: Math.max(1, Math.ceil(limit / 600)) } : { interval: 0, burst: 1 };
 }
 
-export type GateDecision = { send: true } | { send: false; retryAt: Date };
+export type GateDecision = { send: true; at: number } | { send: false; retryAt: Date };
 
 /**
  * Destination care before and after each request (docs/restservices.md, "Limits"): the
@@ -83,34 +83,49 @@ export class DestinationGate implements OnModuleDestroy {
   }
 
   /**
-   * Takes the service's next slot: resolves `send` once it has come (after waiting up to a
-   * couple of seconds), or says when to come back.
+   * Takes the service's next slot: `send` with the time it comes (at most a couple of seconds
+   * away), or when to come back. Call `wait` with it right before the request, so the work in
+   * between (loading the submission, building the payload) overlaps the wait.
    */
-  async admit(service: GatedService): Promise<GateDecision> {
+  async reserve(service: GatedService): Promise<GateDecision> {
     const { interval, burst } = schedule(service);
-    // A process that wakes up late (a busy event loop, a GC pause) gives its slot up and takes
-    // a new one, so the requests of a stall do not leave together.
-    const lateMs = Math.max(25, interval);
+    let reply: [number, number];
+    try {
+      reply = (await this.redis.eval(GATE_SCRIPT, 1, this.prefix + service.id, interval, burst, this.maxWaitMs, 0)) as [number, number];
+    } catch (err) {
+      this.logger.warn({ serviceId: service.id, err: (err as Error).message }, 'destination limit not applied: redis unavailable');
+      return { send: true, at: Date.now() };
+    }
+    const [admitted, waitMs] = reply;
+    if (admitted) return { send: true, at: Date.now() + waitMs };
+    deliveryMetrics.deferred.inc({ service: service.name });
+    return { send: false, retryAt: new Date(Date.now() + waitMs) };
+  }
+
+  /**
+   * Waits for a reserved slot. A process that wakes up late (a busy event loop, a GC pause)
+   * gives the slot up and takes a new one, so the requests of a stall do not leave together;
+   * false (with the time to come back) when no slot is near any more.
+   */
+  async wait(service: GatedService, slot: { at: number }): Promise<GateDecision> {
+    const lateMs = Math.max(25, schedule(service).interval);
+    let at = slot.at;
     for (let round = 0; round < 3; round++) {
-      let reply: [number, number];
-      try {
-        reply = (await this.redis.eval(GATE_SCRIPT, 1, this.prefix + service.id, interval, burst, this.maxWaitMs, 0)) as [number, number];
-      } catch (err) {
-        this.logger.warn({ serviceId: service.id, err: (err as Error).message }, 'destination limit not applied: redis unavailable');
-        return { send: true };
-      }
-      const [admitted, waitMs] = reply;
-      if (!admitted) {
-        deliveryMetrics.deferred.inc({ service: service.name });
-        return { send: false, retryAt: new Date(Date.now() + waitMs) };
-      }
-      if (waitMs <= 0) return { send: true };
-      const due = Date.now() + waitMs;
-      await new Promise((r) => setTimeout(r, waitMs));
-      if (Date.now() - due <= lateMs) return { send: true };
+      const waitMs = at - Date.now();
+      if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
+      if (Date.now() - at <= lateMs) return { send: true, at };
+      const again = await this.reserve(service);
+      if (!again.send) return again;
+      at = again.at;
     }
     deliveryMetrics.deferred.inc({ service: service.name });
     return { send: false, retryAt: new Date(Date.now() + lateMs) };
+  }
+
+  /** `reserve` and `wait` in one step. */
+  async admit(service: GatedService): Promise<GateDecision> {
+    const slot = await this.reserve(service);
+    return slot.send ? this.wait(service, slot) : slot;
   }
 
   /** After a request: a `Retry-After` on a 429 or 503 holds back every request to the destination for that long. */

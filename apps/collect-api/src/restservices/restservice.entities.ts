@@ -175,3 +175,60 @@ export class DeliveryAttemptEntity {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }
+
+export type ReplayStatus = 'queued' | 'running' | 'done' | 'cancelled';
+
+/** What a replay sends (decisions.md §Rest services, docs/restservices.md "Replay"). */
+export interface ReplayFilters {
+  submitted_after?: string;
+  submitted_before?: string;
+  submission_ids?: number[];
+  only_failed?: boolean;
+}
+
+/** A replay / back-fill of existing submissions to one service. */
+@Entity({ name: 'rest_replays' })
+export class ReplayEntity {
+  @PrimaryGeneratedColumn()
+  id: number;
+
+  @Column({ name: 'service_id', type: 'int' })
+  serviceId: number;
+
+  @Column({ type: 'varchar', length: 16, default: 'queued' })
+  status: ReplayStatus;
+
+  @Column({ type: 'jsonb', default: {} })
+  filters: ReplayFilters;
+
+  @Column({ type: 'int' })
+  total: number;
+
+  /** Frozen when the replay ends (the delivery log may be pruned later). */
+  @Column({ type: 'int', default: 0 })
+  done: number;
+
+  @Column({ type: 'int', default: 0 })
+  failed: number;
+
+  /** The newest submission that existed when the replay was asked for. */
+  @Column({ type: 'int' })
+  upto: number;
+
+  /** The last submission id given an outbox row so far. */
+  @Column({ type: 'int', default: 0 })
+  cursor: number;
+
+  /** Every outbox row of the replay is written. */
+  @Column({ type: 'boolean', default: false })
+  written: boolean;
+
+  @Column({ name: 'created_by', type: 'int', nullable: true })
+  createdBy: number | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
+  finishedAt: Date | null;
+}

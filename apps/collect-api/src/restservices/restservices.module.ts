@@ -8,7 +8,9 @@ import { DeliveryRelay } from './delivery-relay.js';
 import { DeliveryService } from './delivery.service.js';
 import { MetricsController } from './metrics.controller.js';
 import { NetworkGuard } from './network-guard.js';
-import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity } from './restservice.entities.js';
+import { DeliveryAttemptEntity, DeliveryEntity, ReplayEntity, RestServiceEntity } from './restservice.entities.js';
+import { ReplayService } from './replay.service.js';
+import { ReplaysRepository } from './replays.repository.js';
 import { RestServicesController } from './restservices.controller.js';
 import { RestServicesRepository } from './restservices.repository.js';
 import { RestServicesService } from './restservices.service.js';
@@ -26,7 +28,7 @@ import { TestFireService } from './test-fire.service.js';
  */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([RestServiceEntity, DeliveryEntity, DeliveryAttemptEntity]),
+    TypeOrmModule.forFeature([RestServiceEntity, DeliveryEntity, DeliveryAttemptEntity, ReplayEntity]),
     SubmissionsModule,
     BullModule.registerQueueAsync({
       name: DELIVERY_QUEUE,
@@ -49,6 +51,8 @@ import { TestFireService } from './test-fire.service.js';
     DestinationGate,
     TestFireService,
     AutoDisable,
+    ReplaysRepository,
+    ReplayService,
     SheetsRepository,
     SheetsService,
   ],

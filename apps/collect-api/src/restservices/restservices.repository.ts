@@ -211,12 +211,15 @@ export class RestServicesRepository {
    * is re-enabled; `release` with a time does the same for a row the destination limit defers.
    */
   async release(id: number, at: Date | 'held'): Promise<void> {
-    await this.deliveries.query(
-      `UPDATE rest_deliveries SET status = CASE WHEN attempts - 1 > attempt_base THEN 'retrying' ELSE 'pending' END, attempts = attempts - 1,
+    const [, moved] = (await this.deliveries.query(
+      `UPDATE rest_deliveries d SET status = CASE WHEN attempts - 1 > attempt_base THEN 'retrying' ELSE 'pending' END, attempts = attempts - 1,
          next_attempt_at = ${at === 'held' ? HELD_UNTIL : '$2::timestamptz'}, lease_until = NULL, date_modified = now()
-       WHERE id = $1 AND status = 'sending'`,
+       WHERE d.id = $1 AND d.status = 'sending'
+         AND NOT EXISTS (SELECT 1 FROM rest_replays r WHERE r.id = d.replay_id AND r.status = 'cancelled')`,
       at === 'held' ? [id] : [id, at],
-    );
+    )) as [unknown, number];
+    // A row of a replay cancelled meanwhile is dropped instead (replays.repository.ts, cancel).
+    if (!moved) await this.deliveries.query(`DELETE FROM rest_deliveries WHERE id = $1 AND status = 'sending' AND replay_id IS NOT NULL`, [id]);
   }
 
   /**

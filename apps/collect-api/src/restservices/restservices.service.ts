@@ -16,6 +16,8 @@ import { MASKED_SECRET, ServiceCredentials } from './service-credentials.js';
 import { NETWORK_GUARD } from './restservices.tokens.js';
 import { SheetsService } from './sheets/sheets.service.js';
 import { TestFireService } from './test-fire.service.js';
+import type { ReplayBody, ReplayDto } from './replay.dto.js';
+import { ReplayService } from './replay.service.js';
 
 /**
  * What a stored third-party secret (messaging `auth_token`) reads as for a caller who may not
@@ -34,6 +36,7 @@ export class RestServicesService {
     private readonly relay: DeliveryRelay,
     private readonly sheets: SheetsService,
     private readonly testFires: TestFireService,
+    private readonly replays: ReplayService,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
@@ -139,6 +142,22 @@ export class RestServicesService {
     const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
     const { form } = await this.access.requireRole(user, service.formId, MIN_ROLE.manageRestServices);
     return this.testFires.fire(service, form);
+  }
+
+  /** Replay / back-fill: needs the role that may change the service (docs/restservices.md). */
+  async replay(user: AuthenticatedUser | undefined, pk: string, body: ReplayDto): Promise<{ count: number } | ReplayBody> {
+    const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
+    return this.replays.request(service, body, user?.id ?? null);
+  }
+
+  async replayProgress(user: AuthenticatedUser | undefined, pk: string, id: string): Promise<ReplayBody> {
+    const { service } = await this.load(user, pk, MIN_ROLE.view);
+    return this.replays.get(service, id);
+  }
+
+  async cancelReplay(user: AuthenticatedUser | undefined, pk: string, id: string): Promise<void> {
+    const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
+    await this.replays.cancel(service, id);
   }
 
   /** 404 when the service is missing or its form not visible; 403 below `role`. */
