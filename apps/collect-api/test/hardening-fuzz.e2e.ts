@@ -232,6 +232,16 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
       { name: 'POST /api/v1/restservices/:pk/deliveries/:id/retry, .../retry-failed (path)', method: 'POST', path: '/api/v1/restservices/1/retry-failed', headers: auth, answers: 'drf', tables: ['rest_deliveries', 'rest_delivery_attempts'], weight: 0.4,
         input: fc.tuple(fc.oneof(fc.constant(String(logService)), pathSegment()), fc.oneof(fc.constantFrom(...logEntries.map(String), logDeliveryId, randomUUID()), pathSegment()), fc.boolean(), jsonBodies())
           .map(([pk, id, all, b]) => ({ body: b, path: all ? `/api/v1/restservices/${pk}/retry-failed` : `/api/v1/restservices/${pk}/deliveries/${id}/retry` })) },
+      // Replay: filters of every shape (dry runs mostly; a real one sends to a closed port); progress and cancel by path.
+      { name: 'POST /api/v1/restservices/:pk/replay', method: 'POST', path: () => `/api/v1/restservices/${putService}/replay`, headers: auth, answers: 'drf', tables: ['rest_replays'], weight: 0.4,
+        input: body(jsonBodies(mutatedObject({ submitted_after: '2026-01-01', submitted_before: '2026-12-31T23:59:59Z', submission_ids: [1, 2], only_failed: false, dry_run: true }, {
+          submitted_after: fc.oneof(fc.constantFrom<unknown>('2026-02-30', '2026-01-01T25:00', 'now', null, 0), nastyString()),
+          submission_ids: fc.oneof(fc.array(fc.oneof(fc.integer(), fc.constantFrom<unknown>('1', null, 2 ** 31)), { maxLength: 20 }), fc.constantFrom<unknown>([], 'x', {})),
+          dry_run: fc.constantFrom<unknown>(true, true, true, false, 'true', 1),
+        }))) },
+      ...(['GET', 'DELETE'] as const).map((method) => ({ name: `${method} /api/v1/restservices/:pk/replays/:id (path)`, method, path: '/api/v1/restservices/1/replays/1', headers: auth, answers: 'drf' as const, weight: 0.2,
+        input: fc.tuple(fc.oneof(fc.constant(String(putService)), pathSegment()), fc.oneof(fc.constantFrom('1', '2', '2147483648'), pathSegment()))
+          .map(([pk, id]) => ({ body: { kind: 'none' as const }, path: `/api/v1/restservices/${pk}/replays/${id}` })) })),
       // Test-fire: a refused connection (127.0.0.1:9) answers 200 with the error; bad paths 404.
       { name: 'POST /api/v1/restservices/:pk/test (path)', method: 'POST', path: '/api/v1/restservices/1/test', headers: auth, answers: 'drf', weight: 0.3,
         input: fc.tuple(fc.oneof(fc.constantFrom(String(putService), String(patchService)), pathSegment()), jsonBodies()).map(([pk, b]) => ({ body: b, path: `/api/v1/restservices/${pk}/test` })) },

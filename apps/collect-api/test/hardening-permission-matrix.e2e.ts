@@ -95,6 +95,8 @@ interface SharedExtras {
   retryEntry: Record<Caller, number>;
   /** One service per caller for DELETE. */
   deleteServiceId: Record<Caller, number>;
+  /** A finished (empty) replay of serviceId. */
+  replayId: number;
 }
 
 /** CAS subjects and client ids for the platform-admin rows (set up in `beforeAll`). */
@@ -228,6 +230,9 @@ const TABLE: RouteCase[] = [
   { route: 'POST /api/v1/restservices/:pk/retry-failed', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/retry-failed` }), expect: atLeast('editor', 202) },
   // Test-fire to a closed port: 200 with the connection error.
   { route: 'POST /api/v1/restservices/:pk/test', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/test` }), expect: atLeast('editor', 200) },
+  { route: 'POST /api/v1/restservices/:pk/replay', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/replay`, body: { dry_run: true } }), expect: atLeast('editor', 200) },
+  { route: 'GET /api/v1/restservices/:pk/replays/:id', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/replays/${f.shared!.replayId}` }), expect: atLeast('readonly', 200) },
+  { route: 'DELETE /api/v1/restservices/:pk/replays/:id', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/replays/${f.shared!.replayId}` }), expect: atLeast('editor', 204) },
   // The sheet provider's consent redirect: no credentials needed (the single-use state names the user); without code and state 400.
   { route: 'GET /api/v1/restservices/sheets/callback', call: () => ({ path: '/api/v1/restservices/sheets/callback' }), expect: everyone(400) },
   // Prometheus text; METRICS_TOKEN is unset in tests and NODE_ENV is not production: open.
@@ -336,7 +341,10 @@ describe('hardening: one permission matrix for every collect-api route', () => {
       const [{ id }] = await db.query(`INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, event) VALUES ($1, $2, 1, 'failed', NULL, 1, 'connect ECONNREFUSED', 'created') RETURNING id`, [row, retryServiceId]);
       return Number(id);
     }));
+    // A replay of nothing (an id no submission has): over at once, so GET and DELETE change nothing.
+    const replayId = (await request(sut.url).post(`/api/v1/restservices/${serviceId}/replay`).set('Authorization', ownerAuth).send({ submission_ids: [2_000_000_000] }).expect(202)).body.id as number;
     return {
+      replayId,
       mediaId: media.id,
       mediaFilename: media.filename,
       serviceId,
