@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { deliveryMetrics } from './delivery-metrics.js';
+import { PeriodicTask } from './periodic-task.js';
 import { RestServicesRepository } from './restservices.repository.js';
 
 /**
@@ -13,29 +14,22 @@ import { RestServicesRepository } from './restservices.repository.js';
 @Injectable()
 export class AutoDisable implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(AutoDisable.name);
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
-  private running: Promise<number> | null = null;
+  private readonly task: PeriodicTask<number>;
 
   constructor(
     private readonly repo: RestServicesRepository,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
-  ) {}
+  ) {
+    this.task = new PeriodicTask(() => this.check(), config.FORWARD_DISABLE_CHECK_INTERVAL_MS);
+  }
 
   onApplicationBootstrap(): void {
-    if (!this.config.FORWARD_DELIVER_IN_PROCESS || this.config.FORWARD_DISABLE_AFTER_HOURS === 0) return;
-    const schedule = () => {
-      if (this.stopped) return;
-      this.timer = setTimeout(() => void this.checkOnce().finally(schedule), this.config.FORWARD_DISABLE_CHECK_INTERVAL_MS);
-      this.timer.unref();
-    };
-    schedule();
+    if (this.config.FORWARD_DELIVER_IN_PROCESS && this.config.FORWARD_DISABLE_AFTER_HOURS > 0) this.task.start();
   }
 
   /** Switches off what has failed for the whole window; how many services. */
   checkOnce(): Promise<number> {
-    this.running ??= this.check().finally(() => (this.running = null));
-    return this.running;
+    return this.task.runOnce();
   }
 
   private async check(): Promise<number> {
@@ -53,9 +47,7 @@ export class AutoDisable implements OnApplicationBootstrap, BeforeApplicationShu
     }
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+  beforeApplicationShutdown(): Promise<void> {
+    return this.task.stop();
   }
 }

@@ -2,6 +2,7 @@ import { BadRequestException, Inject, Injectable, Logger, NotFoundException, typ
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { DeliveryRelay } from './delivery-relay.js';
+import { PeriodicTask } from './periodic-task.js';
 import type { ReplayBody, ReplayDto } from './replay.dto.js';
 import { ReplaysRepository } from './replays.repository.js';
 import type { ReplayEntity, ReplayFilters, RestServiceEntity } from './restservice.entities.js';
@@ -19,15 +20,15 @@ const BATCH = 1_000;
 @Injectable()
 export class ReplayService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(ReplayService.name);
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
-  private running: Promise<void> | null = null;
+  private readonly filler: PeriodicTask<void>;
 
   constructor(
     private readonly repo: ReplaysRepository,
     private readonly relay: DeliveryRelay,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
-  ) {}
+  ) {
+    this.filler = new PeriodicTask(() => this.fillPass(), config.FORWARD_RELAY_INTERVAL_MS);
+  }
 
   async request(service: RestServiceEntity, body: ReplayDto, userId: number | null): Promise<{ count: number } | ReplayBody> {
     const filters: ReplayFilters = {};
@@ -71,33 +72,24 @@ export class ReplayService implements OnApplicationBootstrap, BeforeApplicationS
 
   /** The worker writes the outbox rows of unfinished replays, soon after a request and every relay interval. */
   onApplicationBootstrap(): void {
-    if (!this.config.FORWARD_DELIVER_IN_PROCESS) return;
-    const loop = () => {
-      if (this.stopped) return;
-      this.timer = setTimeout(() => void this.fillAll().finally(loop), this.config.FORWARD_RELAY_INTERVAL_MS);
-      this.timer.unref();
-    };
-    loop();
+    if (this.config.FORWARD_DELIVER_IN_PROCESS) this.filler.start();
   }
 
   private kick(): void {
-    if (this.config.FORWARD_DELIVER_IN_PROCESS) void this.fillAll();
+    if (this.config.FORWARD_DELIVER_IN_PROCESS) void this.filler.runOnce();
   }
 
-  /** Writes every pending batch of every unfinished replay; one pass at a time per process. */
-  fillAll(): Promise<void> {
-    this.running ??= (async () => {
-      try {
-        for (const id of await this.repo.unwritten()) {
-          if (this.stopped) return;
-          await this.fill(id);
-        }
-        await this.repo.purgeCancelled();
-      } catch (err) {
-        this.logger.warn({ err: (err as Error).message }, 'replay pass failed; will retry');
+  /** Writes every pending batch of every unfinished replay, then drops rows of cancelled ones put back meanwhile. */
+  private async fillPass(): Promise<void> {
+    try {
+      for (const id of await this.repo.unwritten()) {
+        if (this.filler.isStopped) return;
+        await this.fill(id);
       }
-    })().finally(() => (this.running = null));
-    return this.running;
+      await this.repo.purgeCancelled();
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'replay pass failed; will retry');
+    }
   }
 
   private async fill(id: number): Promise<void> {
@@ -108,17 +100,15 @@ export class ReplayService implements OnApplicationBootstrap, BeforeApplicationS
       if (formId === null) return;
       const written = await this.repo.writeBatch(replay, formId, BATCH);
       if (written) this.relay.nudge();
-      if (written < BATCH || this.stopped) {
+      if (written < BATCH || this.filler.isStopped) {
         if (written < BATCH) await this.repo.markWritten(id);
         return;
       }
     }
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+  beforeApplicationShutdown(): Promise<void> {
+    return this.filler.stop();
   }
 }
 
