@@ -186,8 +186,8 @@ describe('rest services: auto-disable and re-enable', () => {
 
   beforeAll(async () => {
     sut = await startTestCollectApp({
-      ...FAST, FORWARD_DELIVER_IN_PROCESS: 'true', FORWARD_BACKOFF_MAX_MS: '400', FORWARD_DISABLE_AFTER_HOURS: '0.001', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
-    });
+      ...FAST, FORWARD_BACKOFF_MAX_MS: '400', FORWARD_DISABLE_AFTER_HOURS: '0.001', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
+    }, { worker: true });
     owner = await createTestUser(sut.app);
     rx = await new Receiver().start();
   });
@@ -258,8 +258,8 @@ describe('rest services: re-enable after attempts ran out', () => {
 
   beforeAll(async () => {
     sut = await startTestCollectApp({
-      ...FAST, FORWARD_DELIVER_IN_PROCESS: 'true', FORWARD_MAX_ATTEMPTS: '2', FORWARD_DISABLE_AFTER_HOURS: '0.0005', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
-    });
+      ...FAST, FORWARD_MAX_ATTEMPTS: '2', FORWARD_DISABLE_AFTER_HOURS: '0.0005', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
+    }, { worker: true });
     owner = await createTestUser(sut.app);
     rx = await new Receiver().start();
   });
@@ -297,7 +297,7 @@ describe('rest services: replay', () => {
 
   beforeAll(async () => {
     // A long timeout: the receiver shares this process with the API and the worker.
-    sut = await startTestCollectApp({ ...FAST, FORWARD_DELIVER_IN_PROCESS: 'true', FORWARD_TIMEOUT_MS: '15000' });
+    sut = await startTestCollectApp({ ...FAST, FORWARD_TIMEOUT_MS: '15000' }, { worker: true });
     owner = await createTestUser(sut.app);
     formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm('replayed')), 'form.xml').expect(201)).body.formid as number;
     // 1,000 submissions made before any service exists.

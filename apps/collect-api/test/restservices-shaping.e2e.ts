@@ -6,7 +6,6 @@ import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
 const FAST = {
-  FORWARD_DELIVER_IN_PROCESS: 'true',
   FORWARD_BACKOFF_BASE_MS: '40',
   FORWARD_BACKOFF_FACTOR: '2',
   FORWARD_RELAY_INTERVAL_MS: '50',
@@ -31,7 +30,7 @@ describe('rest services: fields subset, extra headers, Basic credentials, test-f
   let rx: Receiver;
 
   beforeAll(async () => {
-    sut = await startTestCollectApp(FAST);
+    sut = await startTestCollectApp(FAST, { worker: true });
     rx = await new Receiver().start();
     owner = await createTestUser(sut.app);
   });
@@ -164,6 +163,8 @@ describe('rest services: fields subset, extra headers, Basic credentials, test-f
 
     await submit('fire', { name: 'Newest', age: '7' });
     await until('the delivery of the submission', () => rx.to('/fire').length === 2);
+    // Its attempt is logged after the receiver answered.
+    await until('the delivery logged', async () => (await attempts(svc.id)) === 1);
     const before = await attempts(svc.id);
     const fired = await api().post(`/api/v1/restservices/${svc.id}/test`).set('Authorization', owner.token).expect(200);
     expect(rx.to('/fire')).toHaveLength(3);

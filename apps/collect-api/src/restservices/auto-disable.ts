@@ -24,7 +24,7 @@ export class AutoDisable implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.FORWARD_DELIVER_IN_PROCESS && this.config.FORWARD_DISABLE_AFTER_HOURS > 0) this.task.start();
+    if (this.config.FORWARD_DISABLE_AFTER_HOURS > 0) this.task.start();
   }
 
   /** Switches off what has failed for the whole window; how many services. */

@@ -1,8 +1,8 @@
-import { BadRequestException, Inject, Injectable, Logger, NotFoundException, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { BadRequestException, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { DeliveryRelay } from './delivery-relay.js';
-import { PeriodicTask } from './periodic-task.js';
+import { JobQueue } from '../jobs/job-queue.js';
+import type { JobData } from '../jobs/job.types.js';
+import { OnJob } from '../jobs/on-job.decorator.js';
 import type { ReplayBody, ReplayDto } from './replay.dto.js';
 import { ReplaysRepository } from './replays.repository.js';
 import type { ReplayEntity, ReplayFilters, RestServiceEntity } from './restservice.entities.js';
@@ -14,21 +14,19 @@ const BATCH = 1_000;
  * Replay / back-fill (docs/restservices.md, "Replay"): existing submissions sent again to one
  * service, as `created` deliveries through the ordinary outbox, so each goes through the
  * destination limit, the retries and the delivery log like any other. The request counts and
- * records the replay; the delivery worker writes its outbox rows in batches past a cursor
- * (resumable after a restart) and the rows are paced at send time by the service's limit.
+ * records the replay and queues a `replay` job; the worker's handler writes the outbox rows in
+ * batches past a cursor (resumable: ReplayResumer re-queues an unfinished one) and the rows
+ * are paced at send time by the service's limit.
  */
 @Injectable()
-export class ReplayService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class ReplayService {
   private readonly logger = new Logger(ReplayService.name);
-  private readonly filler: PeriodicTask<void>;
+  private stopped = false;
 
   constructor(
     private readonly repo: ReplaysRepository,
-    private readonly relay: DeliveryRelay,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
-  ) {
-    this.filler = new PeriodicTask(() => this.fillPass(), config.FORWARD_RELAY_INTERVAL_MS);
-  }
+    private readonly jobs: JobQueue,
+  ) {}
 
   async request(service: RestServiceEntity, body: ReplayDto, userId: number | null): Promise<{ count: number } | ReplayBody> {
     const filters: ReplayFilters = {};
@@ -44,7 +42,7 @@ export class ReplayService implements OnApplicationBootstrap, BeforeApplicationS
     if (body.dry_run) return { count };
     if (!service.active) throw new BadRequestException({ detail: 'The service is inactive; PATCH it with "active": true first.' });
     const replay = await this.repo.create({ serviceId: service.id, filters, total: count, upto, createdBy: userId, written: count === 0, status: count === 0 ? 'done' : 'queued', finishedAt: count === 0 ? new Date() : null });
-    this.kick();
+    if (!replay.written) await this.queue(replay.id);
     return present(replay);
   }
 
@@ -70,45 +68,34 @@ export class ReplayService implements OnApplicationBootstrap, BeforeApplicationS
     return replay;
   }
 
-  /** The worker writes the outbox rows of unfinished replays, soon after a request and every relay interval. */
-  onApplicationBootstrap(): void {
-    if (this.config.FORWARD_DELIVER_IN_PROCESS) this.filler.start();
+  /** Queues the writing of a replay's rows; a Redis outage leaves it to ReplayResumer. */
+  async queue(replayId: number): Promise<void> {
+    await this.jobs.add({ name: 'replay', data: { replayId } }).catch((err: Error) => this.logger.warn({ err: err.message, replayId }, 'could not queue the replay; the worker resumes it'));
   }
 
-  private kick(): void {
-    if (this.config.FORWARD_DELIVER_IN_PROCESS) void this.filler.runOnce();
+  @OnJob('replay')
+  async fill({ replayId }: JobData<'replay'>): Promise<void> {
+    await this.write(replayId);
   }
 
-  /** Writes every pending batch of every unfinished replay, then drops rows of cancelled ones put back meanwhile. */
-  private async fillPass(): Promise<void> {
-    try {
-      for (const id of await this.repo.unwritten()) {
-        if (this.filler.isStopped) return;
-        await this.fill(id);
-      }
-      await this.repo.purgeCancelled();
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'replay pass failed; will retry');
-    }
-  }
-
-  private async fill(id: number): Promise<void> {
+  private async write(id: number): Promise<void> {
     for (;;) {
       const replay = await this.repo.findById(id);
       if (!replay || replay.written || (replay.status !== 'queued' && replay.status !== 'running')) return;
       const formId = await this.repo.formOfService(replay.serviceId);
       if (formId === null) return;
+      // Each batch NOTIFYs the relay at commit (replays.repository.ts).
       const written = await this.repo.writeBatch(replay, formId, BATCH);
-      if (written) this.relay.nudge();
-      if (written < BATCH || this.filler.isStopped) {
+      if (written < BATCH || this.stopped) {
         if (written < BATCH) await this.repo.markWritten(id);
         return;
       }
     }
   }
 
-  beforeApplicationShutdown(): Promise<void> {
-    return this.filler.stop();
+  /** SIGTERM: the batch being written commits, the next one is the resumed job's. */
+  beforeApplicationShutdown(): void {
+    this.stopped = true;
   }
 }
 

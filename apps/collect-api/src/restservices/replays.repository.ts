@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
+import { DELIVERY_CHANNEL } from './delivery-outbox.js';
 import { ReplayEntity, type ReplayFilters } from './restservice.entities.js';
 
 /** One WHERE clause for counting and for writing a replay's outbox rows ($1 form, $2 service, $3..$7 filters). */
@@ -76,7 +77,10 @@ export class ReplaysRepository {
          RETURNING (SELECT count(*)::int FROM written) AS n`,
         [...params(formId, replay.serviceId, replay.filters, replay.upto), live.cursor, limit, replay.id],
       )) as [Array<{ n: number }>, number];
-      return rows[0][0]?.n ?? 0;
+      const n = rows[0][0]?.n ?? 0;
+      // The relay LISTENs: the rows are claimed as soon as this commits.
+      if (n) await m.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
+      return n;
     });
   }
 
