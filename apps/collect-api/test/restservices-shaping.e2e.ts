@@ -229,6 +229,15 @@ describe('rest services: fields subset, extra headers, Basic credentials, test-f
     await until('the configured id stored', async () => (await dataOf(formId2))[0]._bamboo_dataset_id === 'configured-7');
   });
 
+  it('Prometheus: deliveries and test-fires by kind and outcome', async () => {
+    const metrics = (await api().get('/metrics').expect(200)).text;
+    expect(metrics).toMatch(/^collect_restservice_deliveries_total\{service_id="\d+",service="generic_json",outcome="success"\} \d+/m);
+    expect(metrics).toMatch(/^collect_restservice_deliveries_total\{service_id="\d+",service="dataset_service",outcome="success"\} \d+/m);
+    expect(metrics).toMatch(/^collect_restservice_test_fires_total\{service="generic_json",outcome="success"\} [1-9]/m);
+    expect(metrics).toMatch(/^collect_restservice_test_fires_total\{service="generic_json",outcome="failed"\} [1-9]/m);
+    expect(metrics).toMatch(/^collect_restservice_delivery_seconds_bucket\{le="[^"]+",service="generic_json"\} \d+/m);
+  });
+
   it('health: success_rate_24h and p95_latency_ms_24h from the delivery log', async () => {
     const formId = await newForm('health');
     rx.script('/health-rx', [{ status: 500, body: 'x' }, { status: 200, body: 'ok' }]);
