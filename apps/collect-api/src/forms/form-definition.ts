@@ -52,12 +52,14 @@ export function parseXForm(xml: string): ParsedForm {
   if (body) walkBody(body);
 
   const fields: FormField[] = [];
+  const seen = new Set<string>();
   const walk = (node: XmlNode, path: string, repeat: string | undefined) => {
     for (const el of node.children) {
       // meta/* (instanceID, deprecatedID) are metadata columns of the record, not questions.
       if (!path && el.name === 'meta') continue;
       const xpath = path ? `${path}/${el.name}` : el.name;
-      if (fields.some((f) => f.xpath === xpath)) continue; // repeat templates + instances share a path
+      if (seen.has(xpath)) continue; // repeat templates + instances share a path
+      seen.add(xpath);
       const abs = `/${root.name}/${xpath}`;
       const control = controls.get(abs);
       const label = labelOf(control, itext);

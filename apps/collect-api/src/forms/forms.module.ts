@@ -5,6 +5,7 @@ import { FormAccessService } from './form-access.service.js';
 import { FormsRepository } from './forms.repository.js';
 import { FormsController } from './forms.controller.js';
 import { FormsService } from './forms.service.js';
+import { XlsFormConversion } from './xlsform-conversion.js';
 import { UsersModule } from '../users/users.module.js';
 
 /**
@@ -14,7 +15,7 @@ import { UsersModule } from '../users/users.module.js';
 @Module({
   imports: [TypeOrmModule.forFeature([FormEntity, FormRoleEntity]), UsersModule],
   controllers: [FormsController],
-  providers: [FormsRepository, FormAccessService, FormsService],
+  providers: [FormsRepository, FormAccessService, FormsService, XlsFormConversion],
   exports: [FormsRepository, FormAccessService, FormsService],
 })
 export class FormsModule {}
