@@ -81,3 +81,37 @@ export class FormRoleEntity {
   @Column({ name: 'granted_at', type: 'timestamptz', default: () => 'now()' })
   grantedAt: Date;
 }
+
+/**
+ * One definition a form has had (migration 1764710000000), the current one included: what
+ * data-out reads to keep the columns of older versions (docs/forms.md, "Form versions").
+ */
+@Entity({ name: 'form_versions' })
+export class FormVersionEntity {
+  @PrimaryGeneratedColumn()
+  id: number;
+
+  @Column({ name: 'form_id', type: 'int' })
+  formId: number;
+
+  @Column({ type: 'varchar', length: 100 })
+  version: string;
+
+  @Column({ type: 'varchar', length: 255 })
+  title: string;
+
+  @Column({ name: 'root_name', type: 'varchar', length: 100 })
+  rootName: string;
+
+  @Column({ type: 'text' })
+  xml: string;
+
+  @Column({ name: 'json_definition', type: 'jsonb', nullable: true })
+  jsonDefinition: Record<string, unknown> | null;
+
+  @Column({ type: 'jsonb' })
+  fields: FormField[];
+
+  @CreateDateColumn({ name: 'date_created', type: 'timestamptz' })
+  dateCreated: Date;
+}

@@ -11,6 +11,20 @@ import { FormBody, FormFieldBody, JsonFormDefinitionDto, ShareFormDto, UpdateFor
 import { setInertHeaders } from '../storage/served-content.js';
 import { FormsService, unsupportedMediaType, type FormUpload } from './forms.service.js';
 
+/** The bodies that carry a form definition (POST, and PATCH replacing one). */
+const DEFINITION_BODIES = [
+  { $ref: getSchemaPath(JsonFormDefinitionDto) },
+  { type: 'string', description: 'application/xml: the XForm document.' },
+  {
+    type: 'object',
+    description: 'multipart/form-data: one of the two parts.',
+    properties: {
+      xls_file: { type: 'string', format: 'binary', description: 'An XLSForm workbook (.xlsx), converted in the platform.' },
+      xml_file: { type: 'string', format: 'binary', description: 'The XForm document.' },
+    },
+  },
+];
+
 /** Forms: create from XForm XML or a JSON definition, list, read, update, soft delete, share. */
 @ApiTags('forms')
 @RequireAuth()
@@ -26,22 +40,7 @@ export class FormsController {
   @ApiOperation({ summary: 'Creates a form: multipart `xls_file` (XLSForm .xlsx) or `xml_file` (XForm), an application/xml body, or a JSON definition. A conversion failure is 400 `{"detail", "errors", "warnings"}`.' })
   @ApiExtraModels(JsonFormDefinitionDto)
   @ApiConsumes('application/json', 'application/xml', 'multipart/form-data')
-  @ApiBody({
-    schema: {
-      oneOf: [
-        { $ref: getSchemaPath(JsonFormDefinitionDto) },
-        { type: 'string', description: 'application/xml: the XForm document.' },
-        {
-          type: 'object',
-          description: 'multipart/form-data: one of the two parts.',
-          properties: {
-            xls_file: { type: 'string', format: 'binary', description: 'An XLSForm workbook (.xlsx), converted in the platform.' },
-            xml_file: { type: 'string', format: 'binary', description: 'The XForm document.' },
-          },
-        },
-      ],
-    },
-  })
+  @ApiBody({ schema: { oneOf: DEFINITION_BODIES } })
   @ApiCreatedResponse({ type: FormBody })
   async create(@CurrentUser() user: AuthenticatedUser, @Req() req: IncomingMessage & { body?: unknown }): Promise<FormBody> {
     const type = contentTypeOf(req);
@@ -95,10 +94,26 @@ export class FormsController {
   }
 
   @Patch(':pk')
-  @ApiOperation({ summary: 'Changes `title` and `downloadable` (accepting submissions); manager or owner.' })
+  @ApiOperation({
+    summary:
+      'Changes `title` and `downloadable` (accepting submissions), or replaces the definition: multipart `xls_file` / `xml_file`, an application/xml body, or a JSON definition (a body with `fields`). The submissions stay; the form gets a new `version`. Manager or owner.',
+  })
+  @ApiExtraModels(UpdateFormDto, JsonFormDefinitionDto)
+  @ApiConsumes('application/json', 'application/xml', 'multipart/form-data')
+  @ApiBody({ schema: { oneOf: [{ $ref: getSchemaPath(UpdateFormDto) }, ...DEFINITION_BODIES] } })
   @ApiOkResponse({ type: FormBody })
-  update(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: UpdateFormDto): Promise<FormBody> {
-    return this.forms.update(user, pk, body);
+  async update(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Req() req: IncomingMessage & { body?: unknown }): Promise<FormBody> {
+    const type = contentTypeOf(req);
+    if (type === 'multipart/form-data') {
+      const upload = await this.readUpload(req);
+      if (!upload) throw new FieldValidationError({ xls_file: ['No xls_file (XLSForm) or xml_file (XForm) part in the upload.'] });
+      return this.forms.replace(user, pk, upload);
+    }
+    if (isXmlContentType(type)) return this.forms.replace(user, pk, { xml: await readRawBody(req, this.config.FORM_MAX_BYTES) });
+    const body = req.body ?? {};
+    // A JSON definition has `fields`; a body without is a change of title/downloadable.
+    if (body && typeof body === 'object' && 'fields' in body) return this.forms.replace(user, pk, { json: await validateInput(JsonFormDefinitionDto, body) });
+    return this.forms.update(user, pk, await validateInput(UpdateFormDto, body));
   }
 
   @Delete(':pk')

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { FormEntity, FormRoleEntity } from './form.entity.js';
+import { FormEntity, FormRoleEntity, FormVersionEntity } from './form.entity.js';
 import { FormAccessService } from './form-access.service.js';
 import { FormsRepository } from './forms.repository.js';
 import { FormsController } from './forms.controller.js';
@@ -13,7 +13,7 @@ import { UsersModule } from '../users/users.module.js';
  * (`requireRole(user, formId, 'readonly')` → 404 unseen / 403 too low).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([FormEntity, FormRoleEntity]), UsersModule],
+  imports: [TypeOrmModule.forFeature([FormEntity, FormRoleEntity, FormVersionEntity]), UsersModule],
   controllers: [FormsController],
   providers: [FormsRepository, FormAccessService, FormsService, XlsFormConversion],
   exports: [FormsRepository, FormAccessService, FormsService],

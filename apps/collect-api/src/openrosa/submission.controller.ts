@@ -150,7 +150,7 @@ export class SubmissionController {
       }
       const { form, role } = await resolve(root.attrs.id ?? root.attrs.xmlns?.split('/').pop(), root);
       const record = recordFromXml(root, form);
-      return await this.submissions.submit({ user, form, role, record, xml: upload.xml, files: upload.files });
+      return await this.submissions.submit({ user, form, role, record, xml: upload.xml, files: upload.files, version: root.attrs.version });
     } finally {
       await upload.cleanup();
     }

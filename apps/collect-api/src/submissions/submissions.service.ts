@@ -110,8 +110,11 @@ export class SubmissionsService {
    * storage inside the transaction and removed again if it fails: no orphan files, no partial
    * records.
    */
-  async submit(input: { user: AuthenticatedUser; form: FormEntity; role?: FormRole; record: SubmissionRecord; xml?: string; files: UploadedFile[] }): Promise<SubmissionResult> {
+  async submit(input: { user: AuthenticatedUser; form: FormEntity; role?: FormRole; record: SubmissionRecord; xml?: string; files: UploadedFile[]; version?: string }): Promise<SubmissionResult> {
     const { user, form } = input;
+    // The form version the instance was made with (its root's `version`), else the current one (docs/forms.md, "Form versions").
+    const version = input.version || form.version;
+    if (version.length > 100) throw new FieldValidationError({ xml_submission_file: ['The instance version is longer than 100 characters.'] });
     if (!form.acceptingSubmissions) throw new ForbiddenException({ detail: `Form "${form.idString}" is not accepting submissions.` });
     const record = { ...input.record };
     const instanceId = stripUuidScheme(typeof record['meta/instanceID'] === 'string' ? record['meta/instanceID'] : '') || randomUUID();
@@ -135,7 +138,7 @@ export class SubmissionsService {
           if (!roleAtLeast(role, MIN_ROLE.editSubmissions)) throw new ForbiddenException({ detail: PERMISSION_DENIED });
           const clash = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
           if (clash) return this.duplicateOrConflict(m, clash, hash, form, ownerName, input.files, stored, user, role);
-          const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version: form.version });
+          const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version });
           await this.storeAttachments(m, form, ownerName, updated, record, input.files, stored, true);
           event = { type: 'submission.updated', formId: form.id, submissionId: updated.id, instanceUuid: instanceId };
           await this.events.inTransaction(event, m);
@@ -146,7 +149,7 @@ export class SubmissionsService {
       const existing = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
       if (existing) return this.duplicateOrConflict(m, existing, hash, form, ownerName, input.files, stored, user, role);
       const created = await this.repo.insertIfAbsent(m, {
-        formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, status: 'submitted_via_web', submittedById: user.id, version: form.version,
+        formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, status: 'submitted_via_web', submittedById: user.id, version,
       });
       if (!created) {
         // A concurrent identical request won the insert between our read and write.
