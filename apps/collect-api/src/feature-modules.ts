@@ -12,6 +12,7 @@ import { MediaModule } from './media/media.module.js';
 import { CasModule } from './cas/cas.module.js';
 import { OnboardingModule } from './onboarding/onboarding.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
+import { MetadataModule } from './metadata/metadata.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
 export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module, ProfilesModule];
@@ -20,3 +21,4 @@ featureModules.push(RestServicesModule);
 featureModules.push(MediaModule);
 featureModules.push(CasModule, OnboardingModule);
 featureModules.push(RateLimitModule);
+featureModules.push(MetadataModule);

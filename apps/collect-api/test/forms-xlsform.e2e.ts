@@ -200,4 +200,27 @@ describe('forms: XLSForm uploads (xls_file), converted in a worker thread', () =
     expect(served).toContain('<formhub><uuid/></formhub>');
     expect(served).toContain(`<bind nodeset="/data/formhub/uuid" type="string" calculate="'${created.body.uuid}'"/>`);
   });
+
+  it('attaches the external_choices sheet as the form media file itemsets.csv', async () => {
+    const tables: WorkbookTables = {
+      survey: [['type', 'name', 'label', 'choice_filter'], ['select_one states', 'state', 'State'], ['select_one_external cities', 'city', 'City', 'state=${state}']],
+      choices: [['list_name', 'name', 'label'], ['states', 'ca', 'California'], ['states', 'tx', 'Texas']],
+      external_choices: [['list_name', 'name', 'label', 'state'], ['cities', 'la', 'Los Angeles', 'ca'], ['cities', 'austin', 'Austin', 'tx']],
+      settings: [['form_id'], ['with_itemsets']],
+    };
+    const formid = (await post().attach('xls_file', Buffer.from(await tablesToXlsx(tables)), 'x.xlsx').expect(201)).body.formid as number;
+    const media = (await request(sut.url).get(`/api/v1/metadata?xform=${formid}`).set('Authorization', owner.token).expect(200)).body as Array<{ data_value: string; media_url: string }>;
+    expect(media.map((m) => m.data_value)).toEqual(['itemsets.csv']);
+    const csv = await (await fetch(media[0].media_url.replace(sut.config.PUBLIC_BASE_URL, sut.url), { headers: { Authorization: owner.token } })).text();
+    expect(csv).toContain('Los Angeles');
+  });
+
+  it('refuses a JSON submission without answers (400), as the peers do', async () => {
+    await post().set('Content-Type', 'application/json').send({ id_string: 'answers_needed', fields: [{ name: 'q', type: 'text' }] }).expect(201);
+    for (const submission of [{}, { meta: { instanceID: `uuid:${randomUUID()}` } }, { q: '' }]) {
+      const res = await request(sut.url).post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'answers_needed', submission }).expect(400);
+      expect(res.body).toEqual({ submission: ['The submission has no answers.'] });
+    }
+    await request(sut.url).post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'answers_needed', submission: { q: 'a' } }).expect(201);
+  });
 });

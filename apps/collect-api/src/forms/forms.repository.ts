@@ -147,6 +147,13 @@ export class FormsRepository {
     return new Map(rows.map((r) => [r.form_id, { count: r.count, last: r.last }]));
   }
 
+  /** Which of these forms have form media files (`form_metadata`, the metadata/ feature's table). */
+  async formsWithMedia(formIds: number[]): Promise<Set<number>> {
+    if (!formIds.length) return new Set();
+    const rows: Array<{ form_id: number }> = await this.forms.manager.query(`SELECT DISTINCT form_id FROM form_metadata WHERE form_id = ANY($1)`, [formIds]);
+    return new Set(rows.map((r) => r.form_id));
+  }
+
   async findOwners(ids: number[]): Promise<Map<number, string>> {
     if (!ids.length) return new Map();
     const rows = await this.forms.manager.query(`SELECT id, username FROM users WHERE id = ANY($1)`, [ids]);

@@ -13,6 +13,7 @@ import type { FormBody, ShareFormDto, UpdateFormDto } from './form.dto.js';
 import { FormsRepository } from './forms.repository.js';
 import { MIN_ROLE, roleRank, type FormRole } from './roles.js';
 import { XlsFormConversion } from './xlsform-conversion.js';
+import { FormMediaStore } from '../metadata/form-media.store.js';
 import { setInstanceVersion, withFormhubUuid, XFormEditError } from './xform-edit.js';
 
 /** A form definition as uploaded: XForm XML, a JSON definition, or an XLSForm workbook (.xlsx). */
@@ -25,6 +26,7 @@ export class FormsService {
     private readonly access: FormAccessService,
     private readonly users: UsersService,
     private readonly xlsforms: XlsFormConversion,
+    private readonly media: FormMediaStore,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
@@ -39,6 +41,7 @@ export class FormsService {
       uuid, idString: parsed.idString, title: parsed.title, ownerId: user.id, rootName: parsed.rootName, version: parsed.version,
       xml: servedXForm(parsed, uuid), jsonDefinition: parsed.jsonDefinition, fields: parsed.fields,
     });
+    await this.attachItemsets(form, user.username, parsed.itemsetsCsv);
     return this.present(form, 'owner', user.username, undefined);
   }
 
@@ -65,6 +68,7 @@ export class FormsService {
       }
       return { version, title: parsed.title, rootName: parsed.rootName, xml: servedXForm({ ...parsed, xml }, form.uuid), jsonDefinition, fields: parsed.fields };
     });
+    await this.attachItemsets(form, (await this.forms.findOwners([form.ownerId])).get(form.ownerId) ?? String(form.ownerId), parsed.itemsetsCsv);
     return this.get(user, String(form.id));
   }
 
@@ -72,18 +76,30 @@ export class FormsService {
    * The upload as a form definition. An XLSForm is converted in a worker thread first; its
    * failures are 400 `{"detail", "errors", "warnings"}` with pyxform's `[row : N]` messages.
    */
-  private async parse(upload: FormUpload): Promise<ParsedForm> {
+  private async parse(upload: FormUpload): Promise<ParsedForm & { itemsetsCsv: string | null }> {
     const field = 'xlsx' in upload ? 'xls_file' : 'xml_file';
     let parsed: ParsedForm;
+    let itemsetsCsv: string | null = null;
     try {
-      if ('xlsx' in upload) parsed = parseXForm((await this.xlsforms.convert(upload.xlsx, upload.filename)).xml);
-      else parsed = 'xml' in upload ? parseXForm(upload.xml) : parseJsonForm(upload.json);
+      if ('xlsx' in upload) {
+        const converted = await this.xlsforms.convert(upload.xlsx, upload.filename);
+        itemsetsCsv = converted.itemsetsCsv;
+        parsed = parseXForm(converted.xml);
+      } else parsed = 'xml' in upload ? parseXForm(upload.xml) : parseJsonForm(upload.json);
     } catch (err) {
       if (err instanceof XmlInputError) throw new FieldValidationError({ [field]: [err.message] });
       throw err;
     }
     if (!parsed.fields.length) throw new FieldValidationError({ [field]: ['The form has no questions.'] });
-    return parsed;
+    return { ...parsed, itemsetsCsv };
+  }
+
+  /**
+   * An XLSForm's external_choices sheet becomes the form media file `itemsets.csv` that
+   * select_one_external reads, as pyxform-based servers attach it (docs/forms.md).
+   */
+  private async attachItemsets(form: Pick<FormEntity, 'id' | 'ownerId'>, ownerUsername: string, itemsetsCsv: string | null): Promise<void> {
+    if (itemsetsCsv !== null) await this.media.put({ formId: form.id, ownerUsername }, 'itemsets.csv', Buffer.from(itemsetsCsv, 'utf8'));
   }
 
   async list(user: AuthenticatedUser): Promise<FormBody[]> {

@@ -9,7 +9,7 @@ import { FormAccessService, PERMISSION_DENIED } from '../forms/form-access.servi
 import { FormsRepository } from '../forms/forms.repository.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
-import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
+import { FILE_STORAGE, safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
 import { buildSubmissionJson, formatSubmissionTime, type SubmissionJson } from './submission-json.js';
 import { contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
@@ -220,8 +220,8 @@ export class SubmissionsService {
     for (const file of files) {
       if (keep.has(file.name)) continue;
       keep.add(file.name);
-      const dir = `${safeSegment(owner)}/attachments/${form.id}_${form.idString}`;
-      const plain = `${dir}/${safeSegment(file.name)}`;
+      const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}`;
+      const plain = `${dir}/${safeStorageSegment(file.name)}`;
       // The row reserves the path (unique index) before the file is written: a concurrent
       // submission with the same file name waits for our commit and then takes a suffixed
       // name, so no two records ever share (or overwrite) a file.
@@ -313,11 +313,6 @@ function renderOrKeep(form: FormEntity, record: SubmissionRecord, instanceId: st
   const withMeta: SubmissionRecord = { ...record, 'formhub/uuid': form.uuid.replace(/-/g, ''), 'meta/instanceID': `uuid:${instanceId}` };
   if (deprecatedId) withMeta['meta/deprecatedID'] = `uuid:${deprecatedId}`;
   return renderInstanceXml(form, withMeta);
-}
-
-function safeSegment(s: string): string {
-  const cleaned = s.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 200);
-  return cleaned || 'file';
 }
 
 function withSuffix(path: string, suffix: string): string {
