@@ -8,7 +8,7 @@ import { XmlInputError } from '../openrosa/xml.js';
 import { formUuidHex, formatSubmissionTime } from '../submissions/submission-json.js';
 import type { FormEntity, FormField } from './form.entity.js';
 import { FormAccessService, PERMISSION_DENIED } from './form-access.service.js';
-import { fieldsOfAllVersions, parseJsonForm, parseXForm, type JsonFormDefinition, type ParsedForm } from './form-definition.js';
+import { fieldsOfAllVersions, parseJsonForm, type JsonFormDefinition, type ParsedForm } from './form-definition.js';
 import type { FormBody, ShareFormDto, UpdateFormDto } from './form.dto.js';
 import { FormsRepository } from './forms.repository.js';
 import { MIN_ROLE, roleRank, type FormRole } from './roles.js';
@@ -84,8 +84,8 @@ export class FormsService {
       if ('xlsx' in upload) {
         const converted = await this.xlsforms.convert(upload.xlsx, upload.filename);
         itemsetsCsv = converted.itemsetsCsv;
-        parsed = parseXForm(converted.xml);
-      } else parsed = 'xml' in upload ? parseXForm(upload.xml) : parseJsonForm(upload.json);
+        parsed = await this.xlsforms.parse(converted.xml);
+      } else parsed = 'xml' in upload ? await this.xlsforms.parse(upload.xml) : parseJsonForm(upload.json);
     } catch (err) {
       if (err instanceof XmlInputError) throw new FieldValidationError({ [field]: [err.message] });
       throw err;

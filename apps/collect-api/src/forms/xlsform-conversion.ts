@@ -1,6 +1,18 @@
+import { Worker } from 'node:worker_threads';
 import { BadRequestException, Inject, Injectable, Logger } from '@nestjs/common';
 import { convertXlsFormInWorker, type ConversionResult } from '@collect/xlsform';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { XmlInputError } from '../openrosa/xml.js';
+import { parseXForm, type ParsedForm } from './form-definition.js';
+
+/** XForms larger than this are read in a worker thread: parsing one takes about 1 ms per 3 KB. */
+export const PARSE_IN_WORKER_CHARS = 100_000;
+
+// Built code runs dist/forms/xform-parse.worker.js beside this file; under ts-jest the sources
+// run from src/ and the worker runs the built file (pnpm test builds first), as in libs/xlsform.
+const PARSE_WORKER = import.meta.url.endsWith('.ts')
+  ? new URL('../../dist/forms/xform-parse.worker.js', import.meta.url)
+  : new URL('./xform-parse.worker.js', import.meta.url);
 
 /** An XLSForm converted to an XForm (docs/forms.md, "XLSForm uploads"). */
 export type ConvertedXlsForm = ConversionResult & { xml: string };
@@ -16,8 +28,9 @@ export function conversionFailure(errors: string[], warnings: string[] = []): Ba
 
 /**
  * Converts uploaded XLSForms with @collect/xlsform, each in a worker thread of its own so the
- * event loop keeps answering (docs/xlsform.md, "Converting off the event loop"); at most
- * XLSFORM_CONVERT_CONCURRENCY at once per process, the others wait their turn.
+ * event loop keeps answering (docs/xlsform.md, "Converting off the event loop"), and reads large
+ * XForms in a worker thread as well; at most XLSFORM_CONVERT_CONCURRENCY at once per process,
+ * the others wait their turn.
  */
 @Injectable()
 export class XlsFormConversion {
@@ -51,6 +64,37 @@ export class XlsFormConversion {
     }
     if (result.xml === null) throw conversionFailure(result.errors, result.warnings);
     return result as ConvertedXlsForm;
+  }
+
+  /**
+   * Reads an XForm into its field list. A large one (a converted 5,000-row XLSForm is ~800 KB)
+   * is read in a worker thread too: on the event loop it would stall every other request for
+   * about a quarter of the conversion's time. Throws XmlInputError as parseXForm does.
+   */
+  async parse(xml: string): Promise<ParsedForm> {
+    if (xml.length <= PARSE_IN_WORKER_CHARS) return parseXForm(xml);
+    await this.slot();
+    try {
+      return await new Promise<ParsedForm>((resolve, reject) => {
+        const worker = new Worker(PARSE_WORKER, { workerData: { xml }, resourceLimits: { maxOldGenerationSizeMb: this.config.XLSFORM_CONVERT_MAX_HEAP_MB } });
+        let settled = false;
+        const finish = (fn: () => void) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          fn();
+          void worker.terminate();
+        };
+        const timer = setTimeout(() => finish(() => reject(new XmlInputError(`Reading the XForm took longer than ${this.config.XLSFORM_CONVERT_TIMEOUT_MS} ms.`))), this.config.XLSFORM_CONVERT_TIMEOUT_MS);
+        worker.once('message', (msg: { ok: true; parsed: ParsedForm } | { ok: false; inputError: boolean; message: string }) =>
+          finish(() => (msg.ok ? resolve(msg.parsed) : reject(msg.inputError ? new XmlInputError(msg.message) : new Error(msg.message)))),
+        );
+        worker.once('error', (err) => finish(() => reject(new XmlInputError(`The XForm could not be read: ${err.message}`))));
+        worker.once('exit', (code) => finish(() => reject(new Error(`XForm parse worker exited with code ${code}`))));
+      });
+    } finally {
+      this.release();
+    }
   }
 
   private async slot(): Promise<void> {
