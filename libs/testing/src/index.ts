@@ -6,3 +6,4 @@ export * from './service.js';
 export * from './test-env.js';
 export * from './fuzz/index.js';
 export * from './secret-ledger.js';
+export * from './complexity.js';

@@ -53,6 +53,10 @@ export const collectEnvSchema = z
     SUBMISSION_XML_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     FORM_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     SUBMISSION_MAX_ATTACHMENTS: envField.int(100, 1, 10_000),
+    // Parsers of user input: linear, and capped (issue 17, docs/security.md).
+    INPUT_MAX_NODES: envField.int(500_000, 100, 10_000_000),
+    INPUT_MAX_DEPTH: envField.int(64, 8, 1_000),
+    FORM_MAX_FIELDS: envField.int(10_000, 10, 1_000_000),
     UPLOAD_TMP_DIR: z.string().min(1).default(join(tmpdir(), 'collect-uploads')),
     // Rest services and forwarding (issue 8, docs/restservices.md).
     FORWARD_ALLOW_PRIVATE_NETWORKS: envField.list(''),

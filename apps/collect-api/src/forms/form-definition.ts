@@ -1,5 +1,5 @@
 import { FieldValidationError } from '@collect/contracts';
-import { attr, child, childrenNamed, escapeXml, parseXml, XmlInputError, type XmlNode } from '../openrosa/xml.js';
+import { attr, child, childrenNamed, DEFAULT_INPUT_LIMITS, escapeXml, inputTooLarge, parseXml, XmlInputError, type InputLimits, type XmlNode } from '../openrosa/xml.js';
 import type { FormField } from './form.entity.js';
 
 /** What a form upload turns into, whichever format it came in. */
@@ -16,16 +16,22 @@ export interface ParsedForm {
 /** XML element names (NCName without `:`), which is also what xpath segments are. */
 export const NAME_RE = /^[A-Za-z_][A-Za-z0-9_.-]{0,99}$/;
 
-const XSD_TYPES: Record<string, string> = {
+// Maps, not object literals: a bind type or JSON type is user input, and `constructor` or
+// `toString` must not find Object.prototype's members (docs/security.md "Parsers of user input").
+const XSD_TYPES = new Map<string, string>(Object.entries({
   string: 'text', int: 'integer', integer: 'integer', decimal: 'decimal', date: 'date', time: 'time', dateTime: 'datetime',
   geopoint: 'geopoint', geotrace: 'geotrace', geoshape: 'geoshape', barcode: 'barcode', boolean: 'acknowledge',
-};
+}));
 
 const MEDIA_TYPES = new Set(['image', 'audio', 'video', 'file']);
 
-/** Parses an XForm (ODK XForms spec) into the field list in instance (form) order. */
-export function parseXForm(xml: string): ParsedForm {
-  const html = parseXml(xml);
+/**
+ * Parses an XForm (ODK XForms spec) into the field list in instance (form) order, in time
+ * linear in the document: every lookup is a Map or Set (a 529 KB form once held the event loop
+ * 2.4 s through a list scan per element). More than `maxFields` fields: 413.
+ */
+export function parseXForm(xml: string, limits: InputLimits = DEFAULT_INPUT_LIMITS): ParsedForm {
+  const html = parseXml(xml, limits);
   if (html.name !== 'html') throw new XmlInputError('Not an XForm: the root element must be h:html.');
   const head = child(html, 'head');
   const model = child(head, 'model');
@@ -53,12 +59,15 @@ export function parseXForm(xml: string): ParsedForm {
   if (body) walkBody(body);
 
   const fields: FormField[] = [];
+  const seen = new Set<string>();
   const walk = (node: XmlNode, path: string, repeat: string | undefined) => {
     for (const el of node.children) {
       // meta/* (instanceID, deprecatedID) are metadata columns of the record, not questions.
       if (!path && el.name === 'meta') continue;
       const xpath = path ? `${path}/${el.name}` : el.name;
-      if (fields.some((f) => f.xpath === xpath)) continue; // repeat templates + instances share a path
+      if (seen.has(xpath)) continue; // repeat templates + instances share a path
+      seen.add(xpath);
+      if (fields.length >= limits.maxFields) throw inputTooLarge('form', limits.maxFields, 'FORM_MAX_FIELDS');
       const abs = `/${root.name}/${xpath}`;
       const control = controls.get(abs);
       const label = labelOf(control, itext);
@@ -86,7 +95,7 @@ function questionType(bind: XmlNode | undefined, control: XmlNode | undefined): 
   if (control?.name === 'select') return 'select all that apply';
   if (control?.name === 'trigger') return 'acknowledge';
   if (!control && bind?.attrs.calculate !== undefined) return 'calculate';
-  return XSD_TYPES[raw] ?? raw;
+  return XSD_TYPES.get(raw) ?? raw;
 }
 
 function itextLabels(model: XmlNode | undefined): Map<string, string> {
@@ -117,7 +126,7 @@ interface JsonField {
   children?: JsonField[];
 }
 
-const JSON_TYPES: Record<string, { bind: string; control: string; mediatype?: string }> = {
+const JSON_TYPES = new Map<string, { bind: string; control: string; mediatype?: string }>(Object.entries({
   text: { bind: 'string', control: 'input' },
   integer: { bind: 'int', control: 'input' },
   decimal: { bind: 'decimal', control: 'input' },
@@ -136,11 +145,15 @@ const JSON_TYPES: Record<string, { bind: string; control: string; mediatype?: st
   audio: { bind: 'binary', control: 'upload', mediatype: 'audio/*' },
   video: { bind: 'binary', control: 'upload', mediatype: 'video/*' },
   file: { bind: 'binary', control: 'upload', mediatype: 'application/*' },
-};
-const TYPE_ALIASES: Record<string, string> = { string: 'text', int: 'integer', select_one: 'select one', select_multiple: 'select all that apply', photo: 'image' };
+}));
+const TYPE_ALIASES = new Map<string, string>(Object.entries({ string: 'text', int: 'integer', select_one: 'select one', select_multiple: 'select all that apply', photo: 'image' }));
+const jsonType = (type: string): string => TYPE_ALIASES.get(type) ?? type;
 
-/** Validates a JSON form definition and renders the equivalent XForm (stored like an upload). */
-export function parseJsonForm(body: unknown): ParsedForm {
+/**
+ * Validates a JSON form definition and renders the equivalent XForm (stored like an upload).
+ * Linear in the definition; nested deeper than `maxDepth`: 400; more than `maxFields`: 413.
+ */
+export function parseJsonForm(body: unknown, limits: InputLimits = DEFAULT_INPUT_LIMITS): ParsedForm {
   const errors: Record<string, string[]> = {};
   const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
   const idString = b.id_string;
@@ -156,7 +169,7 @@ export function parseJsonForm(body: unknown): ParsedForm {
     errors.fields = ['A non-empty list of fields ({name, type, label, children?}).'];
   } else {
     const problems: string[] = [];
-    collectJsonFields(b.fields, '', undefined, fields, problems);
+    collectJsonFields(b.fields, '', undefined, fields, problems, limits, 1);
     if (problems.length) errors.fields = problems;
   }
   if (Object.keys(errors).length) throw new FieldValidationError(errors);
@@ -165,9 +178,14 @@ export function parseJsonForm(body: unknown): ParsedForm {
   return { idString: def.id_string, title: def.title, rootName: 'data', version: def.version, fields, xml, jsonDefinition: b };
 }
 
-function collectJsonFields(items: unknown[], path: string, repeat: string | undefined, out: FormField[], problems: string[]): void {
+function collectJsonFields(items: unknown[], path: string, repeat: string | undefined, out: FormField[], problems: string[], limits: InputLimits, depth: number): void {
+  if (depth > limits.maxDepth) {
+    problems.push(`${path}: groups and repeats are nested more than ${limits.maxDepth} deep (INPUT_MAX_DEPTH).`);
+    return;
+  }
   const seen = new Set<string>();
   for (const [i, item] of items.entries()) {
+    if (out.length >= limits.maxFields) throw inputTooLarge('form', limits.maxFields, 'FORM_MAX_FIELDS');
     const f = item as Partial<JsonField> | null;
     const where = path ? `${path}[${i}]` : `fields[${i}]`;
     if (!f || typeof f !== 'object' || typeof f.name !== 'string' || !NAME_RE.test(f.name) || f.name === 'meta') {
@@ -176,7 +194,7 @@ function collectJsonFields(items: unknown[], path: string, repeat: string | unde
     }
     if (seen.has(f.name)) problems.push(`${where}: duplicate name "${f.name}".`);
     seen.add(f.name);
-    const type = typeof f.type === 'string' ? (TYPE_ALIASES[f.type] ?? f.type) : '';
+    const type = typeof f.type === 'string' ? jsonType(f.type) : '';
     if (f.label !== undefined && typeof f.label !== 'string') problems.push(`${where}: label must be a string.`);
     const xpath = path ? `${path}/${f.name}` : f.name;
     if (type === 'group' || type === 'repeat') {
@@ -185,11 +203,11 @@ function collectJsonFields(items: unknown[], path: string, repeat: string | unde
         continue;
       }
       out.push({ name: f.name, xpath, type, label: f.label ?? null, ...(repeat ? { repeat } : {}) });
-      collectJsonFields(f.children, xpath, type === 'repeat' ? xpath : repeat, out, problems);
+      collectJsonFields(f.children, xpath, type === 'repeat' ? xpath : repeat, out, problems, limits, depth + 1);
       continue;
     }
-    if (!JSON_TYPES[type]) {
-      problems.push(`${where}: unknown type "${String(f.type)}" (one of ${[...Object.keys(JSON_TYPES), 'group', 'repeat'].join(', ')}).`);
+    if (!JSON_TYPES.has(type)) {
+      problems.push(`${where}: unknown type "${String(f.type)}" (one of ${[...JSON_TYPES.keys(), 'group', 'repeat'].join(', ')}).`);
       continue;
     }
     out.push({ name: f.name, xpath, type, label: f.label ?? null, ...(repeat ? { repeat } : {}) });
@@ -202,21 +220,20 @@ function renderXForm(idString: string, title: string, version: string, fields: J
   const body: string[] = [];
   const walk = (items: JsonField[], path: string, indent: string) => {
     for (const f of items) {
-      const type = TYPE_ALIASES[f.type] ?? f.type;
+      const type = jsonType(f.type);
       const abs = `${path}/${f.name}`;
       const label = f.label ? `<label>${escapeXml(f.label)}</label>` : '';
       if (type === 'group' || type === 'repeat') {
+        // Opening and closing pieces around the children, joined once at the end: no nested
+        // joins, so the work stays linear whatever the nesting.
         instance.push(`${indent}<${f.name}${type === 'repeat' ? ' jr:template=""' : ''}>`);
-        const inner: string[] = [];
-        const saved = body.length;
+        body.push(`<group ref="${abs}">${label}${type === 'repeat' ? `<repeat nodeset="${abs}">` : ''}`);
         walk(f.children ?? [], abs, `${indent}  `);
-        inner.push(...body.splice(saved));
+        body.push(type === 'repeat' ? '</repeat></group>' : '</group>');
         instance.push(`${indent}</${f.name}>`);
-        if (type === 'repeat') body.push(`<group ref="${abs}">${label}<repeat nodeset="${abs}">${inner.join('')}</repeat></group>`);
-        else body.push(`<group ref="${abs}">${label}${inner.join('')}</group>`);
         continue;
       }
-      const spec = JSON_TYPES[type];
+      const spec = JSON_TYPES.get(type)!;
       instance.push(`${indent}<${f.name}/>`);
       binds.push(`<bind nodeset="${abs}" type="${spec.bind}"/>`);
       if (spec.control) body.push(`<${spec.control} ref="${abs}"${spec.mediatype ? ` mediatype="${spec.mediatype}"` : ''}>${label}</${spec.control}>`);

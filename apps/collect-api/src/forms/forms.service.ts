@@ -4,7 +4,7 @@ import { FieldValidationError, HttpErrorWithHeaders } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
-import { XmlInputError } from '../openrosa/xml.js';
+import { inputLimitsOf, XmlInputError } from '../openrosa/xml.js';
 import { formUuidHex, formatSubmissionTime } from '../submissions/submission-json.js';
 import type { FormEntity } from './form.entity.js';
 import { FormAccessService, PERMISSION_DENIED } from './form-access.service.js';
@@ -41,7 +41,8 @@ export class FormsService {
   async create(user: AuthenticatedUser, upload: { xml: string } | { json: unknown }): Promise<FormBody> {
     let parsed: ParsedForm;
     try {
-      parsed = 'xml' in upload ? parseXForm(upload.xml) : parseJsonForm(upload.json);
+      const limits = inputLimitsOf(this.config);
+      parsed = 'xml' in upload ? parseXForm(upload.xml, limits) : parseJsonForm(upload.json, limits);
     } catch (err) {
       if (err instanceof XmlInputError) throw new FieldValidationError({ xml_file: [err.message] });
       throw err;

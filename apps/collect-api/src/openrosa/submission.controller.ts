@@ -11,7 +11,7 @@ import { recordFromJson, recordFromXml } from '../submissions/submission-record.
 import { SubmissionsService, type SubmissionResult } from '../submissions/submissions.service.js';
 import { contentTypeOf } from './body.js';
 import { isMultipart, readMultipartSubmission } from './multipart.js';
-import { escapeXml, parseXml, XmlInputError } from './xml.js';
+import { escapeXml, inputLimitsOf, parseXml, XmlInputError } from './xml.js';
 
 type Res = { status(code: number): Res; setHeader(name: string, value: string): void; send(body: string): void; json(body: unknown): void; end(): void };
 type Req = IncomingMessage & { body?: unknown };
@@ -47,7 +47,7 @@ export class SubmissionController {
   async openRosa(@CurrentUser() user: AuthenticatedUser, @Req() req: Req, @Res() res: Res): Promise<void> {
     this.openRosaHeaders(res);
     if (!isMultipart(req)) throw unsupportedMediaType('An OpenRosa submission is multipart/form-data with xml_submission_file.');
-    const result = await this.fromMultipart(user, req);
+    const result = await this.fromMultipart(user, req, res);
     res.setHeader('Content-Type', 'text/xml; charset=utf-8');
     res.status(result.outcome === 'duplicate' ? 202 : 201).send(openRosaResponse(result));
   }
@@ -59,7 +59,7 @@ export class SubmissionController {
     this.openRosaHeaders(res);
     let result: SubmissionResult;
     if (contentTypeOf(req) === 'application/json') result = await this.fromJson(user, req.body);
-    else if (isMultipart(req)) result = await this.fromMultipart(user, req);
+    else if (isMultipart(req)) result = await this.fromMultipart(user, req, res);
     else throw unsupportedMediaType('Send application/json or multipart/form-data (xml_submission_file).');
     res.status(result.outcome === 'duplicate' ? 202 : 201).json(SubmissionsService.successBody(result));
   }
@@ -71,28 +71,47 @@ export class SubmissionController {
       throw new FieldValidationError({ submission: ['An object with the answers is required.'] });
     }
     const { form, role } = await this.submissions.formAndRoleForSubmission(user, b.id);
-    const record = recordFromJson(submission as Record<string, unknown>);
+    const record = recordFromJson(submission as Record<string, unknown>, inputLimitsOf(this.config));
     return this.submissions.submit({ user, form, role, record, files: [] });
   }
 
-  private async fromMultipart(user: AuthenticatedUser, req: Req): Promise<SubmissionResult> {
-    const upload = await readMultipartSubmission(req, {
-      attachmentMaxBytes: this.config.ATTACHMENT_MAX_BYTES,
-      xmlMaxBytes: this.config.SUBMISSION_XML_MAX_BYTES,
-      maxFiles: this.config.SUBMISSION_MAX_ATTACHMENTS,
-      tmpDir: this.config.UPLOAD_TMP_DIR,
-    });
+  /**
+   * The XML part is parsed and the caller's role on its form checked before any attachment is
+   * read (readMultipartSubmission): a refusal ends the request there, with `Connection: close`
+   * so the rest of the body is not read either (docs/security.md "Bounded work").
+   */
+  private async fromMultipart(user: AuthenticatedUser, req: Req, res: Res): Promise<SubmissionResult> {
+    const limits = inputLimitsOf(this.config);
+    let upload;
     try {
-      if (upload.xml === null) throw new FieldValidationError({ xml_submission_file: ['This part is required.'] });
-      let root;
-      try {
-        root = parseXml(upload.xml);
-      } catch (err) {
-        if (err instanceof XmlInputError) throw new FieldValidationError({ xml_submission_file: [err.message] });
-        throw err;
-      }
-      const { form, role } = await this.submissions.formAndRoleForSubmission(user, root.attrs.id ?? root.attrs.xmlns?.split('/').pop());
-      const record = recordFromXml(root, form);
+      upload = await readMultipartSubmission(
+        req,
+        {
+          attachmentMaxBytes: this.config.ATTACHMENT_MAX_BYTES,
+          xmlMaxBytes: this.config.SUBMISSION_XML_MAX_BYTES,
+          maxFiles: this.config.SUBMISSION_MAX_ATTACHMENTS,
+          tmpDir: this.config.UPLOAD_TMP_DIR,
+        },
+        async (xml) => {
+          let root;
+          try {
+            root = parseXml(xml, limits);
+          } catch (err) {
+            if (err instanceof XmlInputError) throw new FieldValidationError({ xml_submission_file: [err.message] });
+            throw err;
+          }
+          const { form, role } = await this.submissions.formAndRoleForSubmission(user, root.attrs.id ?? root.attrs.xmlns?.split('/').pop());
+          SubmissionsService.requireAccepting(form);
+          return { root, form, role };
+        },
+      );
+    } catch (err) {
+      if (!req.complete) res.setHeader('Connection', 'close');
+      throw err;
+    }
+    try {
+      const { root, form, role } = upload.authorized;
+      const record = recordFromXml(root, form, limits);
       return await this.submissions.submit({ user, form, role, record, xml: upload.xml, files: upload.files });
     } finally {
       await upload.cleanup();
