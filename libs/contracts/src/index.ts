@@ -9,3 +9,4 @@ export * from './logger-module.js';
 export * from './cas-users.js';
 export * from './nul-guard.js';
 export * from './rate-limit.js';
+export * from './work-limiter.js';

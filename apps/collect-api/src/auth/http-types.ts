@@ -10,6 +10,13 @@ export interface HttpRequest extends IncomingMessage {
   query: Record<string, unknown>;
   body?: unknown;
   user?: unknown;
+  /** Express's client address (honours HTTP_TRUST_PROXY). */
+  ip?: string;
+}
+
+/** The client's address as every per-address limit counts it. */
+export function clientAddress(req: { ip?: string; socket?: { remoteAddress?: string } }): string {
+  return req.ip ?? req.socket?.remoteAddress ?? 'unknown';
 }
 
 export interface HttpResponse extends ServerResponse {

@@ -110,6 +110,12 @@ export const collectEnvSchema = z
     RATE_LIMIT_TOKEN_PER_CLIENT: envField.int(300, 1, 1_000_000),
     RATE_LIMIT_LOGIN_PER_IP: envField.int(100, 1, 1_000_000),
     RATE_LIMIT_LOGIN_PER_USERNAME: envField.int(30, 1, 1_000_000),
+    // Authentication work an anonymous client can cause (issue 17, docs/security.md "Bounded work").
+    RATE_LIMIT_AUTH_FAILURES_PER_IP: envField.int(100, 1, 1_000_000),
+    RATE_LIMIT_BASIC_PER_IP: envField.int(600, 1, 1_000_000),
+    RATE_LIMIT_BASIC_PER_USERNAME: envField.int(300, 1, 1_000_000),
+    PASSWORD_HASH_CONCURRENCY: envField.int(4, 1, 256),
+    PASSWORD_HASH_QUEUE: envField.int(32, 0, 100_000),
   })
   .superRefine((env, ctx) => {
     if (env.STORAGE_BACKEND === 's3' && !env.S3_BUCKET) {
