@@ -192,6 +192,13 @@ describe.each(CHARTS)('chart %s', (chart) => {
 });
 
 describe('collect-api chart', () => {
+  it('refuses to render production without global.casIssuer (the service would fall back to http://localhost:4000; issue 17, finding 8)', () => {
+    for (const env of ENVIRONMENTS) expect(() => renderEnv('collect-api', env, ['global.casIssuer='])).toThrow(/global.casIssuer is required/);
+    // A non-production NODE_ENV and environment (a local kind cluster) still renders and keeps the service's dev default.
+    const docs = renderEnv('collect-api', 'development', ['global.casIssuer=', 'collectApi.env.NODE_ENV=development']);
+    expect(one(docs, 'ConfigMap').data).not.toHaveProperty('CAS_ISSUER');
+  });
+
   it('points collect-api at the CAS of its environment group: issuer and cas-api host (ConfigMap, not Secret)', () => {
     const data = one(renderEnv('collect-api', 'production'), 'ConfigMap').data as Record<string, string>;
     expect(data).toMatchObject({ CAS_ISSUER: expect.stringMatching(/^https:\/\//), CAS_API_URL: 'https://cas-api.collect.example.org', CAS_AUDIENCE: 'collect-api', CAS_CLIENT_ID: 'collect-web' });

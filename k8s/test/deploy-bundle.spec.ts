@@ -46,6 +46,8 @@ describe.each([
       REDIS_URL: sharedRedisUrl(),
       REDIS_PREFIX: freshRedisPrefix('bundle'),
       COLLECT_SECRET_KEY: 'bundle-test-secret-key-0123456789abcdef',
+      // Production refuses a localhost issuer; nothing here talks to the CAS.
+      CAS_ISSUER: 'https://auth.example.org',
       MEDIA_ROOT: media,
       LOG_LEVEL: 'warn',
     }),

@@ -16,7 +16,9 @@ import { UsersService } from './users/users.service.js';
 const USAGE = `collect-api admin commands
 
   users create --username U --password P --email E [--superuser]
-      Creates the user, or updates the password/email/superuser flag of an existing one.
+      Creates the user, or updates the password/email/superuser flag of an existing one. A new
+      password, a promotion or a reactivation of an existing account revokes its API, temporary
+      and OAuth tokens and its sessions (credentials_revoked in the output).
   applications create --name N --redirect-uris "URI [URI...]" [--client-type confidential|public] [--owner USERNAME]
       Registers an OAuth 2.0 client of /o/; prints client_id and (confidential) client_secret once.
 
@@ -54,8 +56,8 @@ const commands: Record<string, (ds: DataSource, args: string[], config: CollectC
     });
     if (!values.username || !values.password) throw new UsageError('users create needs --username and --password');
     const users = new UsersService(new UsersRepository(ds.getRepository(UserEntity)), new PasswordHasher(config));
-    const { user, created } = await users.createOrUpdate({ username: values.username, password: values.password, email: values.email ?? '', isSuperuser: values.superuser });
-    return { id: user.id, username: user.username, email: user.email, is_superuser: user.isSuperuser, created };
+    const { user, created, credentialsRevoked } = await users.createOrUpdate({ username: values.username, password: values.password, email: values.email ?? '', isSuperuser: values.superuser });
+    return { id: user.id, username: user.username, email: user.email, is_superuser: user.isSuperuser, created, credentials_revoked: credentialsRevoked };
   },
 
   async 'applications create'(ds, args) {

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestBearerToken, createTestUser, type TestUser } from './test-users.js';
 
@@ -56,15 +57,38 @@ describe('collect-api auth permissions matrix', () => {
     }
   }
 
+  it('the credential rule (issue 17, finding 1): a read-only Bearer token cannot read api_token/temp_token and so cannot buy write access', async () => {
+    const fresh = await createTestUser(sut.app);
+    const read = await createTestBearerToken(sut.app, fresh, 'read');
+    const rw = await createTestBearerToken(sut.app, fresh);
+    await request(sut.url).post('/api/v1/forms').set('Authorization', read).send({ id_string: 'x', title: 'x', fields: [{ name: 'q', type: 'text' }] }).expect(403);
+    for (const bearer of [read, rw]) {
+      const me = await request(sut.url).get('/api/v1/user').set('Authorization', bearer).expect(200);
+      expect(me.body).toMatchObject({ username: fresh.username, email: fresh.email });
+      expect(me.body).not.toHaveProperty('api_token');
+      expect(me.body).not.toHaveProperty('temp_token');
+      expect(me.text).not.toContain(fresh.apiToken);
+    }
+    // Nor is a temporary token minted for a Bearer caller.
+    const rows = await sut.app.get(DataSource).query(`SELECT 1 FROM temp_tokens WHERE user_id = $1`, [fresh.id]);
+    expect(rows).toEqual([]);
+    // Basic, Token and TempToken keep both keys.
+    const viaBasic = await request(sut.url).get('/api/v1/user').set('Authorization', fresh.basic).expect(200);
+    expect(viaBasic.body).toMatchObject({ api_token: fresh.apiToken, temp_token: expect.stringMatching(/^[0-9a-f]{40}$/) });
+    for (const header of [fresh.token, `TempToken ${viaBasic.body.temp_token}`]) {
+      expect((await request(sut.url).get('/api/v1/user').set('Authorization', header).expect(200)).body).toMatchObject({ api_token: fresh.apiToken, temp_token: viaBasic.body.temp_token });
+    }
+  });
+
   it('the owner sees their own email on /api/v1/user; nobody sees another user’s tokens', async () => {
     const mine = await call('stranger', 'get', '/api/v1/user').expect(200);
     expect(mine.body.username).toBe('stranger');
     expect(mine.body.api_token).toBe(stranger.apiToken);
   });
 
-  it('POST /api/v1/oauth-applications: 401 anonymous, 403 read-only Bearer, 201 otherwise', async () => {
+  it('POST /api/v1/oauth-applications: 401 anonymous, 403 any Bearer token (a client secret is a credential), 201 otherwise', async () => {
     const body = { name: 'x', redirect_uris: 'https://c.example/cb' };
-    const expected: Record<Caller, number> = { anonymous: 401, owner: 201, 'owner-basic': 201, stranger: 201, admin: 201, 'bearer-rw': 201, 'bearer-read': 403 };
+    const expected: Record<Caller, number> = { anonymous: 401, owner: 201, 'owner-basic': 201, stranger: 201, admin: 201, 'bearer-rw': 403, 'bearer-read': 403 };
     for (const [caller, status] of Object.entries(expected) as Array<[Caller, number]>) {
       await call(caller, 'post', '/api/v1/oauth-applications', body).expect(status);
     }
@@ -86,10 +110,12 @@ describe('collect-api auth permissions matrix', () => {
     }
   });
 
-  it('GET /api/v1/user/regenerate_auth_token: any user, a Bearer token needs write', async () => {
+  it('GET /api/v1/user/regenerate_auth_token: any user, never through a Bearer token', async () => {
     await call('anonymous', 'get', '/api/v1/user/regenerate_auth_token').expect(401);
     await call('bearer-read', 'get', '/api/v1/user/regenerate_auth_token').expect(403);
-    await call('bearer-rw', 'get', '/api/v1/user/regenerate_auth_token').expect(201);
+    const refused = await call('bearer-rw', 'get', '/api/v1/user/regenerate_auth_token').expect(403);
+    expect(refused.body).toEqual({ detail: 'An access token cannot reveal or create credentials; use Basic, Token or TempToken authentication.' });
+    await call('owner-basic', 'get', '/api/v1/user').expect(200, /"api_token":"[0-9a-f]{40}"/);
     const fresh = await createTestUser(sut.app);
     await request(sut.url).get('/api/v1/user/regenerate_auth_token').set('Authorization', fresh.token).expect(201);
   });

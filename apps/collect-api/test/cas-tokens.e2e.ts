@@ -64,9 +64,10 @@ describe('collect-api accepts CAS Bearer tokens (real CAS process) and on-boards
       await api().get('/api/v1/user').set('Authorization', bearer(readOnly)).expect(200);
       const refused = await api().post('/api/v1/oauth-applications').set('Authorization', bearer(readOnly))
         .send({ name: 'x', client_type: 'confidential', redirect_uris: 'https://x.example/cb' }).expect(403);
-      expect(refused.body.detail).toBe("The access token lacks the 'write' scope.");
-      await api().post('/api/v1/oauth-applications').set('Authorization', bearer(await machineToken(env, 'read write')))
-        .send({ name: 'x', client_type: 'confidential', redirect_uris: 'https://x.example/cb' }).expect(201);
+      expect(refused.body.detail).toBe('An access token cannot reveal or create credentials; use Basic, Token or TempToken authentication.');
+      const write = await api().post('/api/v1/forms').set('Authorization', bearer(readOnly)).send({ ...FORM, id_string: 'machine_form' }).expect(403);
+      expect(write.body.detail).toBe("The access token lacks the 'write' scope.");
+      await api().post('/api/v1/forms').set('Authorization', bearer(await machineToken(env, 'read write'))).send({ ...FORM, id_string: 'machine_form' }).expect(201);
     });
 
     it('sees a form once an admin-shared role grants it, like any user', async () => {
@@ -184,6 +185,38 @@ describe('collect-api accepts CAS Bearer tokens (real CAS process) and on-boards
       await asAdmin(api().delete(`/api/v1/cas-users/${randomUUID()}`)).expect(404);
       await asAdmin(api().post('/api/v1/service-accounts')).send({}).expect(400, { client_id: ['This field is required.'] });
       await asAdmin(api().post('/api/v1/service-accounts')).send({ client_id: 'has spaces' }).expect(400);
+    });
+  });
+
+  describe('the credential rule (docs/security.md): no CAS token buys an unscoped credential', () => {
+    async function expectNoCredential(token: string, username: string): Promise<void> {
+      const me = await api().get('/api/v1/user').set('Authorization', bearer(token)).expect(200);
+      expect(me.body.username).toBe(username);
+      expect(me.body).not.toHaveProperty('api_token');
+      expect(me.body).not.toHaveProperty('temp_token');
+      await api().get('/api/v1/user/regenerate_auth_token').set('Authorization', bearer(token)).expect(403);
+      await api().post('/api/v1/oauth-applications').set('Authorization', bearer(token)).send({ name: 'x', redirect_uris: 'https://x.example/cb' }).expect(403);
+    }
+
+    it('a read-only client-credentials token is refused a write and cannot read the api_token that would allow it (issue 17, finding 1)', async () => {
+      const linked = await asAdmin(api().post('/api/v1/service-accounts')).send({ client_id: 'demo-machine' });
+      expect([200, 201]).toContain(linked.status);
+      const read = await machineToken(env, 'read');
+      await api().post('/api/v1/forms').set('Authorization', bearer(read)).send({ ...FORM, id_string: 'escalated' }).expect(403);
+      await expectNoCredential(read, 'demo-machine');
+      await expectNoCredential(await machineToken(env, 'read write'), 'demo-machine');
+    });
+
+    it('user tokens of the code flow and of the implicit flow: the same', async () => {
+      const onboarded = await asAdmin(api().post('/api/v1/cas-users')).send({ cas_user_id: await casUserId(env, 'alice') });
+      expect([200, 201]).toContain(onboarded.status);
+      await expectNoCredential(await userToken('alice', 'alice-password'), 'alice');
+      const implicit = await oidc.discovery(new URL(issuer), 'demo-implicit', undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+      const url = oidc.buildAuthorizationUrl(implicit, { redirect_uri: 'http://localhost:3000/implicit-callback', response_type: 'id_token token', scope: 'openid read', nonce: oidc.randomNonce(), state: 'st' });
+      const callback = await new FormLogin(env.cas.url).authorize(url.href, 'alice', 'alice-password');
+      const accessToken = new URLSearchParams(callback.hash.slice(1)).get('access_token');
+      expect(accessToken).toBeTruthy();
+      await expectNoCredential(accessToken!, 'alice');
     });
   });
 });

@@ -5,7 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { casUserId, machineToken, startCasEnv, type CasEnv } from './cas-env.js';
 import { demoInstance, demoXForm, jpeg } from './forms-fixtures.js';
 import type { TestCollectApp } from './test-app.js';
-import { createTestUser } from './test-users.js';
+import { createTestBearerToken, createTestUser, type TestUser } from './test-users.js';
 
 /**
  * One permission matrix for every collect-api route × every kind of caller, expected statuses
@@ -21,12 +21,31 @@ import { createTestUser } from './test-users.js';
  * `admin` is a platform admin (is_superuser) with no role on any form. FormAccessService treats
  * platform admins as owners of every form (they see and change all of them); decisions.md only
  * says that they, and nobody else, use /api/v1/cas-users and /api/v1/service-accounts.
+ *
+ * The scope axis (issue 17): the owner again through a read-only Bearer token, a read-write
+ * Bearer token (both local `/o/` tokens) and their `Token`, on every route. A Bearer token
+ * needs `read` for safe methods and `write` for the others, and never reveals nor creates an
+ * unscoped credential (docs/security.md, "The credential rule"): no answer to a Bearer caller
+ * (these two and the CAS `service`) may hold a credential field or a known secret value, and the
+ * routes that reveal them to `Token` callers are checked to do so (so the check cannot pass empty).
  */
 const ROLES = ['owner', 'manager', 'editor', 'dataentry', 'readonly'] as const;
-const CALLERS = [...ROLES, 'stranger', 'anonymous', 'service', 'admin'] as const;
+const ROLE_CALLERS = [...ROLES, 'stranger', 'anonymous', 'service', 'admin'] as const;
+const SCOPE_CALLERS = ['bearer-read', 'bearer-rw', 'token'] as const;
+/** Scope callers first: the `token` caller's regenerate_auth_token must not follow the owner's. */
+const CALLERS = [...SCOPE_CALLERS, ...ROLE_CALLERS] as const;
+type RoleCaller = (typeof ROLE_CALLERS)[number];
+type ScopeCaller = (typeof SCOPE_CALLERS)[number];
 type Caller = (typeof CALLERS)[number];
 type FormRole = (typeof ROLES)[number];
-type Expect = Record<Caller, number>;
+type Expect = Record<RoleCaller, number>;
+type ScopeExpect = Record<ScopeCaller, number>;
+/** Callers whose credential is a scoped Bearer token. */
+const BEARER_CALLERS: ReadonlySet<Caller> = new Set(['bearer-read', 'bearer-rw', 'service']);
+/** Keys that carry an unscoped credential. */
+const CREDENTIAL_FIELDS = ['api_token', 'temp_token', 'client_secret'];
+/** Who reads a stored third-party secret (messaging auth_token) in clear: editors and above, by a full credential. */
+const MAY_READ_MESSAGING_SECRET: ReadonlySet<Caller> = new Set(['owner', 'manager', 'editor', 'admin', 'token']);
 
 /**
  * decisions.md: a form the caller cannot see is 404, a visible form with too low a role 403, no
@@ -42,7 +61,7 @@ function atLeast(min: FormRole, ok: number): Expect {
 const anyUser = (ok: number): Expect => ({ ...everyone(ok), anonymous: 401 });
 /** The same answer whoever asks (public pages, protocol endpoints that ignore user credentials). */
 function everyone(s: number): Expect {
-  return Object.fromEntries(CALLERS.map((c) => [c, s])) as Expect;
+  return Object.fromEntries(ROLE_CALLERS.map((c) => [c, s])) as Expect;
 }
 /** Only the owner of a per-user object (an OAuth application), or a platform admin. */
 const ownerOnly = (ok: number): Expect => ({ ...everyone(404), owner: ok, admin: ok, anonymous: 401 });
@@ -67,6 +86,8 @@ interface SharedExtras {
   mediaFilename: string;
   /** A generic_json service read, patched and replaced by every caller. */
   serviceId: number;
+  /** A messaging service whose `auth_token` (MESSAGING_SECRET) only editors and above read, never through Bearer. */
+  messagingId: number;
   /** A service with one finished (failed) delivery per caller: a retried delivery is in progress until sent. */
   retryServiceId: number;
   retryEntry: Record<Caller, number>;
@@ -94,7 +115,28 @@ interface RouteCase {
   fresh?: boolean;
   call: (f: Fixture, who: Caller, n: number) => Call;
   expect: Expect;
+  /**
+   * The owner's answers through each scope caller, where they differ from the default: the
+   * owner's own answer, except 403 for a read-only Bearer token on an unsafe method.
+   */
+  scoped?: Partial<ScopeExpect>;
+  /** Credential fields (or `body`: the whole answer is the credential) a `Token` caller gets here. */
+  reveals?: string[];
+  /** The route never reads the Authorization header (browser pages, the token endpoint). */
+  ignoresAuthorization?: boolean;
 }
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The scope axis of a row: its `scoped` overrides over the default. */
+function scopeExpect(row: RouteCase): ScopeExpect {
+  const owner = row.expect.owner;
+  const safe = SAFE.has(row.route.split(' ')[0]) || row.ignoresAuthorization;
+  return { 'bearer-read': safe ? owner : 403, 'bearer-rw': owner, token: owner, ...row.scoped };
+}
+
+/** The messaging `auth_token` of the shared fixture: a stored third-party secret. */
+const MESSAGING_SECRET = `msg-secret-${randomUUID()}`;
 
 let seq = 0;
 const uniq = () => `${Date.now().toString(36)}${++seq}`;
@@ -113,24 +155,26 @@ const TABLE: RouteCase[] = [
   // Swagger registers the route but swagger-ui-dist ships no LICENSE file.
   { route: 'GET /api/docs/LICENSE', call: () => ({ path: '/api/docs/LICENSE' }), expect: everyone(404) },
   // Users and profiles
-  { route: 'GET /api/v1/user', call: () => ({ path: '/api/v1/user' }), expect: anyUser(200) },
+  { route: 'GET /api/v1/user', call: () => ({ path: '/api/v1/user' }), expect: anyUser(200), reveals: ['api_token', 'temp_token'] },
   // GET /api/v1/user (the row above) made each caller a temporary token, so there is one to delete.
   // Basic only: a service account has no password, so it sends its Bearer token and is refused.
-  { route: 'DELETE /api/v1/user/expire', call: () => ({ path: '/api/v1/user/expire', basic: true }), expect: { ...anyUser(204), service: 401 } },
-  { route: 'GET /api/v1/user/regenerate_auth_token', call: () => ({ path: '/api/v1/user/regenerate_auth_token', basic: true }), expect: anyUser(201) },
+  { route: 'DELETE /api/v1/user/expire', call: () => ({ path: '/api/v1/user/expire', basic: true }), expect: { ...anyUser(204), service: 401 }, scoped: { 'bearer-read': 401, 'bearer-rw': 401, token: 401 } },
+  // The credential rule: a Bearer token of any scope never mints an API token.
+  { route: 'GET /api/v1/user/regenerate_auth_token', call: () => ({ path: '/api/v1/user/regenerate_auth_token', basic: true }), expect: { ...anyUser(201), service: 403 }, scoped: { 'bearer-read': 403, 'bearer-rw': 403 }, reveals: ['body'] },
   { route: 'GET /api/v1/users/:username', call: () => ({ path: '/api/v1/users/admin' }), expect: anyUser(200) },
   { route: 'POST /api/v1/profiles', call: () => { const u = `p${uniq()}`; return { path: '/api/v1/profiles', body: { username: u, password: `${u}-long-password`, email: `${u}@example.org` } }; }, expect: everyone(201) },
   { route: 'GET /api/v1/profiles/:username', call: () => ({ path: '/api/v1/profiles/admin' }), expect: everyone(200) },
   // Local OAuth 2.0 provider
-  { route: 'POST /api/v1/oauth-applications', call: () => ({ path: '/api/v1/oauth-applications', body: { name: 'm', redirect_uris: 'https://c.example/cb' } }), expect: anyUser(201) },
+  // A new client and its secret are a credential: not for Bearer callers.
+  { route: 'POST /api/v1/oauth-applications', call: () => ({ path: '/api/v1/oauth-applications', body: { name: 'm', redirect_uris: 'https://c.example/cb' } }), expect: { ...anyUser(201), service: 403 }, scoped: { 'bearer-rw': 403 }, reveals: ['client_secret'] },
   { route: 'GET /api/v1/oauth-applications', call: () => ({ path: '/api/v1/oauth-applications' }), expect: anyUser(200) },
   { route: 'GET /api/v1/oauth-applications/:id', call: (f) => ({ path: `/api/v1/oauth-applications/${f.appId}` }), expect: ownerOnly(200) },
   { route: 'DELETE /api/v1/oauth-applications/:id', fresh: true, call: (f) => ({ path: `/api/v1/oauth-applications/${f.appId}` }), expect: ownerOnly(204) },
   // The token endpoint authenticates clients, not users: a user's header is a failed client authentication.
-  { route: 'POST /o/token', call: () => ({ path: '/o/token', body: { grant_type: 'refresh_token', refresh_token: 'x' } }), expect: { ...everyone(401), anonymous: 401 } },
-  { route: 'GET /o/authorize', call: () => ({ path: '/o/authorize' }), expect: everyone(400) },
-  { route: 'POST /o/login', call: () => ({ path: '/o/login', body: {} }), expect: everyone(403) },
-  { route: 'POST /o/authorize', call: () => ({ path: '/o/authorize', body: {} }), expect: everyone(403) },
+  { route: 'POST /o/token', ignoresAuthorization: true, call: () => ({ path: '/o/token', body: { grant_type: 'refresh_token', refresh_token: 'x' } }), expect: { ...everyone(401), anonymous: 401 } },
+  { route: 'GET /o/authorize', ignoresAuthorization: true, call: () => ({ path: '/o/authorize' }), expect: everyone(400) },
+  { route: 'POST /o/login', ignoresAuthorization: true, call: () => ({ path: '/o/login', body: {} }), expect: everyone(403) },
+  { route: 'POST /o/authorize', ignoresAuthorization: true, call: () => ({ path: '/o/authorize', body: {} }), expect: everyone(403) },
   // Forms
   { route: 'POST /api/v1/forms', call: () => ({ path: '/api/v1/forms', raw: { type: 'application/xml', text: demoXForm(`f${uniq()}`) } }), expect: anyUser(201) },
   { route: 'GET /api/v1/forms', call: () => ({ path: '/api/v1/forms' }), expect: anyUser(200) },
@@ -192,13 +236,13 @@ const TABLE: RouteCase[] = [
   { route: 'POST /api/v1/service-accounts', call: () => ({ path: '/api/v1/service-accounts', body: { client_id: `matrix-${uniq()}` } }), expect: adminOnly(201) },
   { route: 'DELETE /api/v1/service-accounts/:clientId', call: () => ({ path: `/api/v1/service-accounts/${cas.spareClientId}` }), expect: adminOnly(204) },
   // CAS sign-in pages (browser flow; credentials are not read). Sign-in is on outside production.
-  { route: 'GET /', call: () => ({ path: '/' }), expect: everyone(302) },
-  { route: 'GET /login', call: () => ({ path: '/login' }), expect: everyone(200) },
-  { route: 'GET /auth/login', call: () => ({ path: '/auth/login' }), expect: everyone(302) },
+  { route: 'GET /', ignoresAuthorization: true, call: () => ({ path: '/' }), expect: everyone(302) },
+  { route: 'GET /login', ignoresAuthorization: true, call: () => ({ path: '/login' }), expect: everyone(200) },
+  { route: 'GET /auth/login', ignoresAuthorization: true, call: () => ({ path: '/auth/login' }), expect: everyone(302) },
   // No state (and no binding cookie): the refusal page.
-  { route: 'GET /auth/callback', call: () => ({ path: '/auth/callback?code=x' }), expect: everyone(400) },
-  { route: 'GET /auth/logout', call: () => ({ path: '/auth/logout' }), expect: everyone(200) },
-  { route: 'POST /auth/logout', call: () => ({ path: '/auth/logout' }), expect: everyone(303) },
+  { route: 'GET /auth/callback', ignoresAuthorization: true, call: () => ({ path: '/auth/callback?code=x' }), expect: everyone(400) },
+  { route: 'GET /auth/logout', ignoresAuthorization: true, call: () => ({ path: '/auth/logout' }), expect: everyone(200) },
+  { route: 'POST /auth/logout', ignoresAuthorization: true, call: () => ({ path: '/auth/logout' }), expect: everyone(303) },
 ];
 
 /**
@@ -223,8 +267,11 @@ export function listRoutes(app: NestExpressApplication): string[] {
 describe('hardening: one permission matrix for every collect-api route', () => {
   let env: CasEnv;
   let sut: TestCollectApp;
+  let owner: TestUser;
   /** Authorization header values per caller: API token, and Basic (the service account has only its Bearer). */
   const creds = {} as Record<Exclude<Caller, 'anonymous'>, { username: string; token: string; basic: string }>;
+  /** The owner's API and temporary token and OAuth client secrets: no other caller may read them. */
+  const ownerSecrets = new Set<string>();
 
   beforeAll(async () => {
     // A real CAS (child process) for the service account's token and the on-boarding rows.
@@ -232,8 +279,18 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     sut = env.collect;
     const api = () => request(sut.url);
     const asAdmin = (r: request.Test) => r.set('Authorization', env.admin.token);
-    for (const who of CALLERS) if (who !== 'anonymous' && who !== 'service' && who !== 'admin') creds[who] = await createTestUser(sut.app);
+    owner = await createTestUser(sut.app);
+    creds.owner = owner;
+    for (const who of ROLE_CALLERS) if (!['owner', 'anonymous', 'service', 'admin'].includes(who)) creds[who as Exclude<Caller, 'anonymous'>] = await createTestUser(sut.app);
     creds.admin = env.admin;
+    // The scope axis: the owner through local /o/ Bearer tokens (read; read write groups) and its API token.
+    for (const [who, scope] of [['bearer-read', 'read'], ['bearer-rw', 'read write groups']] as const) {
+      const bearer = await createTestBearerToken(sut.app, owner, scope);
+      creds[who] = { username: owner.username, token: bearer, basic: bearer };
+    }
+    creds.token = { username: owner.username, token: owner.token, basic: owner.token };
+    const me = (await api().get('/api/v1/user').set('Authorization', owner.token).expect(200)).body as { api_token: string; temp_token: string };
+    ownerSecrets.add(me.api_token).add(me.temp_token);
     // `service`: the dev seed's client-credentials client, linked as a service account, no form shared with it.
     await asAdmin(api().post('/api/v1/service-accounts')).send({ client_id: 'demo-machine' }).expect(201);
     const bearer = `Bearer ${await machineToken(env, 'read write')}`;
@@ -249,35 +306,38 @@ describe('hardening: one permission matrix for every collect-api route', () => {
   const auth = (who: Caller, basic = false): string | undefined => (who === 'anonymous' ? undefined : basic ? creds[who].basic : creds[who].token);
 
   async function fixture(withShared = false): Promise<Fixture> {
-    const owner = auth('owner')!;
+    const ownerAuth = auth('owner')!;
     const make = async (idString: string) => {
-      const formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner).set('Content-Type', 'application/xml').send(demoXForm(idString)).expect(201)).body.formid as number;
-      await Promise.all(ROLES.slice(1).map((role) => request(sut.url).put(`/api/v1/forms/${formId}/share`).set('Authorization', owner).send({ username: creds[role].username, role }).expect(204)));
+      const formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', ownerAuth).set('Content-Type', 'application/xml').send(demoXForm(idString)).expect(201)).body.formid as number;
+      await Promise.all(ROLES.slice(1).map((role) => request(sut.url).put(`/api/v1/forms/${formId}/share`).set('Authorization', ownerAuth).send({ username: creds[role].username, role }).expect(204)));
       return formId;
     };
     const idString = `m${uniq()}`;
     const [formId, otherFormId] = await Promise.all([make(idString), make(`o${uniq()}`)]);
-    await request(sut.url).post('/api/v1/submissions').set('Authorization', owner).send({ id: idString, submission: { name: 'x' } }).expect(201);
-    const submissionId = (await request(sut.url).get(`/api/v1/data/${formId}`).set('Authorization', owner).expect(200)).body[0]._id as number;
-    const dataviewId = (await request(sut.url).post('/api/v1/dataviews').set('Authorization', owner).send({ name: 'v', xform: formId, columns: ['name'], query: [] }).expect(201)).body.id as number;
-    const mergedId = (await request(sut.url).post('/api/v1/merged-datasets').set('Authorization', owner).send({ name: 'm', xforms: [formId, otherFormId] }).expect(201)).body.id as number;
-    const appId = (await request(sut.url).post('/api/v1/oauth-applications').set('Authorization', owner).send({ name: 'a', redirect_uris: 'https://c.example/cb' }).expect(201)).body.id as number;
-    const f: Fixture = { formId, idString, otherFormId, submissionId, dataviewId, mergedId, appId };
+    await request(sut.url).post('/api/v1/submissions').set('Authorization', ownerAuth).send({ id: idString, submission: { name: 'x' } }).expect(201);
+    const submissionId = (await request(sut.url).get(`/api/v1/data/${formId}`).set('Authorization', ownerAuth).expect(200)).body[0]._id as number;
+    const dataviewId = (await request(sut.url).post('/api/v1/dataviews').set('Authorization', ownerAuth).send({ name: 'v', xform: formId, columns: ['name'], query: [] }).expect(201)).body.id as number;
+    const mergedId = (await request(sut.url).post('/api/v1/merged-datasets').set('Authorization', ownerAuth).send({ name: 'm', xforms: [formId, otherFormId] }).expect(201)).body.id as number;
+    const app = (await request(sut.url).post('/api/v1/oauth-applications').set('Authorization', ownerAuth).send({ name: 'a', redirect_uris: 'https://c.example/cb' }).expect(201)).body as { id: number; client_secret: string };
+    ownerSecrets.add(app.client_secret);
+    const f: Fixture = { formId, idString, otherFormId, submissionId, dataviewId, mergedId, appId: app.id };
     if (withShared) f.shared = await sharedExtras(f);
     return f;
   }
 
   /** An OpenRosa submission with a photo (one media row), rest services, and one failed delivery per caller. */
   async function sharedExtras(f: Fixture): Promise<SharedExtras> {
-    const owner = auth('owner')!;
-    await request(sut.url).post('/submission').set('Authorization', owner).set('X-OpenRosa-Version', '1.0')
+    const ownerAuth = auth('owner')!;
+    await request(sut.url).post('/submission').set('Authorization', ownerAuth).set('X-OpenRosa-Version', '1.0')
       .attach('xml_submission_file', Buffer.from(demoInstance({ instanceId: randomUUID(), idString: f.idString })), { filename: 'submission.xml', contentType: 'text/xml' })
       .attach('house.jpg', await jpeg(), { filename: 'house.jpg', contentType: 'image/jpeg' })
       .expect(201);
-    const [media] = (await request(sut.url).get(`/api/v1/media?xform=${f.formId}`).set('Authorization', owner).expect(200)).body as Array<{ id: number; filename: string }>;
+    const [media] = (await request(sut.url).get(`/api/v1/media?xform=${f.formId}`).set('Authorization', ownerAuth).expect(200)).body as Array<{ id: number; filename: string }>;
     const service = async () =>
-      (await request(sut.url).post('/api/v1/restservices').set('Authorization', owner).send({ xform: f.formId, name: 'generic_json', service_url: `http://127.0.0.1:9/s${uniq()}` }).expect(201)).body.id as number;
+      (await request(sut.url).post('/api/v1/restservices').set('Authorization', ownerAuth).send({ xform: f.formId, name: 'generic_json', service_url: `http://127.0.0.1:9/s${uniq()}` }).expect(201)).body.id as number;
     const [serviceId, retryServiceId, ...deleteIds] = await Promise.all([service(), service(), ...CALLERS.map(() => service())]);
+    const messagingId = (await request(sut.url).post('/api/v1/restservices').set('Authorization', ownerAuth)
+      .send({ xform: f.formId, name: 'messaging', service_url: 'http://127.0.0.1:9/flow', auth_token: MESSAGING_SECRET, flow_uuid: 'f-1', contacts: 'a' }).expect(201)).body.id as number;
     // A finished delivery and its log entry, written as the worker writes them after a refused attempt (no waiting for a real one).
     const db = sut.app.get(DataSource);
     const entries = await Promise.all(CALLERS.map(async () => {
@@ -289,20 +349,46 @@ describe('hardening: one permission matrix for every collect-api route', () => {
       mediaId: media.id,
       mediaFilename: media.filename,
       serviceId,
+      messagingId,
       retryServiceId,
       retryEntry: Object.fromEntries(CALLERS.map((c, i) => [c, entries[i]])) as Record<Caller, number>,
       deleteServiceId: Object.fromEntries(CALLERS.map((c, i) => [c, deleteIds[i]])) as Record<Caller, number>,
     };
   }
 
-  async function send(method: string, who: Caller, c: Call): Promise<number> {
+  /** Scope callers send their own credential even where a row asks for Basic. */
+  async function send(method: string, who: Caller, c: Call): Promise<{ status: number; text: string; body: unknown }> {
     let req = request(sut.url)[method.toLowerCase() as 'get'](c.path);
-    const credentials = auth(who, c.basic);
+    const credentials = auth(who, c.basic && !(SCOPE_CALLERS as readonly string[]).includes(who));
     if (credentials) req = req.set('Authorization', credentials);
-    if (c.attachXml) return (await req.attach(c.attachXml.field, Buffer.from(c.attachXml.xml), 'submission.xml')).status;
-    if (c.raw) return (await req.set('Content-Type', c.raw.type).send(c.raw.text)).status;
-    if (c.body && method !== 'GET' && method !== 'HEAD') return (await (c.path.startsWith('/o/') ? req.type('form') : req).send(c.body)).status;
-    return (await req).status;
+    let res: request.Response;
+    if (c.attachXml) res = await req.attach(c.attachXml.field, Buffer.from(c.attachXml.xml), 'submission.xml');
+    else if (c.raw) res = await req.set('Content-Type', c.raw.type).send(c.raw.text);
+    else if (c.body && method !== 'GET' && method !== 'HEAD') res = await (c.path.startsWith('/o/') ? req.type('form') : req).send(c.body);
+    else res = await req;
+    return { status: res.status, text: res.text ?? '', body: res.body };
+  }
+
+  /**
+   * What an answer must not hold: credential keys (Bearer callers, outside the API description),
+   * the owner's secrets (anyone but the owner), the messaging secret (below editor, and Bearer).
+   */
+  function leaksIn(route: string, who: Caller, answer: { text: string; body: unknown }): string[] {
+    const found: string[] = [];
+    if (BEARER_CALLERS.has(who) && !route.startsWith('GET /api/docs')) {
+      const walk = (v: unknown): void => {
+        if (Array.isArray(v)) v.forEach(walk);
+        else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) {
+          if (CREDENTIAL_FIELDS.includes(k)) found.push(k);
+          walk(x);
+        }
+      };
+      walk(answer.body);
+      if (/^"[0-9a-f]{40}"$/.test(answer.text.trim())) found.push('a bare 40-hex key');
+    }
+    const forbidden = [...(who === 'owner' || who === 'token' ? [] : ownerSecrets), ...(MAY_READ_MESSAGING_SECRET.has(who) ? [] : [MESSAGING_SECRET])];
+    for (const secret of forbidden) if (answer.text.includes(secret)) found.push(`the value of ${secret === MESSAGING_SECRET ? 'the messaging auth_token' : 'a secret of the owner'}`);
+    return found;
   }
 
   it('every route of the router has a row, and every row a route', () => {
@@ -312,26 +398,47 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     expect([...covered].filter((r) => !routes.includes(r))).toEqual([]);
   });
 
-  it('answers each (route, caller) pair as decisions.md says', async () => {
+  it('answers each (route, caller) pair as decisions.md says, and no Bearer answer carries a credential', async () => {
     const shared = await fixture(true);
-    const got: Record<string, Expect> = {};
-    const want: Record<string, Expect> = {};
+    // Before the table (whose last row rotates the owner's API token). The stored messaging secret: in clear for editors and above with a full credential, masked otherwise.
+    const token = async (who: Caller) => ((await send('GET', who, { path: `/api/v1/restservices/${shared.shared!.messagingId}` })).body as { auth_token?: string }).auth_token;
+    for (const who of ['token', 'owner', 'manager', 'editor', 'admin'] as const) expect(await token(who)).toBe(MESSAGING_SECRET);
+    for (const who of ['bearer-read', 'bearer-rw', 'dataentry', 'readonly'] as const) expect(await token(who)).toBe('********');
+    const got: Record<string, Record<Caller, number>> = {};
+    const want: Record<string, Record<Caller, number>> = {};
+    const leaks: string[] = [];
+    const revealed: string[] = [];
+    const wantRevealed: string[] = [];
     let pairs = 0;
+    let scopePairs = 0;
     let n = 0;
     // regenerate_auth_token rotates the caller's API token: run it last so the others keep theirs.
     const ordered = [...TABLE.filter((r) => !r.route.includes('regenerate')), ...TABLE.filter((r) => r.route.includes('regenerate'))];
     for (const row of ordered) {
       if (got[row.route]) continue;
       const [method] = row.route.split(' ');
-      got[row.route] = {} as Expect;
-      want[row.route] = row.expect;
+      got[row.route] = {} as Record<Caller, number>;
+      want[row.route] = { ...row.expect, ...scopeExpect(row) };
       const fresh = row.fresh ? await Promise.all(CALLERS.map(() => fixture())) : [];
       for (const [i, who] of CALLERS.entries()) {
-        got[row.route][who] = await send(method, who, row.call(row.fresh ? fresh[i] : shared, who, ++n));
+        const answer = await send(method, who, row.call(row.fresh ? fresh[i] : shared, who, ++n));
+        got[row.route][who] = answer.status;
         pairs++;
+        if ((SCOPE_CALLERS as readonly string[]).includes(who)) scopePairs++;
+        for (const leak of leaksIn(row.route, who, answer)) leaks.push(`${row.route} as ${who}: ${leak}`);
+        if (who === 'token' && row.reveals) {
+          for (const field of row.reveals) {
+            wantRevealed.push(`${row.route} ${field}`);
+            const value = field === 'body' ? answer.body : (answer.body as Record<string, unknown> | undefined)?.[field];
+            if (typeof value === 'string' && value.length >= 8 && value !== '********') revealed.push(`${row.route} ${field}`);
+          }
+        }
       }
     }
     expect(got).toEqual(want);
-    console.log(`permission matrix: ${pairs} (route, caller) pairs checked over ${Object.keys(got).length} routes × ${CALLERS.length} callers`);
-  });
+    expect(leaks).toEqual([]);
+    expect(revealed).toEqual(wantRevealed);
+    const routes = Object.keys(got).length;
+    console.log(`permission matrix: ${pairs} (route, caller) pairs checked over ${routes} routes × ${CALLERS.length} callers; scope axis ${scopePairs} pairs (${routes} routes × ${SCOPE_CALLERS.length} scopes), credential fields checked on ${wantRevealed.length} revealing routes and every Bearer answer`);
+  }, 600_000);
 });

@@ -42,7 +42,7 @@ describe('/metrics with METRICS_TOKEN', () => {
 describe('/metrics without METRICS_TOKEN in production', () => {
   let sut: TestCollectApp;
   beforeAll(async () => {
-    sut = await startTestCollectApp({ NODE_ENV: 'production', COLLECT_SECRET_KEY: 'k'.repeat(40), COLLECT_ADMIN_USERNAME: 'root', COLLECT_ADMIN_PASSWORD: 'root-password-long-enough' });
+    sut = await startTestCollectApp({ NODE_ENV: 'production', COLLECT_SECRET_KEY: 'k'.repeat(40), CAS_ISSUER: 'https://auth.example.org', COLLECT_ADMIN_USERNAME: 'root', COLLECT_ADMIN_PASSWORD: 'root-password-long-enough' });
   });
   afterAll(() => sut?.close());
 

@@ -204,7 +204,7 @@ describe('collect-api OAuth 2.0 provider (/o/)', () => {
       const tok = (await exchange({ grant_type: 'authorization_code', code: landed.searchParams.get('code')! }).expect(200)).body;
       expect(tok.scope).toBe('read');
       await request(sut.url).get('/api/v1/user').set('Authorization', `Bearer ${tok.access_token}`).expect(200);
-      const res = await request(sut.url).post('/api/v1/oauth-applications').set('Authorization', `Bearer ${tok.access_token}`).send({ name: 'x', redirect_uris: receiver.url }).expect(403);
+      const res = await request(sut.url).post('/api/v1/forms').set('Authorization', `Bearer ${tok.access_token}`).send({ id_string: 'ro', title: 'x', fields: [{ name: 'q', type: 'text' }] }).expect(403);
       expect(res.body.detail).toMatch(/write/);
       // Refresh cannot widen the scope.
       expect((await exchange({ grant_type: 'refresh_token', refresh_token: tok.refresh_token, scope: 'read write' }).expect(400)).body.error).toBe('invalid_scope');

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { demoXForm } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
-import { createTestUser, type TestUser } from './test-users.js';
+import { createTestBearerToken, createTestUser, type TestUser } from './test-users.js';
 
 type Who = 'owner' | 'manager' | 'editor' | 'dataentry' | 'readonly' | 'stranger' | 'anonymous';
 const WHO: Who[] = ['owner', 'manager', 'editor', 'dataentry', 'readonly', 'stranger', 'anonymous'];
@@ -88,5 +88,26 @@ describe('rest services: role matrix for every endpoint', () => {
     // A stranger cannot attach a service to a form it cannot see, nor move one there.
     await request(sut.url).patch(`/api/v1/restservices/${theirs}`).set('Authorization', users.stranger.token).send({ xform: formId }).expect(404);
     await request(sut.url).post('/api/v1/restservices').set('Authorization', users.stranger.token).send({ xform: formId, name: 'generic_json', service_url: 'http://127.0.0.1:9/x' }).expect(404);
+  });
+
+  it('the messaging auth_token reads in clear on create and for editors and above; masked for lower roles and Bearer callers (issue 17, finding 8)', async () => {
+    const secret = 'flow-api-token-0123456789';
+    const created = await request(sut.url).post('/api/v1/restservices').set('Authorization', users.editor.token)
+      .send({ xform: formId, name: 'messaging', service_url: `http://127.0.0.1:9/m${++n}`, auth_token: secret, flow_uuid: 'f-1', contacts: 'a' }).expect(201);
+    expect(created.body.auth_token).toBe(secret);
+    const pk = created.body.id as number;
+    const seen = async (header: string) => {
+      const one = (await request(sut.url).get(`/api/v1/restservices/${pk}`).set('Authorization', header).expect(200)).body.auth_token;
+      const listed = (await request(sut.url).get('/api/v1/restservices').query({ xform: formId }).set('Authorization', header).expect(200)).body.find((s: { id: number }) => s.id === pk).auth_token;
+      expect(listed).toBe(one);
+      return one;
+    };
+    for (const who of ['owner', 'manager', 'editor'] as const) expect(await seen(users[who].token)).toBe(secret);
+    for (const who of ['dataentry', 'readonly'] as const) expect(await seen(users[who].token)).toBe('********');
+    expect(await seen(await createTestBearerToken(sut.app, users.owner))).toBe('********');
+    // A body read back masked and sent again keeps the stored secret.
+    const masked = (await request(sut.url).get(`/api/v1/restservices/${pk}`).set('Authorization', users.readonly.token).expect(200)).body;
+    const put = await request(sut.url).put(`/api/v1/restservices/${pk}`).set('Authorization', users.editor.token).send({ ...masked, contacts: 'b' }).expect(200);
+    expect(put.body.auth_token).toBe(secret);
   });
 });

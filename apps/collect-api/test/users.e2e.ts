@@ -1,6 +1,10 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
+import { OAuthApplicationsService } from '../src/oauth2/oauth-applications.service.js';
+import { OAuth2Service } from '../src/oauth2/oauth2.service.js';
+import { AdminBootstrap } from '../src/users/admin-bootstrap.js';
+import { UsersService } from '../src/users/users.service.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { basicHeader, createTestUser, type TestUser } from './test-users.js';
 
@@ -59,6 +63,18 @@ describe('collect-api users and profiles', () => {
     await request(sut.url).get('/api/v1/profiles/nobody-here').expect(404, { detail: 'Not found.' });
   });
 
+  it('never tells an anonymous caller or another user who is a platform admin (issue 17, finding 8)', async () => {
+    const stranger = await createTestUser(sut.app);
+    for (const caller of [undefined, stranger.token]) {
+      const req = request(sut.url).get('/api/v1/profiles/boss');
+      const res = await (caller ? req.set('Authorization', caller) : req).expect(200);
+      expect(res.body.username).toBe('boss');
+      expect(res.body).not.toHaveProperty('is_superuser');
+    }
+    expect((await request(sut.url).get('/api/v1/profiles/boss').set('Authorization', admin.token).expect(200)).body.is_superuser).toBe(true);
+    expect((await request(sut.url).get('/api/v1/profiles/' + stranger.username).set('Authorization', stranger.token).expect(200)).body.is_superuser).toBe(false);
+  });
+
   it('GET /api/v1/users/{username} needs a user', async () => {
     const u = await createTestUser(sut.app, { username: 'listed', firstName: 'Lis' });
     await request(sut.url).get('/api/v1/users/listed').expect(401);
@@ -87,12 +103,45 @@ describe('collect-api registration switched off', () => {
   });
 });
 
+/**
+ * Every credential a pre-registered account can hold (issue 17, finding 6): API and temporary
+ * token, an OAuth access/refresh pair of its own application, and a signed-in `/o/` session.
+ */
+async function squat(sut: TestCollectApp, username: string, password: string) {
+  await request(sut.url).post('/api/v1/profiles').send({ username, password, email: `${username}@example.org` }).expect(201);
+  const basic = basicHeader(username, password);
+  const me = (await request(sut.url).get('/api/v1/user').set('Authorization', basic).expect(200)).body as { id: number; api_token: string; temp_token: string };
+  const { app: client, clientSecret } = await sut.app.get(OAuthApplicationsService).create(me.id, { name: 'squat', client_type: 'confidential', redirect_uris: 'https://squat.example/cb' });
+  const oauth = sut.app.get(OAuth2Service);
+  const check = await oauth.checkAuthorizeRequest({ client_id: client.clientId, response_type: 'code', scope: 'read write' });
+  if (check.kind !== 'ok') throw new Error('authorize refused');
+  const code = new URL(await oauth.approve(check.request, me.id)).searchParams.get('code')!;
+  const pair = await oauth.token(client, { grant_type: 'authorization_code', code });
+  // The /o/ login session, over HTTP as a browser gets it.
+  const browser = request.agent(sut.url);
+  const authorize = `/o/authorize?client_id=${client.clientId}&response_type=code`;
+  const loginPage = await browser.get(authorize).expect(200);
+  const csrf = /name="csrf_token" value="([^"]+)"/.exec(loginPage.text)![1];
+  await browser.post('/o/login').type('form').send({ csrf_token: csrf, username, password, next: authorize }).expect(303);
+  expect((await browser.get(authorize).expect(200)).text).toContain('Allow');
+  return {
+    headers: [basic, `Token ${me.api_token}`, `TempToken ${me.temp_token}`, `Bearer ${pair.access_token}`],
+    async refresh() {
+      return request(sut.url).post('/o/token').type('form').set('Authorization', basicHeader(client.clientId, clientSecret!)).send({ grant_type: 'refresh_token', refresh_token: pair.refresh_token });
+    },
+    async signedIn() {
+      return !(await browser.get(authorize).expect(200)).text.includes('name="password"');
+    },
+  };
+}
+
 describe('collect-api admin command (dist/cli.js)', () => {
   let sut: TestCollectApp;
   const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
   beforeAll(async () => {
-    sut = await startTestCollectApp();
+    // The command runs in another process: no cached token lookups here may outlive its revocation.
+    sut = await startTestCollectApp({ AUTH_TOKEN_CACHE_TTL_MS: '0' });
   });
   afterAll(() => sut.close());
 
@@ -115,6 +164,38 @@ describe('collect-api admin command (dist/cli.js)', () => {
     expect(JSON.parse(out.stdout)).toMatchObject({ created: false });
     await request(sut.url).get('/api/v1/user').set('Authorization', basicHeader('ops', 'ops-password-1')).expect(401);
     me = await request(sut.url).get('/api/v1/user').set('Authorization', basicHeader('ops', 'ops-password-2')).expect(200);
+  });
+
+  it('users create --superuser on a pre-registered username revokes its API, temp and OAuth tokens and its sessions (issue 17, finding 6)', async () => {
+    const held = await squat(sut, 'chief', 'squatter-password');
+    for (const header of held.headers) await request(sut.url).get('/api/v1/user').set('Authorization', header).expect(200);
+    expect(await held.signedIn()).toBe(true);
+
+    const out = await cli(['users', 'create', '--username', 'chief', '--password', 'the-operators-password', '--email', 'ops@example.org', '--superuser']);
+    expect(JSON.parse(out.stdout)).toMatchObject({ username: 'chief', is_superuser: true, created: false, credentials_revoked: true });
+    for (const header of held.headers) await request(sut.url).get('/api/v1/user').set('Authorization', header).expect(401);
+    expect((await held.refresh()).body).toMatchObject({ error: 'invalid_grant' });
+    expect(await held.signedIn()).toBe(false);
+
+    // The operator's account works, with fresh tokens; the same command again revokes nothing.
+    const operator = basicHeader('chief', 'the-operators-password');
+    const fresh = (await request(sut.url).get('/api/v1/user').set('Authorization', operator).expect(200)).body as { api_token: string; is_superuser: boolean };
+    expect(fresh.is_superuser).toBe(true);
+    const again = await cli(['users', 'create', '--username', 'chief', '--password', 'the-operators-password', '--email', 'ops@example.org', '--superuser']);
+    expect(JSON.parse(again.stdout)).toMatchObject({ created: false, credentials_revoked: false });
+    await request(sut.url).get('/api/v1/user').set('Authorization', `Token ${fresh.api_token}`).expect(200);
+  });
+
+  it('COLLECT_ADMIN_USERNAME on a pre-registered username revokes the same; every later start with the same values changes nothing', async () => {
+    const held = await squat(sut, 'startadmin', 'squatter-password-2');
+    const bootstrap = () => new AdminBootstrap(sut.app.get(UsersService), { ...sut.config, COLLECT_ADMIN_USERNAME: 'startadmin', COLLECT_ADMIN_PASSWORD: 'configured-password' }).onApplicationBootstrap();
+    await bootstrap();
+    for (const header of held.headers) await request(sut.url).get('/api/v1/user').set('Authorization', header).expect(401);
+    expect((await held.refresh()).body).toMatchObject({ error: 'invalid_grant' });
+    expect(await held.signedIn()).toBe(false);
+    const token = `Token ${(await request(sut.url).get('/api/v1/user').set('Authorization', basicHeader('startadmin', 'configured-password')).expect(200)).body.api_token}`;
+    await bootstrap();
+    await request(sut.url).get('/api/v1/user').set('Authorization', token).expect(200);
   });
 
   it('applications create registers an OAuth client', async () => {

@@ -37,6 +37,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if has $name $v.secretNames -}}{{- fail (printf "collectApi.env.%s holds a secret: list it in collectApi.secret instead" $name) -}}{{- end -}}
 {{- end -}}
 {{- $cfg := dict "COLLECT_PORT" "3000" "COLLECT_HOST" "0.0.0.0" "PUBLIC_BASE_URL" $v.publicBaseUrl -}}
+{{- /* The service's own default issuer is http://localhost:4000: in production that would trust
+       whatever answers on the pod's port 4000 (docs/security.md). */ -}}
+{{- if and (not .Values.global.casIssuer) (or (eq (toString $v.env.NODE_ENV) "production") (eq .Values.global.environment "production")) -}}
+{{- fail "global.casIssuer is required when NODE_ENV or global.environment is production (the public CAS issuer URL)" -}}
+{{- end -}}
 {{- if .Values.global.casIssuer -}}{{- $_ := set $cfg "CAS_ISSUER" .Values.global.casIssuer -}}{{- end -}}
 {{- if .Values.global.casApiUrl -}}{{- $_ := set $cfg "CAS_API_URL" .Values.global.casApiUrl -}}{{- end -}}
 {{- range $name, $value := $v.env -}}{{- $_ := set $cfg $name (toString $value) -}}{{- end -}}

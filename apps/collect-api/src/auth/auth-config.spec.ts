@@ -20,10 +20,21 @@ describe('auth configuration', () => {
     expect(() => loadCollectConfig({ AUTH_SCHEMES: ' ' })).toThrow(/AUTH_SCHEMES/);
   });
 
+  it('production: refuses to start with the default (or any localhost) CAS_ISSUER (issue 17, finding 8)', () => {
+    const base = { NODE_ENV: 'production', COLLECT_SECRET_KEY: 'k'.repeat(40) };
+    expect(() => loadCollectConfig(base)).toThrow(/CAS_ISSUER: is required in production/);
+    for (const issuer of ['http://localhost:4000', 'http://127.0.0.1:4000', 'http://[::1]:4000', 'https://cas.localhost']) {
+      expect(() => loadCollectConfig({ ...base, CAS_ISSUER: issuer })).toThrow(/CAS_ISSUER/);
+    }
+    expect(loadCollectConfig({ ...base, CAS_ISSUER: 'https://auth.example.org/' }).CAS_ISSUER).toBe('https://auth.example.org');
+    // Outside production the dev default stays.
+    expect(loadCollectConfig({ NODE_ENV: 'development' }).CAS_ISSUER).toBe('http://localhost:4000');
+  });
+
   it('production: needs COLLECT_SECRET_KEY, creates no admin unless configured', () => {
     expect(() => loadCollectConfig({ NODE_ENV: 'production' })).toThrow(ConfigError);
     expect(() => loadCollectConfig({ NODE_ENV: 'production', COLLECT_SECRET_KEY: 'short' })).toThrow(/COLLECT_SECRET_KEY/);
-    const config = loadCollectConfig({ NODE_ENV: 'production', COLLECT_SECRET_KEY: 'k'.repeat(40) });
+    const config = loadCollectConfig({ NODE_ENV: 'production', COLLECT_SECRET_KEY: 'k'.repeat(40), CAS_ISSUER: 'https://auth.example.org' });
     expect(config.COLLECT_ADMIN_USERNAME).toBeUndefined();
     expect(config.COLLECT_SECRET_KEY).toBe('k'.repeat(40));
   });

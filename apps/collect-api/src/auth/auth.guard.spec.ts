@@ -17,6 +17,7 @@ function tokenStrategy() {
     if (key === 'alice') return done(null, alice);
     if (key === 'root') return done(null, root);
     if (key === 'readonly') return done(null, { ...alice, scheme: 'bearer', scopes: ['read'] });
+    if (key === 'readwrite') return done(null, { ...alice, scheme: 'bearer', scopes: ['read', 'write', 'groups'] });
     return done(null, false);
   });
 }
@@ -81,6 +82,13 @@ describe('AuthGuard', () => {
     const h = handler(RequireAuth());
     await expect(sut.canActivate(context(h, { authorization: 'Token readonly' }).ctx)).resolves.toBe(true);
     await expect(sut.canActivate(context(h, { authorization: 'Token readonly' }, 'POST').ctx)).rejects.toMatchObject({ status: 403 });
+  });
+
+  it('@RequireAuth({issuesCredentials}): 403 for any Bearer token, whatever its scopes; other schemes through', async () => {
+    const h = handler(RequireAuth({ issuesCredentials: true }));
+    await expect(sut.canActivate(context(h, { authorization: 'Token readonly' }).ctx)).rejects.toMatchObject({ status: 403 });
+    await expect(sut.canActivate(context(h, { authorization: 'Token readwrite' }).ctx)).rejects.toMatchObject({ status: 403 });
+    await expect(sut.canActivate(context(h, { authorization: 'Token alice' }).ctx)).resolves.toBe(true);
   });
 
   it('@SkipAuth leaves the header alone', async () => {

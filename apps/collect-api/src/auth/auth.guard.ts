@@ -6,7 +6,7 @@ import { AuthThrottleService } from './auth-throttle.service.js';
 import { HttpErrorWithHeaders, TooManyRequestsError, UnauthorizedError } from '@collect/contracts';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { parseAuthorization, WWW_AUTHENTICATE } from './auth-header.js';
-import type { AuthenticatedUser, AuthScheme } from './authenticated-user.js';
+import { holdsScopedCredential, type AuthenticatedUser, type AuthScheme } from './authenticated-user.js';
 import { AUTH_REQUIREMENT, SKIP_AUTH, type AuthRequirement } from './require-auth.decorator.js';
 import { BasicStrategy } from './strategies/basic.strategy.js';
 import { BearerStrategy } from './strategies/bearer.strategy.js';
@@ -15,6 +15,7 @@ import { TokenStrategy } from './strategies/token.strategy.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const NOT_PROVIDED = 'Authentication credentials were not provided.';
+const SCOPED_CREDENTIAL = 'An access token cannot reveal or create credentials; use Basic, Token or TempToken authentication.';
 
 type AuthRequest = Request & { user?: AuthenticatedUser; authCredentials?: string };
 
@@ -66,6 +67,7 @@ export class AuthGuard implements CanActivate {
     if (requirement.superuser && !user.isSuperuser) {
       throw new HttpErrorWithHeaders(403, 'You do not have permission to perform this action.', {});
     }
+    if (requirement.issuesCredentials && holdsScopedCredential(user)) throw new HttpErrorWithHeaders(403, SCOPED_CREDENTIAL, {});
     this.checkScopes(req.method, user, requirement.bearerScopes ?? []);
     return true;
   }

@@ -14,6 +14,11 @@ export interface AuthRequirement {
    * others), e.g. `['write']` on a GET that changes state. Other schemes have full access.
    */
   bearerScopes?: string[];
+  /**
+   * The endpoint reveals or creates a credential (API or temporary token, OAuth client secret):
+   * a scoped caller (Bearer) gets 403 whatever its scopes (docs/security.md, "The credential rule").
+   */
+  issuesCredentials?: boolean;
 }
 
 /**

@@ -85,7 +85,8 @@ export const collectEnvSchema = z
     MEDIA_VARIANT_MAX_INPUT_PIXELS: envField.int(100_000_000, 1_000_000, 1_000_000_000),
     MEDIA_VARIANTS_AT_SUBMISSION: envField.bool(false),
     // collect-api as a CAS application: CAS Bearer tokens, BFF sign-in, on-boarding (issue 6, docs/cas-integration.md).
-    CAS_ISSUER: envField.url().default('http://localhost:4000'),
+    // No default in production (superRefine): a localhost issuer there trusts whatever answers on the pod's own port.
+    CAS_ISSUER: envField.url().optional(),
     CAS_AUDIENCE: z.string().min(1).default('collect-api'),
     CAS_SIGN_IN_ENABLED: z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).optional().transform((v) => (v === undefined ? undefined : v === 'true' || v === '1' || v === 'yes')),
     CAS_CLIENT_ID: z.string().min(1).default('collect-web'),
@@ -124,6 +125,9 @@ export const collectEnvSchema = z
     if (env.NODE_ENV === 'production' && !env.COLLECT_SECRET_KEY) {
       ctx.addIssue({ code: 'custom', path: ['COLLECT_SECRET_KEY'], message: 'is required in production (at least 32 characters)' });
     }
+    if (env.NODE_ENV === 'production' && (!env.CAS_ISSUER || isLoopbackUrl(env.CAS_ISSUER))) {
+      ctx.addIssue({ code: 'custom', path: ['CAS_ISSUER'], message: 'is required in production and must not be a localhost address (the default http://localhost:4000 is for development)' });
+    }
     if (env.NODE_ENV === 'production' && env.CAS_SIGN_IN_ENABLED === true && !env.CAS_CLIENT_SECRET) {
       ctx.addIssue({ code: 'custom', path: ['CAS_CLIENT_SECRET'], message: 'is required in production while CAS_SIGN_IN_ENABLED=true' });
     }
@@ -140,9 +144,9 @@ export const collectEnvSchema = z
   }));
 
 /** Dev-seed clients (apps/cas/seed/dev-seed.json) outside production; nothing implicit in production. */
-function casDefaults(env: { NODE_ENV: string; CAS_SIGN_IN_ENABLED?: boolean; CAS_ISSUER: string; CAS_API_URL?: string; CAS_CLIENT_SECRET?: string; CAS_ONBOARDING_CLIENT_ID?: string; CAS_ONBOARDING_CLIENT_SECRET?: string; CAS_SESSION_COOKIE_SECURE?: boolean }) {
+function casDefaults(env: { NODE_ENV: string; CAS_SIGN_IN_ENABLED?: boolean; CAS_ISSUER?: string; CAS_API_URL?: string; CAS_CLIENT_SECRET?: string; CAS_ONBOARDING_CLIENT_ID?: string; CAS_ONBOARDING_CLIENT_SECRET?: string; CAS_SESSION_COOKIE_SECURE?: boolean }) {
   const dev = env.NODE_ENV !== 'production';
-  const issuer = env.CAS_ISSUER.replace(/\/+$/, '');
+  const issuer = (env.CAS_ISSUER ?? DEV_CAS_ISSUER).replace(/\/+$/, '');
   return {
     // Production turns sign-in on explicitly, together with the client secret it then requires.
     CAS_SIGN_IN_ENABLED: env.CAS_SIGN_IN_ENABLED ?? dev,
@@ -157,6 +161,12 @@ function casDefaults(env: { NODE_ENV: string; CAS_SIGN_IN_ENABLED?: boolean; CAS
 }
 
 const DEV_SECRET_KEY = 'dev-only-collect-secret-key-change-me-0000';
+const DEV_CAS_ISSUER = 'http://localhost:4000';
+
+function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || /^127\./.test(host) || host === '::1';
+}
 
 export type CollectConfig = z.infer<typeof collectEnvSchema>;
 

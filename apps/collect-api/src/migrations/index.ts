@@ -8,6 +8,7 @@ import { RestServicesSheets1764100000001 } from './1764100000001-restservices-sh
 import { Media1764200000000 } from './1764200000000-media.js';
 import { CasIntegration1764300000000 } from './1764300000000-cas-integration.js';
 import { DeliveryLogRetention1764500000000 } from './1764500000000-delivery-log-retention.js';
+import { CredentialsReset1764600000000 } from './1764600000000-credentials-reset.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
@@ -17,3 +18,4 @@ migrations.push(RestServices1764100000000, RestServicesSheets1764100000001);
 migrations.push(Media1764200000000);
 migrations.push(CasIntegration1764300000000);
 migrations.push(DeliveryLogRetention1764500000000);
+migrations.push(CredentialsReset1764600000000);

@@ -89,9 +89,12 @@ export class AuthorizeController {
   }
 
   private async sessionUser(req: HttpRequest): Promise<{ id: number; username: string } | null> {
-    const id = this.sessions.userId(req);
-    if (id === null) return (this.casSignIn?.enabled && (await this.casSignIn.sessionUser(req))) || null;
-    const user = await this.users.findById(id);
+    const session = this.sessions.session(req);
+    if (session === null) return (this.casSignIn?.enabled && (await this.casSignIn.sessionUser(req))) || null;
+    const user = await this.users.findById(session.userId);
+    // A session begun before the account's credentials were revoked (docs/security.md) no longer counts.
+    // Cookies carry whole seconds: a session of the same second as the reset counts as before it.
+    if (user?.credentialsResetAt && session.issuedAt <= user.credentialsResetAt.getTime()) return null;
     return user?.isActive ? user : null;
   }
 }

@@ -20,14 +20,15 @@ export class LoginSessions {
     this.secure = publicBaseUrl.startsWith('https:');
   }
 
-  userId(req: HttpRequest): number | null {
+  /** The signed-in user and when the session began (ms), or null. */
+  session(req: HttpRequest): { userId: number; issuedAt: number } | null {
     const raw = readCookie(req, SESSION_COOKIE);
     if (!raw) return null;
     const [id, exp, sig] = raw.split('.');
     if (!id || !exp || !sig || !this.box.verify(`session:${id}.${exp}`, sig)) return null;
     if (Number(exp) * 1000 <= Date.now()) return null;
     const userId = Number(id);
-    return Number.isSafeInteger(userId) && userId > 0 ? userId : null;
+    return Number.isSafeInteger(userId) && userId > 0 ? { userId, issuedAt: (Number(exp) - this.lifetimeSeconds) * 1000 } : null;
   }
 
   start(res: HttpResponse, userId: number): void {

@@ -32,7 +32,9 @@ export class OAuthApplicationsController {
   ) {}
 
   @Post()
-  @ApiOperation({ summary: 'Registers an application; the answer carries client_secret, once.' })
+  // A new client (and its secret) is a credential: not for Bearer callers (docs/security.md, "The credential rule").
+  @RequireAuth({ issuesCredentials: true })
+  @ApiOperation({ summary: 'Registers an application; the answer carries client_secret, once. Basic, Token or TempToken only (Bearer: 403).' })
   async create(@CurrentUser() caller: AuthenticatedUser, @Body() body: CreateApplicationInput | undefined): Promise<ApplicationBody> {
     const { app, clientSecret } = await this.applications.create(caller.id, body ?? {});
     return { ...this.present(app), ...(clientSecret ? { client_secret: clientSecret } : {}) };

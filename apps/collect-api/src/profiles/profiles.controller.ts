@@ -31,11 +31,11 @@ export class ProfilesController {
   }
 
   @Get(':username')
-  @ApiOperation({ summary: 'A profile; the email is shown to its owner and platform admins only.' })
+  @ApiOperation({ summary: 'A profile; email and is_superuser are shown to its owner and platform admins only.' })
   async get(@CurrentUser() caller: AuthenticatedUser | undefined, @Param('username') username: string): Promise<ProfileBody> {
     const user = await this.users.findByUsername(username);
     if (!user || !user.isActive) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
-    const showEmail = !!caller && (caller.id === user.id || caller.isSuperuser);
-    return presentProfile(user, this.config.PUBLIC_BASE_URL, showEmail);
+    const showPrivate = !!caller && (caller.id === user.id || caller.isSuperuser);
+    return presentProfile(user, this.config.PUBLIC_BASE_URL, showPrivate);
   }
 }

@@ -1,10 +1,10 @@
 import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
-import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { SecretBox } from '../auth/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { FormAccessService } from '../forms/form-access.service.js';
-import { MIN_ROLE } from '../forms/roles.js';
+import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import { DeliveryRelay } from './delivery-relay.js';
 import { FORWARDERS } from './forwarders/index.js';
 import type { NetworkGuard } from './network-guard.js';
@@ -31,6 +31,12 @@ export interface DeliveryLogEntry {
 
 const ATTEMPT_STATUSES: AttemptStatus[] = ['success', 'failed', 'retrying', 'skipped'];
 
+/**
+ * What a stored third-party secret (messaging `auth_token`) reads as for a caller who may not
+ * see it; sent back unchanged in a PUT or PATCH it keeps the stored value.
+ */
+export const MASKED_SECRET = '********';
+
 /** CRUD of rest services, their delivery log and manual retries; roles per decisions.md. */
 @Injectable()
 export class RestServicesService {
@@ -55,11 +61,15 @@ export class RestServicesService {
     } else {
       formIds = await this.access.visibleFormIds(user);
     }
-    return (await this.repo.listServices(formIds)).map((s) => this.present(s));
+    const services = await this.repo.listServices(formIds);
+    const roles = new Map<number, FormRole | null>();
+    for (const formId of new Set(services.map((s) => s.formId))) roles.set(formId, await this.access.roleOf(user, formId));
+    return services.map((s) => this.present(s, { showSecrets: mayReadSecrets(user, roles.get(s.formId) ?? null) }));
   }
 
   async get(user: AuthenticatedUser | undefined, pk: string): Promise<RestServiceBody> {
-    return this.present((await this.load(user, pk, MIN_ROLE.view)).service);
+    const { service, role } = await this.load(user, pk, MIN_ROLE.view);
+    return this.present(service, { showSecrets: mayReadSecrets(user, role) });
   }
 
   async create(user: AuthenticatedUser | undefined, body: unknown): Promise<RestServiceBody> {
@@ -68,7 +78,8 @@ export class RestServicesService {
     const input = this.validate(b, xform);
     await this.checkTarget(input);
     const saved = await this.save({}, input);
-    if (saved.name !== 'spreadsheet') return this.present(saved);
+    // The creator just sent the secret: echoing it reveals nothing new.
+    if (saved.name !== 'spreadsheet') return this.present(saved, { showSecrets: true });
     let extra: { authorization_url?: string };
     try {
       extra = await this.sheets.afterCreate(user!.id, saved);
@@ -77,16 +88,18 @@ export class RestServicesService {
       await this.repo.deleteService(saved.id);
       throw err;
     }
-    return { ...this.present((await this.repo.findService(saved.id))!), ...extra };
+    return { ...this.present((await this.repo.findService(saved.id))!, { showSecrets: true }), ...extra };
   }
 
   /** PATCH merges into the stored service, PUT replaces it; both re-validate the whole result. */
   async update(user: AuthenticatedUser | undefined, pk: string, body: unknown, partial: boolean): Promise<RestServiceBody> {
-    const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
+    const { service, role } = await this.load(user, pk, MIN_ROLE.manageRestServices);
     const b = objectBody(body);
-    const current = partial ? this.present(service, true) : {};
+    const current = partial ? this.present(service, { forMerge: true, showSecrets: true }) : {};
     const merged: Record<string, unknown> = { ...current, ...b };
     if (partial && b.signing_secret === undefined) delete merged.signing_secret;
+    // A body read back with the secret masked and sent again keeps the stored secret.
+    if (merged.auth_token === MASKED_SECRET && service.authTokenEnc) merged.auth_token = this.box.decrypt(service.authTokenEnc);
     const xform = b.xform === undefined && partial ? service.formId : await this.requireXform(user, b.xform);
     const input = this.validate(merged, xform);
     if (input.name === 'spreadsheet' && service.name === 'spreadsheet') {
@@ -97,7 +110,7 @@ export class RestServicesService {
     if (input.serviceUrl !== service.serviceUrl || input.name !== service.name || input.xform !== service.formId) await this.checkTarget(input);
     const saved = await this.save(service, input);
     if (saved.name === 'spreadsheet' && b.send_existing_data === true) await this.sheets.requestBackfill(saved);
-    return this.present((await this.repo.findService(saved.id))!);
+    return this.present((await this.repo.findService(saved.id))!, { showSecrets: mayReadSecrets(user, role) });
   }
 
   async remove(user: AuthenticatedUser | undefined, pk: string): Promise<void> {
@@ -140,9 +153,9 @@ export class RestServicesService {
   private async load(user: AuthenticatedUser | undefined, pk: string, role: (typeof MIN_ROLE)[keyof typeof MIN_ROLE]) {
     const service = /^\d{1,10}$/.test(pk) ? await this.repo.findService(Number(pk)) : null;
     if (!service) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
-    await this.access.requireRole(user, service.formId, MIN_ROLE.view);
+    const { role: callerRole } = await this.access.requireRole(user, service.formId, MIN_ROLE.view);
     if (role !== MIN_ROLE.view) await this.access.requireRole(user, service.formId, role);
-    return { service };
+    return { service, role: callerRole };
   }
 
   private async requireXform(user: AuthenticatedUser | undefined, xform: unknown): Promise<number> {
@@ -191,11 +204,14 @@ export class RestServicesService {
     return (await this.repo.findService(saved.id))!;
   }
 
-  /** The wire shape; `forMerge` keeps the decrypted token so a PATCH can re-validate. */
-  private present(s: RestServiceEntity, forMerge = false): RestServiceBody {
+  /**
+   * The wire shape. `showSecrets` decides whether the messaging `auth_token` reads in clear or
+   * masked; `forMerge` (the base a PATCH merges into) keeps every field a PUT would need.
+   */
+  private present(s: RestServiceEntity, opts: { showSecrets: boolean; forMerge?: boolean }): RestServiceBody {
     const body: RestServiceBody = { id: s.id, xform: s.formId, name: s.name, service_url: s.serviceUrl };
     if (s.name === 'messaging') {
-      body.auth_token = s.authTokenEnc ? this.box.decrypt(s.authTokenEnc) : null;
+      body.auth_token = !s.authTokenEnc ? null : opts.showSecrets ? this.box.decrypt(s.authTokenEnc) : MASKED_SECRET;
       body.flow_title = s.options.flow_title ?? '';
       body.flow_uuid = s.options.flow_uuid ?? '';
       body.contacts = s.options.contacts ?? '';
@@ -208,7 +224,7 @@ export class RestServicesService {
       body.spreadsheet_id = (s.options as { spreadsheet_id?: string }).spreadsheet_id ?? null;
     }
     if (s.name === 'dataset_service') body.dataset_id = s.options.dataset_id ?? '';
-    if (forMerge) return body;
+    if (opts.forMerge) return body;
     return {
       ...body,
       signing_enabled: s.signingSecretEnc !== null,
@@ -221,6 +237,14 @@ export class RestServicesService {
       date_modified: s.dateModified.toISOString(),
     };
   }
+}
+
+/**
+ * A stored third-party secret reads in clear for editors and above (who may change it anyway),
+ * never for lower roles nor for a scoped (Bearer) caller (docs/security.md, "The credential rule").
+ */
+function mayReadSecrets(user: AuthenticatedUser | undefined, role: FormRole | null): boolean {
+  return roleAtLeast(role, MIN_ROLE.manageRestServices) && !holdsScopedCredential(user);
 }
 
 function objectBody(body: unknown): Record<string, unknown> {

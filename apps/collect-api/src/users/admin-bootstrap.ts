@@ -2,7 +2,10 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from './users.service.js';
 
-/** Creates or updates the platform admin of COLLECT_ADMIN_USERNAME / COLLECT_ADMIN_PASSWORD at start. */
+/**
+ * Creates or updates the platform admin of COLLECT_ADMIN_USERNAME / COLLECT_ADMIN_PASSWORD at
+ * start; taking over an account someone else registered revokes its credentials (UsersService).
+ */
 @Injectable()
 export class AdminBootstrap implements OnApplicationBootstrap {
   private readonly logger = new Logger('AdminBootstrap');
@@ -15,7 +18,7 @@ export class AdminBootstrap implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     const { COLLECT_ADMIN_USERNAME: username, COLLECT_ADMIN_PASSWORD: password, COLLECT_ADMIN_EMAIL: email } = this.config;
     if (!username || !password) return;
-    const { user, created } = await this.users.createOrUpdate({ username, password, email, isSuperuser: true });
-    this.logger.log({ userId: user.id, username: user.username }, created ? 'platform admin created' : 'platform admin updated');
+    const { user, created, credentialsRevoked } = await this.users.createOrUpdate({ username, password, email, isSuperuser: true });
+    this.logger.log({ userId: user.id, username: user.username, credentialsRevoked }, created ? 'platform admin created' : 'platform admin updated');
   }
 }

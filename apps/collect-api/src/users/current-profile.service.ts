@@ -8,7 +8,7 @@ import { UsersService } from './users.service.js';
 export type CurrentProfile = ProfileBody & { api_token: string; temp_token: string };
 
 /**
- * `GET /api/v1/user`: the caller's profile with both tokens. Clients poll it, so the answer
+ * `GET /api/v1/user`: the caller's profile with both tokens (Basic, Token, TempToken callers). Clients poll it, so the answer
  * is cached per user for AUTH_TOKEN_CACHE_TTL_MS, never past the temporary token's expiry, and
  * dropped at once when this process rotates or expires a token of that user.
  */
@@ -23,6 +23,16 @@ export class CurrentProfileService {
   ) {
     this.cache = new TtlCache(config.AUTH_TOKEN_CACHE_TTL_MS);
     tokens.onChange((userId) => this.cache.delete(String(userId)));
+  }
+
+  /**
+   * The profile alone, for a Bearer caller: neither token is shown nor created
+   * (docs/security.md, "The credential rule").
+   */
+  async withoutTokens(userId: number): Promise<ProfileBody> {
+    const user = await this.users.findById(userId);
+    if (!user) throw new NotFoundException();
+    return presentProfile(user, this.config.PUBLIC_BASE_URL, true);
   }
 
   async get(userId: number): Promise<CurrentProfile> {

@@ -18,12 +18,16 @@ export interface ProfileBody {
   gravatar: string;
   require_auth: boolean;
   user: string;
-  is_superuser: boolean;
+  /** Present for the user themself and platform admins only (who administers is not public). */
+  is_superuser?: boolean;
   joined_on: string;
 }
 
-/** `email` is shown to the user themself and platform admins only (`showEmail`). */
-export function presentProfile(user: UserEntity, baseUrl: string, showEmail: boolean): ProfileBody {
+/**
+ * `email` and `is_superuser` are shown to the user themself and platform admins only
+ * (`showPrivate`): an anonymous caller must not learn which accounts administer the platform.
+ */
+export function presentProfile(user: UserEntity, baseUrl: string, showPrivate: boolean): ProfileBody {
   const username = encodeURIComponent(user.username);
   return {
     id: user.id,
@@ -32,7 +36,7 @@ export function presentProfile(user: UserEntity, baseUrl: string, showEmail: boo
     name: [user.firstName, user.lastName].filter(Boolean).join(' '),
     first_name: user.firstName,
     last_name: user.lastName,
-    email: showEmail ? user.email : '',
+    email: showPrivate ? user.email : '',
     city: user.city,
     country: user.country,
     organization: user.organization,
@@ -41,7 +45,7 @@ export function presentProfile(user: UserEntity, baseUrl: string, showEmail: boo
     gravatar: gravatarUrl(user.email),
     require_auth: user.requireAuth,
     user: `${baseUrl}/api/v1/users/${username}`,
-    is_superuser: user.isSuperuser,
+    ...(showPrivate ? { is_superuser: user.isSuperuser } : {}),
     joined_on: new Date(user.dateJoined).toISOString(),
   };
 }

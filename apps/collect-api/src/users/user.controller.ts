@@ -2,10 +2,11 @@ import { Controller, Delete, Get, HttpCode, NotFoundException, Param, Res } from
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { HttpResponse as Response } from '../auth/http-types.js';
 import { HttpErrorWithHeaders, NOT_FOUND_DETAIL } from '@collect/contracts';
-import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { CurrentProfileService, type CurrentProfile } from './current-profile.service.js';
+import type { ProfileBody } from './profile.presenter.js';
 import { UserTokensService } from './user-tokens.service.js';
 import { UsersService } from './users.service.js';
 
@@ -21,9 +22,9 @@ export class UserController {
 
   @Get('user')
   @RequireAuth()
-  @ApiOperation({ summary: "The caller's profile, with api_token and temp_token." })
-  me(@CurrentUser() caller: AuthenticatedUser): Promise<CurrentProfile> {
-    return this.profiles.get(caller.id);
+  @ApiOperation({ summary: "The caller's profile, with api_token and temp_token (not for Bearer callers: a scoped token never buys an unscoped one)." })
+  me(@CurrentUser() caller: AuthenticatedUser): Promise<CurrentProfile | ProfileBody> {
+    return holdsScopedCredential(caller) ? this.profiles.withoutTokens(caller.id) : this.profiles.get(caller.id);
   }
 
   @Delete('user/expire')
@@ -35,8 +36,8 @@ export class UserController {
   }
 
   @Get('user/regenerate_auth_token')
-  @RequireAuth({ bearerScopes: ['write'] })
-  @ApiOperation({ summary: 'Rotates the API token; 201 with the new key as a JSON string.' })
+  @RequireAuth({ issuesCredentials: true })
+  @ApiOperation({ summary: 'Rotates the API token; 201 with the new key as a JSON string. Basic, Token or TempToken only (Bearer: 403).' })
   async regenerate(@CurrentUser() caller: AuthenticatedUser, @Res() res: Response): Promise<void> {
     res.status(201).json(await this.tokens.regenerateApiToken(caller.id));
   }

@@ -60,4 +60,8 @@ export class UserEntity {
 
   @Column({ name: 'is_service_account', type: 'boolean', default: false })
   isServiceAccount: boolean;
+
+  /** Credentials issued before this instant were revoked (migration 1764600000000). */
+  @Column({ name: 'credentials_reset_at', type: 'timestamptz', nullable: true })
+  credentialsResetAt: Date | null;
 }

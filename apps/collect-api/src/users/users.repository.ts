@@ -53,4 +53,28 @@ export class UsersRepository {
   async update(id: number, changes: Partial<UserEntity>): Promise<void> {
     await this.repo.update({ id }, changes);
   }
+
+  /**
+   * Applies the changes and revokes every credential the account holds, in one transaction:
+   * API and temporary tokens, local OAuth access/refresh tokens and unused codes, CAS sign-in
+   * sessions, the sheet provider grant; `/o/` login cookies issued before now stop counting
+   * (`credentials_reset_at`). OAuth applications stay: without the account's password (or a
+   * session) nobody can get a token through them.
+   */
+  async updateAndRevokeCredentials(id: number, changes: Partial<UserEntity>): Promise<void> {
+    await this.repo.manager.transaction(async (m) => {
+      await m.update(UserEntity, { id }, changes);
+      await m.query(`UPDATE users SET credentials_reset_at = clock_timestamp() WHERE id = $1`, [id]);
+      for (const sql of [
+        `DELETE FROM api_tokens WHERE user_id = $1`,
+        `DELETE FROM temp_tokens WHERE user_id = $1`,
+        `UPDATE oauth_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`,
+        `UPDATE oauth_grants SET used_at = now() WHERE user_id = $1 AND used_at IS NULL`,
+        `DELETE FROM cas_sessions WHERE user_id = $1`,
+        `DELETE FROM sheets_grants WHERE user_id = $1`,
+      ]) {
+        await m.query(sql, [id]);
+      }
+    });
+  }
 }

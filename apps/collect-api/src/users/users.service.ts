@@ -99,23 +99,37 @@ export class UsersService {
   /**
    * Creates the user, or updates the password (and email, superuser flag) of an existing one.
    * Used by COLLECT_ADMIN_USERNAME at start and by `users create`, so both are idempotent.
+   *
+   * Taking over an existing account (a new password, a promotion to platform admin, a
+   * reactivation) revokes every credential it held: someone may have registered the username
+   * first and kept its tokens (docs/security.md, "Promoting an existing account"). The same
+   * password and flags again (every restart with COLLECT_ADMIN_*) change and revoke nothing.
    */
-  async createOrUpdate(input: CreateUserInput & { password: string }): Promise<{ user: UserEntity; created: boolean }> {
+  async createOrUpdate(input: CreateUserInput & { password: string }): Promise<{ user: UserEntity; created: boolean; credentialsRevoked: boolean }> {
     const existing = await this.users.findByUsername(input.username);
     if (!existing) {
       try {
-        return { user: await this.create(input), created: true };
+        return { user: await this.create(input), created: true, credentialsRevoked: false };
       } catch (err) {
         // Another process created it between our read and insert (several pods starting).
         if (!(err instanceof FieldValidationError)) throw err;
       }
     }
     const user = existing ?? (await this.users.findByUsername(input.username))!;
-    const changes: Partial<UserEntity> = { passwordHash: await this.passwords.hash(input.password), isActive: true };
+    const samePassword = await this.passwords.verify(user.passwordHash, input.password);
+    const promoted = input.isSuperuser === true && !user.isSuperuser;
+    const takenOver = !samePassword || promoted || !user.isActive;
+    const changes: Partial<UserEntity> = { isActive: true };
+    if (!samePassword) changes.passwordHash = await this.passwords.hash(input.password);
     if (input.isSuperuser !== undefined) changes.isSuperuser = input.isSuperuser;
     if (input.email) changes.email = input.email;
-    await this.users.update(user.id, changes);
-    return { user: { ...user, ...changes } as UserEntity, created: false };
+    if (takenOver) {
+      await this.users.updateAndRevokeCredentials(user.id, changes);
+      this.logger.warn({ userId: user.id, username: user.username, promoted, passwordChanged: !samePassword }, 'existing account taken over: its tokens and sessions were revoked');
+    } else {
+      await this.users.update(user.id, changes);
+    }
+    return { user: { ...user, ...changes } as UserEntity, created: false, credentialsRevoked: takenOver };
   }
 
   /** The user when the password matches (active or not: the caller decides what inactive means). */
