@@ -57,6 +57,7 @@ export const collectEnvSchema = z
     INPUT_MAX_NODES: envField.int(500_000, 100, 10_000_000),
     INPUT_MAX_DEPTH: envField.int(64, 8, 1_000),
     FORM_MAX_FIELDS: envField.int(10_000, 10, 1_000_000),
+    MERGED_DATASET_MAX_FORMS: envField.int(100, 2, 10_000),
     UPLOAD_TMP_DIR: z.string().min(1).default(join(tmpdir(), 'collect-uploads')),
     // Rest services and forwarding (issue 8, docs/restservices.md).
     FORWARD_ALLOW_PRIVATE_NETWORKS: envField.list(''),
