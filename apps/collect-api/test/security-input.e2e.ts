@@ -126,6 +126,24 @@ describe('security: parsers of user input (issue 17, findings 2 and 8)', () => {
     expect(readdirSync(sut.config.UPLOAD_TMP_DIR).filter((f) => f.endsWith('.part'))).toEqual([]);
   });
 
+  it('a raw XForm body announced larger than FORM_MAX_BYTES is refused before it is read (413, connection closed)', async () => {
+    const { hostname, port } = new URL(sut.url);
+    const answer = await new Promise<{ status: number; connection?: string; body: string }>((resolve, reject) => {
+      const req = httpRequest({ host: hostname, port, method: 'POST', path: '/api/v1/forms', headers: { Authorization: owner.token, 'Content-Type': 'application/xml', 'Content-Length': String(sut.config.FORM_MAX_BYTES + 1) } });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, body }));
+      });
+      req.on('error', reject);
+      // Only the first bytes are sent: the answer must not wait for the rest.
+      req.write('<h:html>');
+    });
+    expect(answer.status).toBe(413);
+    expect(answer.connection).toBe('close');
+    expect(JSON.parse(answer.body)).toEqual({ detail: `The body is larger than ${sut.config.FORM_MAX_BYTES} bytes.` });
+  });
+
   it('OpenRosa: an attachment part before the XML part is refused (400), not spooled', async () => {
     await api().post('/api/v1/forms').set('Authorization', owner.token).set('Content-Type', 'application/xml').send(demoXForm('order_form')).expect(201);
     const res = await api().post('/submission').set('Authorization', owner.token)
