@@ -48,9 +48,12 @@ export class OidcPayloadsRepository {
     await this.ds.query(`DELETE FROM oidc_payloads WHERE model = $1 AND id = $2`, [model, id]);
   }
 
-  /** Every model of the grant (codes, refresh tokens...), whatever its type. */
+  /**
+   * Every model of the grant (codes, refresh tokens...), whatever its type, and the grant itself:
+   * a refresh token stored by a request that was already past its checks then finds no grant.
+   */
   async revokeByGrantId(grantId: string): Promise<void> {
-    await this.ds.query(`DELETE FROM oidc_payloads WHERE grant_id = $1`, [grantId]);
+    await this.ds.query(`DELETE FROM oidc_payloads WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [grantId]);
   }
 
   /** Removes expired rows in batches; returns how many went. */
