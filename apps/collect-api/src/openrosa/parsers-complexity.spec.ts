@@ -13,23 +13,29 @@ import { parseXml, type InputLimits } from './xml.js';
 
 /**
  * The class of finding 2 (issue 17): every parser of user input runs in time linear in its
- * input. For each one, time(4n) / time(n) (medians of 7 runs, measured in this process) must stay
- * under 8: a linear parser lands near 4, a quadratic one near 16. The quadratic XForm parser
- * of before measured about 10 on the long-instance row (a 576 KB form: 2.7 s). To cover a new parser, add one row.
+ * input. For each one, time(4n) / time(n) (medians of 7 runs of CPU time, measured in this
+ * process) must stay under 8: a linear parser lands near 4, a quadratic one near 16.
+ * Sizes are chosen so that even the small input's tree outgrows V8's young generation: below
+ * that, the large run alone pays for promoting its objects and a linear parser measured up to 8.5.
+ * A machine busy with other work still pushes a ratio up now and then, so a row may be measured
+ * up to three times and its best ratio counts; a quadratic parser never comes near the bound
+ * (the XForm parser of before: 14 on the long-instance row at n = 8,000; at this row's n it does
+ * not finish within the test's time; a 576 KB form took it 2.7 s). To cover a new parser, add one row.
  */
 const BOUND = 8;
+const ATTEMPTS = 3;
 const UNBOUNDED: InputLimits = { maxNodes: 10_000_000, maxDepth: 64, maxFields: 1_000_000 };
 const measured: Array<{ parser: string } & GrowthMeasurement> = [];
 
 /** The shape that exposed the quadratic parser: a long instance (names of one length, one prefix). */
 function longInstanceXForm(n: number): string {
-  const q = Array.from({ length: n }, (_, i) => `question_${String(i).padStart(6, '0')}`);
+  const q = Array.from({ length: n }, (_, i) => `household_member_question_${String(i).padStart(6, '0')}`);
   return [
     '<h:html xmlns="http://www.w3.org/2002/xforms" xmlns:h="http://www.w3.org/1999/xhtml">',
     '<h:head><h:title>Big</h:title><model><instance><data id="big">',
     ...q.map((name) => `<${name}/>`),
-    '<meta><instanceID/></meta></data></instance><bind nodeset="/data/question_000000" type="int"/></model></h:head>',
-    '<h:body><input ref="/data/question_000000"><label>Q</label></input></h:body></h:html>',
+    `<meta><instanceID/></meta></data></instance><bind nodeset="/data/${q[0]}" type="int"/></model></h:head>`,
+    `<h:body><input ref="/data/${q[0]}"><label>Q</label></input></h:body></h:html>`,
   ].join('');
 }
 
@@ -87,25 +93,25 @@ describe('parsers of user input are linear (time(4n)/time(n) < 8)', () => {
   });
 
   const rows: Array<{ parser: string; n: number; make: (n: number) => unknown; run: (input: never) => unknown }> = [
-    { parser: 'XForm (long instance)', n: 8_000, make: longInstanceXForm, run: (x: string) => parseXForm(x, UNBOUNDED) },
-    { parser: 'XForm (questions with binds and controls)', n: 3_000, make: xform, run: (x: string) => parseXForm(x, UNBOUNDED) },
+    { parser: 'XForm (long instance)', n: 64_000, make: longInstanceXForm, run: (x: string) => parseXForm(x, UNBOUNDED) },
+    { parser: 'XForm (questions with binds and controls)', n: 20_000, make: xform, run: (x: string) => parseXForm(x, UNBOUNDED) },
     {
       parser: 'JSON form definition',
-      n: 20_000,
+      n: 32_000,
       make: (n) => ({ id_string: 'big', fields: [...Array.from({ length: n }, (_, i) => ({ name: `q${i}`, type: 'integer', label: `Q${i}` })), { name: 'g', type: 'group', children: Array.from({ length: n }, (_, i) => ({ name: `r${i}`, type: 'text' })) }] }),
       run: (b: unknown) => parseJsonForm(b, UNBOUNDED),
     },
-    { parser: 'OpenRosa instance (repeats)', n: 10_000, make: (n) => `<data id="f">${'<rep><a>x</a><b>y</b></rep>'.repeat(n)}</data>`, run: (x: string) => recordFromXml(parseXml(x, UNBOUNDED), repeatForm, UNBOUNDED) },
-    { parser: 'OpenRosa instance (many children of a deep group)', n: 8_000, make: deepGroupInstance, run: (x: string) => recordFromXml(parseXml(x, UNBOUNDED), { fields: [] }, UNBOUNDED) },
+    { parser: 'OpenRosa instance (repeats)', n: 40_000, make: (n) => `<data id="f">${'<rep><a>x</a><b>y</b></rep>'.repeat(n)}</data>`, run: (x: string) => recordFromXml(parseXml(x, UNBOUNDED), repeatForm, UNBOUNDED) },
+    { parser: 'OpenRosa instance (many children of a deep group)', n: 32_000, make: deepGroupInstance, run: (x: string) => recordFromXml(parseXml(x, UNBOUNDED), { fields: [] }, UNBOUNDED) },
     {
       parser: 'JSON submission (keys and repeats)',
-      n: 10_000,
+      n: 40_000,
       make: (n) => ({ ...Object.fromEntries(Array.from({ length: n }, (_, i) => [`q${i}`, i])), rep: Array.from({ length: n }, (_, i) => ({ a: i, b: 'x' })) }),
       run: (b: Record<string, unknown>) => recordFromJson(b, UNBOUNDED),
     },
     {
       parser: 'JSON submission (many children of a deep group)',
-      n: 8_000,
+      n: 32_000,
       make: (n) => {
         let v: Record<string, unknown> = Object.fromEntries(Array.from({ length: n }, (_, i) => [`q${i}`, 'v']));
         for (let d = 0; d < 30; d++) v = { [`g${String(d).padStart(29, 'x')}`]: v };
@@ -136,8 +142,12 @@ describe('parsers of user input are linear (time(4n)/time(n) < 8)', () => {
   ];
 
   it.each(rows.map((r) => [r.parser, r] as const))('%s', async (_name, row) => {
-    const m = await measureGrowth(row.make, row.run as (input: unknown) => unknown, { n: row.n });
-    measured.push({ parser: row.parser, ...m });
-    expect(m.ratio).toBeLessThan(BOUND);
+    let best: GrowthMeasurement | undefined;
+    for (let attempt = 0; attempt < ATTEMPTS && !(best && best.ratio < BOUND); attempt++) {
+      const m = await measureGrowth(row.make, row.run as (input: unknown) => unknown, { n: row.n });
+      if (!best || m.ratio < best.ratio) best = m;
+    }
+    measured.push({ parser: row.parser, ...best! });
+    expect(best!.ratio).toBeLessThan(BOUND);
   });
 });
