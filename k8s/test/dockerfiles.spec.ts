@@ -52,11 +52,11 @@ describe.each([
   const { args, stages } = parse(file);
   const runtime = stages.at(-1)!;
 
-  it('builds in stages from a pinned Node 20 base', () => {
+  it('builds in stages from a pinned Node 24 LTS base', () => {
     expect(stages.map((s) => s.name)).toEqual(['build', 'runtime']);
     for (const s of stages) expect(s.from).toBe('${NODE_IMAGE}');
     // A full version, never `latest` or a floating major.
-    expect(args.NODE_IMAGE).toMatch(/^node:20\.\d+\.\d+-[a-z]+-slim(@sha256:[0-9a-f]{64})?$/);
+    expect(args.NODE_IMAGE).toMatch(/^node:24\.\d+\.\d+-[a-z]+-slim(@sha256:[0-9a-f]{64})?$/);
   });
 
   it('bundles only this service with its production dependencies', () => {

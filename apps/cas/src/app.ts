@@ -13,8 +13,9 @@ export async function createCasApp(config: CasConfig): Promise<NestExpressApplic
   if (config.MIGRATIONS_RUN) await runMigrations(config);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bufferLogs: true });
   app.disable('x-powered-by');
-  // Behind an ingress the client address (lockout) and https come from X-Forwarded-*.
-  if (config.CAS_TRUST_PROXY) app.set('trust proxy', true);
+  // Behind an ingress the client address (lockout) and https come from X-Forwarded-*, as
+  // written by the CAS_TRUSTED_PROXY_HOPS proxies in front, never by the client (docs/security.md).
+  app.set('trust proxy', config.CAS_TRUSTED_PROXY_HOPS);
   applyHttpServerLimits(app, {
     bodyLimitBytes: config.HTTP_BODY_LIMIT_BYTES,
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,

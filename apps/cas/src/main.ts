@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const logger = app.get(Logger);
   installGracefulShutdown(app, config.SHUTDOWN_GRACE_MS, (msg) => logger.log(msg));
   await app.listen(config.CAS_PORT, config.CAS_HOST);
-  logger.log(`cas listening; issuer ${config.CAS_ISSUER}`);
+  logger.log(`cas listening; issuer ${config.CAS_ISSUER}; node ${process.version}`);
 }
 
 main().catch((err) => {

@@ -1,13 +1,13 @@
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { chromium, type Browser } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '@collect/testing';
 import { AccountsService } from '../src/accounts/accounts.service.js';
 import { CallbackServer } from './support/callback-server.js';
 import { writeSeedFile } from './support/seed-file.js';
 import { FormLogin } from './support/form-login.js';
 import { DEV_SEED, startTestCasApp, type TestCasApp } from './test-app.js';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 describe('cas authorization code + PKCE, refresh, implicit', () => {
   let sut: TestCasApp;
@@ -31,7 +31,7 @@ describe('cas authorization code + PKCE, refresh, implicit', () => {
     web = await oidc.discovery(new URL(sut.url), 'collect-web', 'collect-web-secret', oidc.ClientSecretBasic('collect-web-secret'), { execute: [oidc.allowInsecureRequests] });
     jwks = createRemoteJWKSet(new URL(`${sut.url}/.well-known/openid-configuration/jwks`));
     demoId = (await sut.app.get(AccountsService).findByUsername('demo'))!.id;
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM.provides, args: CHROMIUM_ARGS });
   });
   afterAll(async () => {
     await browser?.close();

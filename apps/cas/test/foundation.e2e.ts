@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
-import { freePort, freshTestDatabase, startServiceProcess } from '@collect/testing';
+import { freePort, freshTestDatabase, startServiceProcess, waitFor } from '@collect/testing';
 import { runMigrations } from '../src/database/data-source.js';
 import { startTestCasApp, type TestCasApp } from './test-app.js';
 
@@ -45,8 +45,13 @@ describe('cas process', () => {
       CAS_PORT: String(port),
       CAS_HOST: '127.0.0.1',
       CAS_DATABASE_URL: await freshTestDatabase('cas_proc'),
+      LOG_LEVEL: 'info',
     }, port);
+    // The start-up line names the Node.js release; oidc-provider warns on any release it does not support (Node 24 LTS: docs/operations.md, "Runtime").
+    await waitFor(async () => proc.output().includes('cas listening'), 10_000, 'the start-up log line');
+    expect(proc.output().split('\n').find((l) => l.includes('cas listening'))).toMatch(/; node v24\.\d+\.\d+/);
     expect(await proc.stop('SIGTERM')).toBe(0);
+    expect(proc.output()).not.toContain('Unsupported runtime');
   });
 
   it('refuses to start on a bad port and names the variable', async () => {

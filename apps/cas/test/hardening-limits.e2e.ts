@@ -9,7 +9,7 @@ describe('hardening: abuse limits (cas)', () => {
   beforeAll(async () => {
     cas = await startTestCasApp({
       CAS_DEV_SEED_FILE: DEV_SEED,
-      CAS_TRUST_PROXY: 'true',
+      CAS_TRUSTED_PROXY_HOPS: '1',
       HTTP_BODY_LIMIT_BYTES: '4096',
       HTTP_HEADERS_TIMEOUT_MS: '400',
       RATE_LIMIT_TOKEN_PER_IP: '5',
@@ -40,6 +40,12 @@ describe('hardening: abuse limits (cas)', () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get('content-type')).toMatch(/^text\/html/);
     expect(limited.headers.get('retry-after')).toBeTruthy();
+  });
+
+  it('per address means the address the ingress saw: a client-written left-most X-Forwarded-For changes nothing (issue 17, finding 8)', async () => {
+    const post = (i: number) => fetch(`${cas.url}/interaction/some-uid/login`, { method: 'POST', headers: { 'X-Forwarded-For': `198.51.100.${i}, 10.2.5.1`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'username=demo&password=x' });
+    for (let i = 0; i < 3; i++) expect((await post(i)).status).not.toBe(429);
+    expect((await post(9)).status).toBe(429);
   });
 
   it('security headers on provider pages, interaction pages and the API; no x-powered-by', async () => {

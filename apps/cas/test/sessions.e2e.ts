@@ -1,11 +1,11 @@
 import * as oidc from 'openid-client';
 import { chromium, type Browser } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '@collect/testing';
 import { AccountsService } from '../src/accounts/accounts.service.js';
 import { CallbackServer } from './support/callback-server.js';
 import { FormLogin } from './support/form-login.js';
 import { DEV_SEED, startTestCasApp, type TestCasApp } from './test-app.js';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 describe('cas sessions: logout, revocation, introspection, disabled users', () => {
   let sut: TestCasApp;
@@ -19,7 +19,7 @@ describe('cas sessions: logout, revocation, introspection, disabled users', () =
     redirectUri = `${rp.base}/auth/callback`;
     sut = await startTestCasApp({ CAS_DEV_SEED_FILE: DEV_SEED, CAS_DEV_COLLECT_WEB_REDIRECT_URI: redirectUri });
     web = await oidc.discovery(new URL(sut.url), 'collect-web', 'collect-web-secret', undefined, { execute: [oidc.allowInsecureRequests] });
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM.provides, args: CHROMIUM_ARGS });
   });
   afterAll(async () => {
     await browser?.close();

@@ -11,8 +11,9 @@ import { runMigrations } from './database/data-source.js';
 export async function createCollectApp(config: CollectConfig): Promise<NestExpressApplication> {
   if (config.MIGRATIONS_RUN) await runMigrations(config);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bufferLogs: true, bodyParser: true });
-  // Behind an ingress the client address (rate limits) comes from X-Forwarded-For.
-  app.set('trust proxy', config.HTTP_TRUST_PROXY);
+  // The client address (rate limits) is the X-Forwarded-For entry written by the N-th trusted
+  // proxy from us, never one the client wrote itself (docs/security.md, "Client addresses").
+  app.set('trust proxy', config.HTTP_TRUSTED_PROXY_HOPS);
   app.disable('x-powered-by');
   app.use(securityHeaders(helmet));
   applyHttpServerLimits(app, {

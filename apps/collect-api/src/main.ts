@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   const logger = app.get(Logger);
   installGracefulShutdown(app, config.SHUTDOWN_GRACE_MS, (msg) => logger.log(msg));
   await app.listen(config.COLLECT_PORT, config.COLLECT_HOST);
-  logger.log(`collect-api listening on ${config.PUBLIC_BASE_URL}`);
+  logger.log(`collect-api listening on ${config.PUBLIC_BASE_URL}; node ${process.version}`);
 }
 
 main().catch((err) => {

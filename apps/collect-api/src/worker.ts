@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const logger = app.get(Logger);
   installGracefulShutdown(app, config.SHUTDOWN_GRACE_MS, (msg) => logger.log(msg));
   await app.listen(config.WORKER_PORT, config.COLLECT_HOST);
-  logger.log(`collect-api worker delivering; health on port ${config.WORKER_PORT}`);
+  logger.log(`collect-api worker delivering; health on port ${config.WORKER_PORT}; node ${process.version}`);
 }
 
 main().catch((err) => {

@@ -1,10 +1,10 @@
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '@collect/testing';
 import { OAuthApplicationsService } from '../src/oauth2/oauth-applications.service.js';
 import { casUserId, onCollect, startCasEnv, startSignInOverHttp, type CasEnv } from './cas-env.js';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const JWT_LIKE = /eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\./;
 
 describe('sign-in through the CAS (collect-api as backend-for-frontend)', () => {
@@ -18,7 +18,7 @@ describe('sign-in through the CAS (collect-api as backend-for-frontend)', () => 
     for (const username of ['demo', 'alice']) {
       await request(env.collect.url).post('/api/v1/cas-users').set('Authorization', env.admin.token).send({ cas_user_id: await casUserId(env, username) }).expect(201);
     }
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM.provides, args: CHROMIUM_ARGS });
   });
   afterAll(async () => {
     await browser?.close();

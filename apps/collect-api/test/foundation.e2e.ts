@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
-import { freePort, freshRedisPrefix, freshTestDatabase, sharedRedisUrl, startServiceProcess } from '@collect/testing';
+import { freePort, freshRedisPrefix, freshTestDatabase, sharedRedisUrl, startServiceProcess, waitFor } from '@collect/testing';
 import { runMigrations } from '../src/database/data-source.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 
@@ -58,9 +58,13 @@ describe('collect-api process', () => {
       REDIS_URL: sharedRedisUrl(),
       REDIS_PREFIX: freshRedisPrefix('proc'),
     }, port);
+    // The start-up line names the Node.js release (Node 24 LTS: docs/operations.md, "Runtime").
+    await waitFor(async () => proc.output().includes('collect-api listening'), 10_000, 'the start-up log line');
+    expect(proc.output().split('\n').find((l) => l.includes('collect-api listening'))).toMatch(/; node v24\.\d+\.\d+/);
     const code = await proc.stop('SIGTERM');
     expect(code).toBe(0);
     expect(proc.output()).not.toMatch(/password|secret/i);
+    expect(proc.output()).not.toContain('Unsupported runtime');
   });
 
   it('refuses to start on a bad port and names the variable', async () => {

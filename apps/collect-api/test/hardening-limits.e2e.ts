@@ -44,7 +44,7 @@ describe('hardening: abuse limits (collect-api)', () => {
         SUBMISSION_XML_MAX_BYTES: '2048',
         ATTACHMENT_MAX_BYTES: '1024',
         SUBMISSION_MAX_ATTACHMENTS: '2',
-        HTTP_TRUST_PROXY: 'true',
+        HTTP_TRUSTED_PROXY_HOPS: '1',
         RATE_LIMIT_TOKEN_PER_IP: '5',
         RATE_LIMIT_TOKEN_PER_CLIENT: '3',
         RATE_LIMIT_LOGIN_PER_IP: '4',
@@ -122,6 +122,13 @@ describe('hardening: abuse limits (collect-api)', () => {
       expect(limited.headers['retry-after']).toBeDefined();
       for (let i = 0; i < 4; i++) expect((await login(`u${i}`, '10.1.1.1')).status).toBe(403);
       expect((await login('u9', '10.1.1.1')).status).toBe(429);
+    });
+
+    it('per address means the address the ingress saw: a client-written left-most X-Forwarded-For changes nothing (issue 17, finding 8)', async () => {
+      // The ingress appends the peer it saw (10.1.2.1) to whatever the client sent.
+      const login = (i: number) => request(sut.url).post('/o/login').set('X-Forwarded-For', `198.51.100.${i}, 10.1.2.1`).type('form').send({ username: `v${i}`, password: 'x', csrf_token: 'x', next: '/o/authorize?' });
+      for (let i = 0; i < 4; i++) expect((await login(i)).status).toBe(403);
+      expect((await login(9)).status).toBe(429);
     });
 
     it('HTML pages carry helmet headers and their own strict CSP', async () => {

@@ -262,10 +262,10 @@ describe('hardening: log hygiene (collect-api)', () => {
     expect(other.status).toBe(201);
     const otherState = keep('sheets state (refused)', new URL(((await other.json()) as { authorization_url: string }).authorization_url).searchParams.get('state'));
     const badCode = keep('sheets code (refused)', 'Sheets-unknown-code-for-logs-4321');
-    expect((await call(`/api/v1/restservices/sheets/callback?code=${badCode}&state=${otherState}`, null)).status).toBe(400);
+    expect((await call(`/api/v1/restservices/sheets/callback?code=${badCode}&state=${otherState}`, basic('logadmin', secrets.get('admin password')))).status).toBe(400);
     const code = keep('sheets authorization code', 'Sheets-code-for-logs-1234567');
     sheets.codes.set(code, redirect);
-    expect((await call(`/api/v1/restservices/sheets/callback?code=${code}&state=${encodeURIComponent(state)}`, null)).status).toBe(200);
+    expect((await call(`/api/v1/restservices/sheets/callback?code=${code}&state=${encodeURIComponent(state)}`, token)).status).toBe(200);
     expect(sheets.sheets.size).toBe(1);
   }
 

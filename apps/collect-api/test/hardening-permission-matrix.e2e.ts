@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import { casUserId, machineToken, startCasEnv, type CasEnv } from './cas-env.js';
 import { demoInstance, demoXForm, jpeg } from './forms-fixtures.js';
 import type { TestCollectApp } from './test-app.js';
+import { listRoutes } from './routes.js';
 import { createTestBearerToken, createTestUser, type TestUser } from './test-users.js';
 
 /**
@@ -69,6 +69,8 @@ const ownerOnly = (ok: number): Expect => ({ ...everyone(404), owner: ok, admin:
 const adminOnly = (ok: number): Expect => ({ ...everyone(403), admin: ok, anonymous: 401 });
 
 interface Fixture {
+  /** The owner's username (owner-scoped OpenRosa paths). */
+  owner: string;
   formId: number;
   idString: string;
   otherFormId: number;
@@ -187,8 +189,14 @@ const TABLE: RouteCase[] = [
   // OpenRosa
   { route: 'GET /formList', call: () => ({ path: '/formList' }), expect: anyUser(200) },
   { route: 'GET /forms/:pk/form.xml', call: (f) => ({ path: `/forms/${f.formId}/form.xml` }), expect: atLeast('readonly', 200) },
-  { route: 'HEAD /submission', call: () => ({ path: '/submission' }), expect: everyone(204) },
+  // The OpenRosa pre-flight answers 401 with WWW-Authenticate without credentials, as the peers do.
+  { route: 'HEAD /submission', call: () => ({ path: '/submission' }), expect: anyUser(204) },
   { route: 'POST /submission', call: (f) => ({ path: '/submission', attachXml: { field: 'xml_submission_file', xml: demoInstance({ instanceId: randomUUID(), idString: f.idString }) } }), expect: atLeast('dataentry', 201) },
+  // Owner-scoped OpenRosa paths (docs/forms.md): the list is the owner's forms the caller may submit to (empty for others).
+  { route: 'GET /:username/formList', call: (f) => ({ path: `/${f.owner}/formList` }), expect: anyUser(200) },
+  { route: 'GET /:username/forms/:pk/form.xml', call: (f) => ({ path: `/${f.owner}/forms/${f.formId}/form.xml` }), expect: atLeast('readonly', 200) },
+  { route: 'HEAD /:username/submission', call: (f) => ({ path: `/${f.owner}/submission` }), expect: anyUser(204) },
+  { route: 'POST /:username/submission', call: (f) => ({ path: `/${f.owner}/submission`, attachXml: { field: 'xml_submission_file', xml: demoInstance({ instanceId: randomUUID(), idString: f.idString }) } }), expect: atLeast('dataentry', 201) },
   // Submissions and data
   { route: 'POST /api/v1/submissions', call: (f) => ({ path: '/api/v1/submissions', body: { id: f.idString, submission: { name: 'x' } } }), expect: atLeast('dataentry', 201) },
   { route: 'GET /api/v1/data/:formPk', call: (f) => ({ path: `/api/v1/data/${f.formId}` }), expect: atLeast('readonly', 200) },
@@ -244,25 +252,6 @@ const TABLE: RouteCase[] = [
   { route: 'GET /auth/logout', ignoresAuthorization: true, call: () => ({ path: '/auth/logout' }), expect: everyone(200) },
   { route: 'POST /auth/logout', ignoresAuthorization: true, call: () => ({ path: '/auth/logout' }), expect: everyone(303) },
 ];
-
-/**
- * `METHOD /path` of every route the Express router holds (Nest controllers, Swagger, health).
- * Wildcard layers are Nest's middleware (CORS, auth), registered per method, not endpoints.
- */
-export function listRoutes(app: NestExpressApplication): string[] {
-  const express = app.getHttpAdapter().getInstance() as { router?: { stack: Layer[] }; _router?: { stack: Layer[] } };
-  type Layer = { route?: { path: string | string[]; methods: Record<string, boolean> } };
-  const stack = (express.router ?? express._router)?.stack ?? [];
-  const out = new Set<string>();
-  for (const layer of stack) {
-    if (!layer.route) continue;
-    if (([] as string[]).concat(layer.route.path).some((p) => p.includes('*'))) continue;
-    for (const path of ([] as string[]).concat(layer.route.path)) {
-      for (const [method, on] of Object.entries(layer.route.methods)) if (on && method !== '_all') out.add(`${method.toUpperCase()} ${path.replace(/\/+$/, '') || '/'}`);
-    }
-  }
-  return [...out].sort();
-}
 
 describe('hardening: one permission matrix for every collect-api route', () => {
   let env: CasEnv;
@@ -320,7 +309,7 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     const mergedId = (await request(sut.url).post('/api/v1/merged-datasets').set('Authorization', ownerAuth).send({ name: 'm', xforms: [formId, otherFormId] }).expect(201)).body.id as number;
     const app = (await request(sut.url).post('/api/v1/oauth-applications').set('Authorization', ownerAuth).send({ name: 'a', redirect_uris: 'https://c.example/cb' }).expect(201)).body as { id: number; client_secret: string };
     ownerSecrets.add(app.client_secret);
-    const f: Fixture = { formId, idString, otherFormId, submissionId, dataviewId, mergedId, appId: app.id };
+    const f: Fixture = { owner: creds.owner.username, formId, idString, otherFormId, submissionId, dataviewId, mergedId, appId: app.id };
     if (withShared) f.shared = await sharedExtras(f);
     return f;
   }

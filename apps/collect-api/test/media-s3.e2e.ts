@@ -1,5 +1,6 @@
 import request from 'supertest';
 import sharp from 'sharp';
+import { DataSource } from 'typeorm';
 import { demoWav } from '../src/openrosa/demo-media.js';
 import { mediaFormDefinition, orientedJpeg, submitMedia } from './media-fixtures.js';
 import { startLocalS3, type LocalS3 } from './submissions-s3rver.js';
@@ -57,6 +58,26 @@ describe('media with S3 storage, signed redirects and forwarded headers', () => 
     expect(Buffer.compare(Buffer.from(await direct.arrayBuffer()), photo)).toBe(0);
     expect(direct.headers.get('content-type')).toBe('image/jpeg');
     expect(direct.headers.get('content-disposition')).toBe('attachment; filename="p.jpg"');
+  });
+
+  it('a signed redirect is inert on its own: the store is told an inert type and attachment, the redirect carries CSP and nosniff (issue 17, finding 3)', async () => {
+    // The object store cannot send a CSP: the type it serves must be inert by itself.
+    const zip = Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), Buffer.from('<html><script>alert(1)</script></html>')]);
+    await submitMedia(sut, owner, formId, 'media_s3', { instanceId: '00000000-0000-4000-8000-0000000000ab', age: '31', doc: { name: 'x.html', data: zip, type: 'text/html' } });
+    const [doc] = ((await request(sut.url).get(`/api/v1/media?xform=${formId}`).set('Authorization', owner.token).expect(200)).body as typeof items).filter((i) => i.filename.endsWith('x.html'));
+    expect(doc.mimetype).toBe('application/zip');
+    // Also a row stored before the sniffing fix, with the active type the name asked for.
+    await sut.app.get(DataSource).query(`UPDATE attachments SET mimetype = 'text/html' WHERE id = $1`, [doc.id]);
+    const res = await request(sut.url).get(`/api/v1/files/${doc.id}`).query({ filename: doc.filename }).set('Authorization', owner.token).expect(302);
+    expect(res.headers['content-security-policy']).toBe("default-src 'none'; sandbox");
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    const location = new URL(res.headers.location);
+    expect(location.searchParams.get('response-content-type')).toBe('application/octet-stream');
+    expect(location.searchParams.get('response-content-disposition')).toBe('attachment; filename="x.html"');
+    const direct = await fetch(location);
+    expect(direct.status).toBe(200);
+    expect(direct.headers.get('content-type')).toBe('application/octet-stream');
+    expect(direct.headers.get('content-disposition')).toBe('attachment; filename="x.html"');
   });
 
   it('streams ranges itself, and stores variants in the bucket', async () => {

@@ -2,12 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '@collect/testing';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { basicHeader, createTestBearerToken, createTestUser, type TestUser } from './test-users.js';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 /** A real local HTTP server standing in for the client application's redirect endpoint. */
 async function startRedirectReceiver(): Promise<{ url: string; close(): Promise<void> }> {
@@ -33,7 +33,7 @@ describe('collect-api OAuth 2.0 provider (/o/)', () => {
     [sut, receiver, browser] = await Promise.all([
       startTestCollectApp({ AUTH_TOKEN_CACHE_TTL_MS: '0' }),
       startRedirectReceiver(),
-      chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS }),
+      chromium.launch({ executablePath: CHROMIUM.provides, args: CHROMIUM_ARGS }),
     ]);
     alice = await createTestUser(sut.app, { username: 'alice' });
     bob = await createTestUser(sut.app, { username: 'bob' });

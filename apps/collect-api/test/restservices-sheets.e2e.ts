@@ -5,7 +5,7 @@ import { demoXForm } from './forms-fixtures.js';
 import { until } from './restservices-receiver.js';
 import { FakeSheetsProvider } from './restservices-sheets.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
-import { createTestUser, type TestUser } from './test-users.js';
+import { createTestBearerToken, createTestUser, type TestUser } from './test-users.js';
 
 describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped provider', () => {
   let sut: TestCollectApp;
@@ -45,6 +45,24 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
     return sheets.sheets.get(svc.spreadsheet_id)!;
   };
 
+  it('the consent state completes only for the user who created the service: no login CSRF (issue 17, finding 8)', async () => {
+    const [sender, victim] = [await createTestUser(sut.app), await createTestUser(sut.app)];
+    const formId = (await api().post('/api/v1/forms').set('Authorization', sender.token).attach('xml_file', Buffer.from(demoXForm('csrf_sheet_form')), 'form.xml').expect(201)).body.formid;
+    const created = await api().post('/api/v1/restservices').set('Authorization', sender.token).send({ xform: formId, name: 'spreadsheet', spreadsheet_title: 'Mine' }).expect(201);
+    const state = new URL(created.body.authorization_url).searchParams.get('state')!;
+    // The sender passes the consent URL to someone else, whose browser comes back with their code.
+    sheets.codes.set('victims-code', `${sut.config.PUBLIC_BASE_URL}/api/v1/restservices/sheets/callback`);
+    const callback = () => api().get('/api/v1/restservices/sheets/callback').query({ code: 'victims-code', state });
+    const anonymous = await callback().expect(401);
+    expect(anonymous.headers['www-authenticate']).toBe('Basic realm="api"');
+    await callback().set('Authorization', victim.token).expect(400, { detail: 'Unknown or expired state.' });
+    await callback().set('Authorization', await createTestBearerToken(sut.app, sender, 'read')).expect(403);
+    const before = sheets.sheets.size;
+    // The state is still the sender's to complete, and links the sender's service.
+    await callback().set('Authorization', sender.token).expect(200, { detail: 'Sheet provider access granted.', restservice: created.body.id });
+    expect(sheets.sheets.size).toBe(before + 1);
+  });
+
   it('create without a grant answers authorization_url (redirect_uri override); the callback stores the grant, links the sheet and back-fills 500 rows in _id order; edits rewrite, deletes clear', async () => {
     const formId = await newForm('sheet_form');
     await submitMany('sheet_form', 500);
@@ -61,10 +79,11 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
 
     // The provider redirects to the client's redirect_uri with a code; the client hands it on.
     sheets.codes.set('code-1', 'https://client.example/sheets-done');
-    await api().get('/api/v1/restservices/sheets/callback').query({ code: 'code-1', state: 'forged' }).expect(400);
-    const cb = await api().get('/api/v1/restservices/sheets/callback').query({ code: 'code-1', state: consent.searchParams.get('state') }).expect(200);
+    const callback = (query: Record<string, unknown>) => api().get('/api/v1/restservices/sheets/callback').query(query);
+    await callback({ code: 'code-1', state: 'forged' }).set('Authorization', owner.token).expect(400);
+    const cb = await callback({ code: 'code-1', state: consent.searchParams.get('state') }).set('Authorization', owner.token).expect(200);
     expect(cb.body).toEqual({ detail: 'Sheet provider access granted.', restservice: created.body.id });
-    await api().get('/api/v1/restservices/sheets/callback').query({ code: 'code-1', state: consent.searchParams.get('state') }).expect(400); // single use
+    await callback({ code: 'code-1', state: consent.searchParams.get('state') }).set('Authorization', owner.token).expect(400); // single use
 
     const svc = (await api().get(`/api/v1/restservices/${created.body.id}`).set('Authorization', owner.token).expect(200)).body;
     expect(svc).toMatchObject({ active: true, inactive_reason: null, spreadsheet_id: expect.any(String) });

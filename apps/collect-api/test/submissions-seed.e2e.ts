@@ -20,9 +20,9 @@ describe('pnpm seed:demo (built dist against a running collect-api)', () => {
   it('creates the demo form and three submissions with image, audio and video files; a second run is idempotent', async () => {
     const user = await createTestUser(sut.app);
     const env = { ...process.env, COLLECT_URL: sut.url, SEED_USERNAME: user.username, SEED_PASSWORD: user.password };
-    const first = JSON.parse((await promisify(execFile)('node', [SEED], { env })).stdout);
+    const first = JSON.parse((await promisify(execFile)(process.execPath, [SEED], { env })).stdout);
     expect(first.submissions).toEqual(['created', 'created', 'created']);
-    const second = JSON.parse((await promisify(execFile)('node', [SEED], { env })).stdout);
+    const second = JSON.parse((await promisify(execFile)(process.execPath, [SEED], { env })).stdout);
     expect(second).toMatchObject({ formid: first.formid, submissions: ['duplicate', 'duplicate', 'duplicate'] });
     const data = await request(sut.url).get(`/api/v1/data/${first.formid}`).set('Authorization', user.token).expect(200);
     expect(data.body).toHaveLength(3);

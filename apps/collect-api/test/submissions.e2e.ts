@@ -233,9 +233,37 @@ describe('submissions: OpenRosa + JSON intake, data endpoint (local storage)', (
     });
   });
 
-  it('HEAD /submission answers 204 with OpenRosa headers', async () => {
-    const res = await request(sut.url).head('/submission').expect(204);
+  it('HEAD /submission answers 204 with OpenRosa headers; without credentials 401 with WWW-Authenticate, as the peers do (issue 17)', async () => {
+    const res = await request(sut.url).head('/submission').set('Authorization', owner.basic).expect(204);
     expect(res.headers['x-openrosa-version']).toBe('1.0');
     expect(res.headers['x-openrosa-accept-content-length']).toBe('200000');
+    const anonymous = await request(sut.url).head('/submission').expect(401);
+    expect(anonymous.headers['www-authenticate']).toBe('Basic realm="api"');
+  });
+
+  it('a duplicate by another dataentry user adds no attachment to someone else\'s record; the submitter and editors still can (issue 17, finding 8)', async () => {
+    const [first, other, editor] = [await createTestUser(sut.app), await createTestUser(sut.app), await createTestUser(sut.app)];
+    for (const [u, role] of [[first, 'dataentry'], [other, 'dataentry'], [editor, 'editor']] as const) {
+      await request(sut.url).put(`/api/v1/forms/${formId}/share`).set('Authorization', owner.token).send({ username: u.username, role }).expect(204);
+    }
+    const xml = Buffer.from(demoInstance({ instanceId: 'split-by-two', name: 'Split' }));
+    const send = (who: TestUser, ...attachments: Array<[string, Buffer, string]>) => {
+      let req = request(sut.url).post('/submission').set('Authorization', who.token).attach('xml_submission_file', xml, { filename: 'submission.xml', contentType: 'text/xml' });
+      for (const [name, data, type] of attachments) req = req.attach(name, data, { filename: name, contentType: type });
+      return req;
+    };
+    await send(first).expect(201);
+    const names = async () => {
+      const [row] = (await request(sut.url).get(`/api/v1/data/${formId}`).query({ page_size: 10000 }).set('Authorization', owner.token).expect(200)).body.filter((r: { _uuid: string }) => r._uuid === 'split-by-two');
+      return (row._attachments as Array<{ name: string }>).map((a) => a.name).sort();
+    };
+    const refused = await send(other, ['house.jpg', files.house, 'image/jpeg']).expect(403);
+    expect(refused.text).toContain('Only the user who made this submission');
+    expect(await names()).toEqual([]);
+    // The plain duplicate (nothing new) is still answered as one.
+    await send(other).expect(202);
+    await send(first, ['house.jpg', files.house, 'image/jpeg']).expect(202);
+    await send(editor, ['yard.png', files.yard, 'image/png']).expect(202);
+    expect(await names()).toEqual(['house.jpg', 'yard.png']);
   });
 });

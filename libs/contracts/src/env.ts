@@ -27,9 +27,14 @@ function redactIfSecret(name: string, value: string): string {
   return /SECRET|PASSWORD|KEY|TOKEN|URL/i.test(name) ? '***' : value.slice(0, 80);
 }
 
+const PORT_MESSAGE = 'must be a port number 1-65535';
+const portNumber = () => z.coerce.number({ message: PORT_MESSAGE }).int(PORT_MESSAGE).min(1, PORT_MESSAGE).max(65535, PORT_MESSAGE);
+
 /** Field builders shared by both services, so ports and flags are read the same way. */
 export const envField = {
-  port: (fallback: number) => z.coerce.number().int().min(1, 'must be a port number 1-65535').max(65535, 'must be a port number 1-65535').default(fallback),
+  port: (fallback: number) => portNumber().default(fallback),
+  /** A port with no default: undefined when unset. */
+  optionalPort: () => portNumber().optional(),
   int: (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(fallback),
   bool: (fallback: boolean) =>
     z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).default(fallback ? 'true' : 'false').transform((v) => v === 'true' || v === '1' || v === 'yes'),

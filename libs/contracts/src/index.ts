@@ -10,3 +10,4 @@ export * from './cas-users.js';
 export * from './nul-guard.js';
 export * from './rate-limit.js';
 export * from './work-limiter.js';
+export * from './client-address.js';

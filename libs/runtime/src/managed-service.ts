@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { trackChild, waitFor, type ServiceProcess } from '@collect/testing';
+import { GiveUp, trackChild, waitFor, type ServiceProcess } from '@collect/testing';
 import type { ServiceDefinition } from './services.js';
 
 /** Starts one service with its output prefixed by its name, and waits until it is ready. */
@@ -16,7 +16,8 @@ export async function startManagedService(def: ServiceDefinition, env: Record<st
   const url = def.port ? `http://127.0.0.1:${def.port}` : '';
   if (def.port) {
     await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`${def.name} exited with code ${child.exitCode}`);
+      // GiveUp: a service that exited (a bad variable: exit 78) will not become ready; say so at once.
+      if (child.exitCode !== null) throw new GiveUp(`${def.name} exited with code ${child.exitCode} (its output is above)`);
       return (await fetch(`${url}/health/ready`)).status === 200;
     }, 60_000, `${def.name} on port ${def.port}`);
   }

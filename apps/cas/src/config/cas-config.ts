@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envField, parseEnv } from '@collect/contracts';
+import { envField, parseEnv, trustedProxyHops, trustedProxyHopsFields } from '@collect/contracts';
 
 /** Used only outside production, where CAS_KEY_ENCRYPTION_KEY / CAS_COOKIE_KEYS may stay unset. */
 export const DEV_KEY_ENCRYPTION_KEY = 'dev-only-key-encryption-key-change-me';
@@ -35,7 +35,8 @@ export const casEnvSchema = z
     PASSWORD_HASH_CONCURRENCY: envField.int(4, 1, 256),
     PASSWORD_HASH_QUEUE: envField.int(32, 0, 100_000),
     CAS_CLIENT_CACHE_SECONDS: envField.int(5, 0, 3600),
-    CAS_TRUST_PROXY: envField.bool(false),
+    CAS_TRUSTED_PROXY_HOPS: trustedProxyHopsFields().hops,
+    CAS_TRUST_PROXY: trustedProxyHopsFields().legacyFlag,
     LOG_LEVEL: envField.logLevel(),
     SHUTDOWN_GRACE_MS: envField.int(25_000, 0, 600_000),
     MIGRATIONS_RUN: envField.bool(true),
@@ -63,6 +64,8 @@ export const casEnvSchema = z
     CAS_ISSUER: (env.CAS_ISSUER ?? `http://localhost:${env.CAS_PORT}`).replace(/\/+$/, ''),
     CAS_KEY_ENCRYPTION_KEY: env.CAS_KEY_ENCRYPTION_KEY ?? DEV_KEY_ENCRYPTION_KEY,
     CAS_COOKIE_KEYS: env.CAS_COOKIE_KEYS.length ? env.CAS_COOKIE_KEYS : [DEV_COOKIE_KEY],
+    // Proxies in front whose X-Forwarded-* count (docs/security.md, "Client addresses").
+    CAS_TRUSTED_PROXY_HOPS: trustedProxyHops(env.CAS_TRUSTED_PROXY_HOPS, env.CAS_TRUST_PROXY),
   }));
 
 export type CasConfig = z.infer<typeof casEnvSchema>;

@@ -166,7 +166,9 @@ export function buildProvider(deps: ProviderDeps): Provider {
   };
 
   const provider = new Provider(deps.config.CAS_ISSUER, configuration);
-  provider.proxy = config.CAS_TRUST_PROXY;
+  provider.proxy = config.CAS_TRUSTED_PROXY_HOPS > 0;
+  // koa reads the client address from the right of X-Forwarded-For, as many entries as proxies we trust.
+  provider.maxIpsCount = config.CAS_TRUSTED_PROXY_HOPS;
   // Client secrets are stored as a SHA-256 hash (see client-secret.ts): compare the hash.
   provider.Client.prototype.compareClientSecret = function compareClientSecret(this: { clientSecret?: string }, actual: string) {
     return clientSecretMatches(this.clientSecret, actual);

@@ -3,7 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import helmet from 'helmet';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { basicUsername, BatchedRateLimitStore, checkRateLimits, securityHeaders, type RateLimitRule } from '@collect/contracts';
+import { basicUsername, BatchedRateLimitStore, checkRateLimits, clientAddress as trustedClientAddress, securityHeaders, type RateLimitRule } from '@collect/contracts';
 import type { CasConfig } from '../config/cas-config.js';
 import { PostgresRateLimitBackend } from './postgres-rate-limit-store.js';
 
@@ -31,10 +31,9 @@ function pathOf(req: Req): string {
   return (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
 }
 
-/** Express's `trust proxy = true` semantics: the left-most X-Forwarded-For address. */
+/** The address the trusted proxies saw (the same rule as Express's `trust proxy` in app.ts). */
 function clientAddress(req: Req, config: CasConfig): string {
-  const forwarded = config.CAS_TRUST_PROXY ? String(req.headers['x-forwarded-for'] ?? '').split(',')[0].trim() : '';
-  return forwarded || req.socket.remoteAddress || 'unknown';
+  return trustedClientAddress(req.headers['x-forwarded-for'], req.socket.remoteAddress, config.CAS_TRUSTED_PROXY_HOPS);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import passport from 'passport';
-import { clientAddress, type HttpRequest as Request, type HttpResponse as Response } from './http-types.js';
+import { requestAddress, type HttpRequest as Request, type HttpResponse as Response } from './http-types.js';
 import { AuthThrottleService } from './auth-throttle.service.js';
 import { HttpErrorWithHeaders, TooManyRequestsError, UnauthorizedError } from '@collect/contracts';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
@@ -85,7 +85,7 @@ export class AuthGuard implements CanActivate {
     // A scheme the server does not enable is ignored, like an authentication class not installed.
     if (parsed.kind === 'none' || !this.enabled.has(parsed.scheme)) return undefined;
     // RATE_LIMIT_AUTH_FAILURES_PER_IP: an address that failed too often is refused every scheme.
-    const ip = clientAddress(req);
+    const ip = requestAddress(req);
     const blocked = this.throttle.blockedFor(ip);
     if (blocked) throw new TooManyRequestsError('Too many failed authentication attempts from your address. Try again later.', blocked);
     if (parsed.kind === 'malformed') {

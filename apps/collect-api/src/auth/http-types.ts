@@ -10,12 +10,12 @@ export interface HttpRequest extends IncomingMessage {
   query: Record<string, unknown>;
   body?: unknown;
   user?: unknown;
-  /** Express's client address (honours HTTP_TRUST_PROXY). */
+  /** Express's client address (`trust proxy` = HTTP_TRUSTED_PROXY_HOPS). */
   ip?: string;
 }
 
-/** The client's address as every per-address limit counts it. */
-export function clientAddress(req: { ip?: string; socket?: { remoteAddress?: string } }): string {
+/** The client's address as every per-address limit counts it: Express's, behind the trusted proxy hops. */
+export function requestAddress(req: { ip?: string; socket?: { remoteAddress?: string } }): string {
   return req.ip ?? req.socket?.remoteAddress ?? 'unknown';
 }
 

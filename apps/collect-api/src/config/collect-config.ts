@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { envField, parseEnv } from '@collect/contracts';
+import { envField, parseEnv, trustedProxyHops, trustedProxyHopsFields } from '@collect/contracts';
 
 /**
  * Every environment variable collect-api reads, with its default. docs/configuration.md lists
@@ -105,7 +105,8 @@ export const collectEnvSchema = z
     HTTP_HEADERS_TIMEOUT_MS: envField.int(20_000, 100, 600_000),
     HTTP_REQUEST_TIMEOUT_MS: envField.int(600_000, 100, 3_600_000),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: envField.int(65_000, 100, 600_000),
-    HTTP_TRUST_PROXY: envField.bool(false),
+    HTTP_TRUSTED_PROXY_HOPS: trustedProxyHopsFields().hops,
+    HTTP_TRUST_PROXY: trustedProxyHopsFields().legacyFlag,
     RATE_LIMIT_ENABLED: envField.bool(true),
     RATE_LIMIT_WINDOW_SECONDS: envField.int(60, 1, 86_400),
     RATE_LIMIT_TOKEN_PER_IP: envField.int(600, 1, 1_000_000),
@@ -142,6 +143,8 @@ export const collectEnvSchema = z
     COLLECT_ADMIN_USERNAME: env.COLLECT_ADMIN_USERNAME ?? (env.NODE_ENV === 'production' ? undefined : 'admin'),
     COLLECT_ADMIN_PASSWORD: env.COLLECT_ADMIN_PASSWORD ?? (env.NODE_ENV === 'production' ? undefined : 'admin-password'),
     ...casDefaults(env),
+    // Proxies in front whose X-Forwarded-For entries count (docs/security.md, "Client addresses").
+    HTTP_TRUSTED_PROXY_HOPS: trustedProxyHops(env.HTTP_TRUSTED_PROXY_HOPS, env.HTTP_TRUST_PROXY),
   }));
 
 /** Dev-seed clients (apps/cas/seed/dev-seed.json) outside production; nothing implicit in production. */

@@ -76,4 +76,8 @@ export class FormRoleEntity {
 
   @Column({ type: 'varchar', length: 20 })
   role: FormRole;
+
+  /** When the user got a role on the form (migration 1764600000001); a role change keeps it. */
+  @Column({ name: 'granted_at', type: 'timestamptz', default: () => 'now()' })
+  grantedAt: Date;
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Inject, Param, Patch, Post, Put, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { IncomingMessage } from 'node:http';
 import { FieldValidationError } from '@collect/contracts';
@@ -7,6 +7,7 @@ import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { contentTypeOf, isXmlContentType, readMultipartPart, readRawBody } from '../openrosa/body.js';
+import { setInertHeaders } from '../storage/served-content.js';
 import { FormsService, unsupportedMediaType, type FormBody } from './forms.service.js';
 
 /** Forms: create from XForm XML or a JSON definition, list, read, update, soft delete, share. */
@@ -45,10 +46,13 @@ export class FormsController {
   }
 
   @Get(':pk/form.xml')
-  @Header('Content-Type', 'application/xml; charset=utf-8')
-  @ApiOperation({ summary: 'The XForm document.' })
-  xml(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<string> {
-    return this.forms.getXml(user, pk);
+  @ApiOperation({ summary: 'The XForm document, as an inert attachment (CSP sandbox, nosniff).' })
+  async xml(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Res() res: { setHeader(name: string, value: string): void; status(code: number): { send(body: string): void } }): Promise<void> {
+    const form = await this.forms.getDocument(user, pk);
+    // The document is the uploader's bytes: an XHTML <h:script> in it must never run (docs/security.md).
+    setInertHeaders(res, `${form.idString}.xml`);
+    res.setHeader('Content-Type', 'application/xml; charset=utf-8');
+    res.status(200).send(form.xml);
   }
 
   @Get(':pk/fields')

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { IsNull, type EntityManager, type Repository } from 'typeorm';
+import { In, IsNull, type EntityManager, type Repository } from 'typeorm';
 import { FormEntity, FormRoleEntity } from './form.entity.js';
 import type { FormRole } from './roles.js';
 
@@ -23,6 +23,28 @@ export class FormsRepository {
 
   findLiveByOwnerAndIdString(ownerId: number, idString: string): Promise<FormEntity | null> {
     return this.forms.findOneBy({ ownerId, idString, deletedAt: IsNull() });
+  }
+
+  /** The owner-scoped OpenRosa paths: the live form of the (active) user `username` with that id_string. */
+  async findLiveByOwnerNameAndIdString(username: string, idString: string): Promise<FormEntity | null> {
+    return this.forms
+      .createQueryBuilder('f')
+      .where('f.owner_id = (SELECT id FROM users WHERE lower(username) = lower(:username) AND is_active)', { username })
+      .andWhere('f.id_string = :idString AND f.deleted_at IS NULL', { idString })
+      .getOne();
+  }
+
+  /** The id of an active user, by username (case-insensitive); null when there is none. */
+  async activeUserId(username: string): Promise<number | null> {
+    const rows: Array<{ id: number }> = await this.forms.manager.query(`SELECT id FROM users WHERE lower(username) = lower($1) AND is_active`, [username]);
+    return rows[0]?.id ?? null;
+  }
+
+  /** When the user got each of their roles on these forms (forms without one are absent). */
+  async rolesGrantedAt(userId: number, formIds: number[]): Promise<Map<number, Date>> {
+    if (!formIds.length) return new Map();
+    const rows = await this.roles.find({ where: { userId, formId: In(formIds) } });
+    return new Map(rows.map((r) => [r.formId, r.grantedAt]));
   }
 
   async roleOf(formId: number, userId: number): Promise<FormRole | null> {

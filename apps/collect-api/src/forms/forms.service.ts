@@ -72,8 +72,9 @@ export class FormsService {
     return this.present(form, role, owners.get(form.ownerId) ?? '', stats.get(form.id));
   }
 
-  async getXml(user: AuthenticatedUser | undefined, pk: string): Promise<string> {
-    return (await this.access.requireRole(user, pk, MIN_ROLE.view)).form.xml;
+  /** The XForm document (readonly and above), with the form it belongs to. */
+  async getDocument(user: AuthenticatedUser | undefined, pk: string): Promise<FormEntity> {
+    return (await this.access.requireRole(user, pk, MIN_ROLE.view)).form;
   }
 
   async fields(user: AuthenticatedUser | undefined, pk: string) {

@@ -4,6 +4,7 @@ import { NotFoundException } from '@nestjs/common';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { ByteRange, FileStorage, StoredFileInfo } from '../storage/file-storage.js';
 import { FileNotFoundError } from '../storage/file-storage.js';
+import { contentDisposition, servedContentType, setInertHeaders } from '../storage/served-content.js';
 
 export interface DownloadTarget {
   /** Storage-relative path. */
@@ -16,13 +17,6 @@ export interface DownloadTarget {
 export interface DownloadOptions {
   /** A presigned URL to redirect full downloads to (S3 option); null streams through us. */
   presign?: (target: DownloadTarget, info: StoredFileInfo) => Promise<string | null>;
-}
-
-/** `attachment; filename="..."` with an ASCII fallback and RFC 6266 `filename*` for the rest. */
-export function contentDisposition(name: string): string {
-  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return ascii === name ? `attachment; filename="${ascii}"` : `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
 /**
@@ -53,7 +47,8 @@ function etagMatches(header: string | undefined, etag: string): boolean {
 
 /**
  * Streams a stored file: Content-Type, Content-Length, Content-Disposition, ETag (304 on
- * If-None-Match), Range (206, 416), nosniff. Never buffers the file: the storage stream is
+ * If-None-Match), Range (206, 416), inert (CSP sandbox, nosniff, attachment; an active stored
+ * type is served as application/octet-stream). Never buffers the file: the storage stream is
  * piped to the socket with backpressure.
  */
 export async function sendStoredFile(req: IncomingMessage, res: ServerResponse, storage: FileStorage, target: DownloadTarget, options: DownloadOptions = {}): Promise<void> {
@@ -64,8 +59,7 @@ export async function sendStoredFile(req: IncomingMessage, res: ServerResponse, 
   res.setHeader('Last-Modified', info.lastModified.toUTCString());
   // Access is checked per request: caches may keep the bytes but must revalidate with us.
   res.setHeader('Cache-Control', 'private, no-cache');
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
+  setInertHeaders(res, target.downloadName);
   res.setHeader('Accept-Ranges', 'bytes');
   if (etagMatches(req.headers['if-none-match'], etag)) {
     res.statusCode = 304;
@@ -97,8 +91,7 @@ export async function sendStoredFile(req: IncomingMessage, res: ServerResponse, 
     if (err instanceof FileNotFoundError) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     throw err;
   }
-  res.setHeader('Content-Type', target.mimetype);
-  res.setHeader('Content-Disposition', contentDisposition(target.downloadName));
+  res.setHeader('Content-Type', servedContentType(target.mimetype));
   if (range) {
     res.statusCode = 206;
     res.setHeader('Content-Range', `bytes ${range.start}-${range.end}/${info.size}`);

@@ -1,6 +1,7 @@
 import { BadRequestException } from '@nestjs/common';
 import { acceptsExactly, listingShowsFieldXpath, listingUsesFilesStyle, parseMediaQuery } from './media-query.js';
-import { contentDisposition, parseRange } from './media-download.js';
+import { contentDisposition } from '../storage/served-content.js';
+import { parseRange } from './media-download.js';
 
 describe('media query parsing', () => {
   it('parses filters and maps the file alias to document', () => {

@@ -8,7 +8,8 @@ import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { pageHeaders, parsePage } from '../submissions/pagination.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
-import { contentDisposition, sendStoredFile, type DownloadOptions } from './media-download.js';
+import { contentDisposition, servedContentType } from '../storage/served-content.js';
+import { sendStoredFile, type DownloadOptions } from './media-download.js';
 import { acceptsExactly, invalidIdMessage, parseMediaQuery } from './media-query.js';
 import { isVariantName, parseMediaPathSegment, requestBaseUrl } from './media-urls.js';
 import { MediaService, type MediaJson } from './media.service.js';
@@ -93,7 +94,8 @@ export class MediaController {
     if (!this.config.MEDIA_S3_SIGNED_REDIRECT || !presign) return {};
     return {
       presign: (target) =>
-        presign(target.path, { expiresInSeconds: this.config.MEDIA_S3_SIGNED_URL_TTL_SECONDS, contentType: target.mimetype, contentDisposition: contentDisposition(target.downloadName) }),
+        // The object store serves these headers itself (it cannot send a CSP): the type must be inert on its own.
+        presign(target.path, { expiresInSeconds: this.config.MEDIA_S3_SIGNED_URL_TTL_SECONDS, contentType: servedContentType(target.mimetype), contentDisposition: contentDisposition(target.downloadName) }),
     };
   }
 }

@@ -1,20 +1,26 @@
 import { createHash } from 'node:crypto';
-import { Controller, Get, Inject, Param, Query, Res } from '@nestjs/common';
+import { Controller, Get, Inject, NotFoundException, Param, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import type { FormEntity } from '../forms/form.entity.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import { FormsService } from '../forms/forms.service.js';
 import { MIN_ROLE, roleAtLeast } from '../forms/roles.js';
+import { setInertHeaders } from '../storage/served-content.js';
 import { escapeXml } from './xml.js';
 
 type Res = { status(code: number): Res; setHeader(name: string, value: string): void; send(body: string): void };
 
 /**
  * OpenRosa form discovery (`GET /formList`) and download (`GET /forms/{pk}/form.xml`), so ODK
- * Collect and Enketo pointed at the server's base URL find the forms they may submit to.
+ * Collect and Enketo pointed at the server's base URL find the forms they may submit to; and
+ * the same per owner (`/{username}/formList`, `/{username}/forms/{pk}/form.xml`), as the
+ * Django implementation has them, for a client whose server URL ends in the owner's name
+ * (docs/forms.md). Every answer is inert: the documents are the uploaders' bytes.
  */
 @ApiTags('openrosa')
 @RequireAuth()
@@ -29,32 +35,60 @@ export class FormListController {
   @Get('formList')
   @ApiOperation({ summary: 'OpenRosa xformsList of the forms the caller may submit to (dataentry and above, accepting submissions).' })
   async list(@CurrentUser() user: AuthenticatedUser, @Query('formID') formID: string | undefined, @Res() res: Res): Promise<void> {
-    const rows = await this.forms.visibleTo(user.isSuperuser ? 'all' : user.id);
-    const items = rows
-      .filter(({ form, role }) => form.acceptingSubmissions && (user.isSuperuser || roleAtLeast(role, MIN_ROLE.submit)))
-      .filter(({ form }) => formID === undefined || form.idString === formID)
-      .map(({ form }) =>
-        [
-          '<xform>',
-          `<formID>${escapeXml(form.idString)}</formID>`,
-          `<name>${escapeXml(form.title)}</name>`,
-          `<version>${escapeXml(form.version)}</version>`,
-          `<hash>md5:${createHash('md5').update(form.xml).digest('hex')}</hash>`,
-          `<downloadUrl>${escapeXml(`${this.config.PUBLIC_BASE_URL}/forms/${form.id}/form.xml`)}</downloadUrl>`,
-          '</xform>',
-        ].join(''),
-      );
-    this.send(res, `<?xml version="1.0" encoding="UTF-8"?><xforms xmlns="http://openrosa.org/xforms/xformsList">${items.join('')}</xforms>`);
+    this.sendList(res, await this.submittable(user, formID), (form) => `/forms/${form.id}/form.xml`);
+  }
+
+  @Get(':username/formList')
+  @ApiOperation({ summary: "OpenRosa xformsList of the owner's forms the caller may submit to." })
+  async ownerList(@CurrentUser() user: AuthenticatedUser, @Param('username') username: string, @Query('formID') formID: string | undefined, @Res() res: Res): Promise<void> {
+    const ownerId = await this.forms.activeUserId(username);
+    if (ownerId === null) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    const forms = (await this.submittable(user, formID)).filter((f) => f.ownerId === ownerId);
+    this.sendList(res, forms, (form) => `/${encodeURIComponent(username)}/forms/${form.id}/form.xml`);
   }
 
   @Get('forms/:pk/form.xml')
   @ApiOperation({ summary: 'The XForm document (readonly and above).' })
   async download(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Res() res: Res): Promise<void> {
-    this.send(res, await this.formsService.getXml(user, pk));
+    const form = await this.formsService.getDocument(user, pk);
+    this.send(res, form.xml, `${form.idString}.xml`);
   }
 
-  private send(res: Res, xml: string): void {
+  @Get(':username/forms/:pk/form.xml')
+  @ApiOperation({ summary: 'The XForm document of a form of that owner (readonly and above).' })
+  async ownerDownload(@CurrentUser() user: AuthenticatedUser, @Param('username') username: string, @Param('pk') pk: string, @Res() res: Res): Promise<void> {
+    const form = await this.formsService.getDocument(user, pk);
+    // Another owner's form under this name is "not found", never a redirect to it.
+    if (form.ownerId !== (await this.forms.activeUserId(username))) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    this.send(res, form.xml, `${form.idString}.xml`);
+  }
+
+  private async submittable(user: AuthenticatedUser, formID: string | undefined): Promise<FormEntity[]> {
+    const rows = await this.forms.visibleTo(user.isSuperuser ? 'all' : user.id);
+    return rows
+      .filter(({ form, role }) => form.acceptingSubmissions && (user.isSuperuser || roleAtLeast(role, MIN_ROLE.submit)))
+      .filter(({ form }) => formID === undefined || form.idString === formID)
+      .map(({ form }) => form);
+  }
+
+  private sendList(res: Res, forms: FormEntity[], downloadPath: (form: FormEntity) => string): void {
+    const items = forms.map((form) =>
+      [
+        '<xform>',
+        `<formID>${escapeXml(form.idString)}</formID>`,
+        `<name>${escapeXml(form.title)}</name>`,
+        `<version>${escapeXml(form.version)}</version>`,
+        `<hash>md5:${createHash('md5').update(form.xml).digest('hex')}</hash>`,
+        `<downloadUrl>${escapeXml(`${this.config.PUBLIC_BASE_URL}${downloadPath(form)}`)}</downloadUrl>`,
+        '</xform>',
+      ].join(''),
+    );
+    this.send(res, `<?xml version="1.0" encoding="UTF-8"?><xforms xmlns="http://openrosa.org/xforms/xformsList">${items.join('')}</xforms>`, 'formList.xml');
+  }
+
+  private send(res: Res, xml: string, downloadName: string): void {
     res.setHeader('X-OpenRosa-Version', '1.0');
+    setInertHeaders(res, downloadName);
     res.setHeader('Content-Type', 'text/xml; charset=utf-8');
     res.status(200).send(xml);
   }

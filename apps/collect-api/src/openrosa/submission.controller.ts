@@ -1,30 +1,38 @@
-import { Controller, Head, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { Controller, Head, HttpCode, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { IncomingMessage } from 'node:http';
-import { FieldValidationError } from '@collect/contracts';
+import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import type { FormEntity } from '../forms/form.entity.js';
+import { FormsRepository } from '../forms/forms.repository.js';
 import { unsupportedMediaType } from '../forms/forms.service.js';
+import type { FormRole } from '../forms/roles.js';
+import { setInertHeaders } from '../storage/served-content.js';
 import { recordFromJson, recordFromXml } from '../submissions/submission-record.js';
 import { SubmissionsService, type SubmissionResult } from '../submissions/submissions.service.js';
 import { contentTypeOf } from './body.js';
 import { isMultipart, readMultipartSubmission } from './multipart.js';
-import { escapeXml, inputLimitsOf, parseXml, XmlInputError } from './xml.js';
+import { child, escapeXml, inputLimitsOf, parseXml, XmlInputError, type XmlNode } from './xml.js';
 
 type Res = { status(code: number): Res; setHeader(name: string, value: string): void; send(body: string): void; json(body: unknown): void; end(): void };
 type Req = IncomingMessage & { body?: unknown };
+/** Which form an instance goes to: by the global rule or within one owner's forms. */
+type FormResolver = (idString: string | undefined, root: XmlNode) => Promise<{ form: FormEntity; role: FormRole }>;
 
 /**
  * Submission intake: JSON `{"id", "submission"}` and OpenRosa multipart (`xml_submission_file`
- * + attachments) at `POST /api/v1/submissions`, OpenRosa at `POST /submission` (XML answers).
+ * + attachments) at `POST /api/v1/submissions`, OpenRosa at `POST /submission` (XML answers)
+ * and at `POST /{username}/submission`, which only looks among that owner's forms (docs/forms.md).
  */
 @ApiTags('submissions')
 @Controller()
 export class SubmissionController {
   constructor(
     private readonly submissions: SubmissionsService,
+    private readonly forms: FormsRepository,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
@@ -33,22 +41,46 @@ export class SubmissionController {
     res.setHeader('X-OpenRosa-Accept-Content-Length', String(this.config.ATTACHMENT_MAX_BYTES));
   }
 
+  /** The OpenRosa pre-flight, as the peers answer it: 401 with WWW-Authenticate without credentials. */
   @Head('submission')
   @HttpCode(204)
-  @ApiOperation({ summary: 'OpenRosa pre-flight: 204 with the OpenRosa headers.' })
+  @RequireAuth()
+  @ApiOperation({ summary: 'OpenRosa pre-flight: 204 with the OpenRosa headers (401 without credentials).' })
   head(@Res() res: Res): void {
     this.openRosaHeaders(res);
     res.status(204).end();
+  }
+
+  @Head(':username/submission')
+  @HttpCode(204)
+  @RequireAuth()
+  @ApiOperation({ summary: "OpenRosa pre-flight of an owner's submission path: 204, unknown owner 404." })
+  async ownerHead(@Param('username') username: string, @Res() res: Res): Promise<void> {
+    if ((await this.forms.activeUserId(username)) === null) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    this.head(res);
   }
 
   @Post('submission')
   @RequireAuth()
   @ApiOperation({ summary: 'OpenRosa submission (multipart: xml_submission_file + attachments); answers OpenRosa XML.' })
   async openRosa(@CurrentUser() user: AuthenticatedUser, @Req() req: Req, @Res() res: Res): Promise<void> {
+    await this.openRosaSubmission(user, req, res, (idString, root) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root)));
+  }
+
+  @Post(':username/submission')
+  @RequireAuth()
+  @ApiOperation({ summary: "OpenRosa submission to that owner's form with the instance's id_string, whatever other forms share it." })
+  async ownerOpenRosa(@CurrentUser() user: AuthenticatedUser, @Param('username') username: string, @Req() req: Req, @Res() res: Res): Promise<void> {
+    await this.openRosaSubmission(user, req, res, (idString) => this.submissions.formAndRoleForOwner(user, username, idString));
+  }
+
+  private async openRosaSubmission(user: AuthenticatedUser, req: Req, res: Res, resolve: FormResolver): Promise<void> {
     this.openRosaHeaders(res);
     if (!isMultipart(req)) throw unsupportedMediaType('An OpenRosa submission is multipart/form-data with xml_submission_file.');
-    const result = await this.fromMultipart(user, req, res);
+    const result = await this.fromMultipart(user, req, res, resolve);
     res.setHeader('Content-Type', 'text/xml; charset=utf-8');
+    // The answer echoes the instance's id and instanceID: never a document a browser runs.
+    setInertHeaders(res);
     res.status(result.outcome === 'duplicate' ? 202 : 201).send(openRosaResponse(result));
   }
 
@@ -59,7 +91,7 @@ export class SubmissionController {
     this.openRosaHeaders(res);
     let result: SubmissionResult;
     if (contentTypeOf(req) === 'application/json') result = await this.fromJson(user, req.body);
-    else if (isMultipart(req)) result = await this.fromMultipart(user, req, res);
+    else if (isMultipart(req)) result = await this.fromMultipart(user, req, res, (idString, root) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root)));
     else throw unsupportedMediaType('Send application/json or multipart/form-data (xml_submission_file).');
     res.status(result.outcome === 'duplicate' ? 202 : 201).json(SubmissionsService.successBody(result));
   }
@@ -70,8 +102,9 @@ export class SubmissionController {
     if (!submission || typeof submission !== 'object' || Array.isArray(submission)) {
       throw new FieldValidationError({ submission: ['An object with the answers is required.'] });
     }
-    const { form, role } = await this.submissions.formAndRoleForSubmission(user, b.id);
     const record = recordFromJson(submission as Record<string, unknown>, inputLimitsOf(this.config));
+    const formUuid = typeof record['formhub/uuid'] === 'string' ? record['formhub/uuid'] : undefined;
+    const { form, role } = await this.submissions.formAndRoleForSubmission(user, b.id, formUuid);
     return this.submissions.submit({ user, form, role, record, files: [] });
   }
 
@@ -80,7 +113,7 @@ export class SubmissionController {
    * read (readMultipartSubmission): a refusal ends the request there, with `Connection: close`
    * so the rest of the body is not read either (docs/security.md "Bounded work").
    */
-  private async fromMultipart(user: AuthenticatedUser, req: Req, res: Res): Promise<SubmissionResult> {
+  private async fromMultipart(user: AuthenticatedUser, req: Req, res: Res, resolve: FormResolver): Promise<SubmissionResult> {
     const limits = inputLimitsOf(this.config);
     let upload;
     try {
@@ -100,7 +133,7 @@ export class SubmissionController {
             if (err instanceof XmlInputError) throw new FieldValidationError({ xml_submission_file: [err.message] });
             throw err;
           }
-          const { form, role } = await this.submissions.formAndRoleForSubmission(user, root.attrs.id ?? root.attrs.xmlns?.split('/').pop());
+          const { form, role } = await resolve(root.attrs.id ?? root.attrs.xmlns?.split('/').pop(), root);
           SubmissionsService.requireAccepting(form);
           return { root, form, role };
         },
@@ -117,6 +150,11 @@ export class SubmissionController {
       await upload.cleanup();
     }
   }
+}
+
+/** The form's uuid as the instance names it (`<formhub><uuid>`), when it does. */
+function formUuidOf(root: XmlNode): string | undefined {
+  return child(child(root, 'formhub'), 'uuid')?.text || undefined;
 }
 
 function openRosaResponse(result: SubmissionResult): string {

@@ -7,7 +7,7 @@ export type RateLimitedRequest = {
   route?: { path?: string };
   body?: unknown;
   headers: Record<string, string | string[] | undefined>;
-  /** Express's client address (honours HTTP_TRUST_PROXY). */
+  /** Express's client address (honours HTTP_TRUSTED_PROXY_HOPS). */
   ip?: string;
   socket?: { remoteAddress?: string };
 };

@@ -1,4 +1,4 @@
-import { NetworkGuard } from './network-guard.js';
+import { embeddedIPv4, NetworkGuard } from './network-guard.js';
 
 describe('NetworkGuard (SSRF)', () => {
   const strict = new NetworkGuard([]);
@@ -10,6 +10,35 @@ describe('NetworkGuard (SSRF)', () => {
 
   it.each(['93.184.216.34', '8.8.8.8', '2606:4700::1111'])('allows public %s', (a) => {
     expect(strict.refusal(a)).toBeNull();
+  });
+
+  // Issue 17, finding 8: IPv6 transition ranges carry an IPv4 address that NAT64 gateways, 6to4 and
+  // Teredo relays, or the kernel (mapped) deliver to.
+  it.each([
+    ['::ffff:7f00:1', 'mapped, hex'],
+    ['::ffff:a9fe:a9fe', 'mapped metadata, hex'],
+    ['::127.0.0.1', 'IPv4-compatible'],
+    ['::a00:1', 'IPv4-compatible, hex'],
+    ['::ffff:0:a9fe:a9fe', 'SIIT'],
+    ['64:ff9b::a9fe:a9fe', 'NAT64 to 169.254.169.254'],
+    ['64:ff9b::10.0.0.1', 'NAT64 to 10.0.0.1'],
+    ['64:ff9b::7f00:1', 'NAT64 to 127.0.0.1'],
+    ['64:ff9b:1::8.8.8.8', 'local-use NAT64 (not globally reachable)'],
+    ['2002:a9fe:a9fe::1', '6to4 of 169.254.169.254'],
+    ['2002:7f00:1::', '6to4 of 127.0.0.1'],
+    ['2001:0:a9fe:a9fe::1', 'Teredo server 169.254.169.254'],
+    ['2001:0:808:808:0:0:f5ff:fffe', 'Teredo client 10.0.0.1 (inverted)'],
+  ])('refuses %s (%s)', (a) => {
+    expect(strict.refusal(a)).toMatch(/loopback, private/);
+  });
+
+  it('finds the IPv4 address in each transition range, and lets public ones through', () => {
+    expect(embeddedIPv4('64:ff9b::a9fe:a9fe')).toEqual(['169.254.169.254']);
+    expect(embeddedIPv4('2002:c000:204::1')).toEqual(['192.0.2.4']);
+    expect(embeddedIPv4('2001:0:4136:e378:8000:63bf:3fff:fdd2')).toEqual(['65.54.227.120', '192.0.2.45']);
+    expect(embeddedIPv4('2606:4700::1111')).toEqual([]);
+    for (const a of ['64:ff9b::808:808', '2002:808:808::1', '::ffff:8.8.8.8', '2001:0:4136:e378:8000:63bf:f7f7:f7f7']) expect(strict.refusal(a)).toBeNull();
+    expect(dev.refusal('64:ff9b::7f00:1')).toBeNull(); // 127.0.0.0/8 allowed: the same through NAT64
   });
 
   it('allows only the configured networks', () => {

@@ -1,4 +1,5 @@
 import { detectMimetype } from './content-type.js';
+import { servedContentType } from './served-content.js';
 
 const b = (...bytes: number[]) => Buffer.from(bytes);
 
@@ -18,5 +19,21 @@ describe('detectMimetype', () => {
     expect(detectMimetype(Buffer.from('<svg onload=x>'), 'evil.svg')).toBe('application/octet-stream');
     expect(detectMimetype(Buffer.from('a,b\n1,2'), 'data.csv')).toBe('text/csv');
     expect(detectMimetype(Buffer.from('??'), 'noext')).toBe('application/octet-stream');
+  });
+
+  it('never lets a name make a zip container active content (issue 17, finding 3)', () => {
+    const zip = Buffer.from('PK\x03\x04<script>alert(1)</script>', 'latin1');
+    for (const name of ['x.html', 'x.htm', 'x.svg', 'x.xhtml', 'x.xml', 'x.js']) expect(detectMimetype(zip, name)).toBe('application/zip');
+    expect(detectMimetype(zip, 'report.docx')).toBe('application/vnd.openxmlformats-officedocument.wordprocessingml.document');
+    expect(detectMimetype(zip, 'sheet.xlsx')).toBe('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+  });
+});
+
+describe('servedContentType', () => {
+  it('serves a stored active type as application/octet-stream, others as stored', () => {
+    for (const t of ['text/html', 'text/html; charset=utf-8', 'image/svg+xml', 'application/xhtml+xml', 'text/xml', 'application/xml', 'application/atom+xml', 'text/javascript', 'TEXT/HTML']) {
+      expect(servedContentType(t)).toBe('application/octet-stream');
+    }
+    for (const t of ['image/jpeg', 'audio/wav', 'application/pdf', 'text/csv', 'application/zip', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document']) expect(servedContentType(t)).toBe(t);
   });
 });

@@ -1,4 +1,5 @@
 import mime from 'mime-types';
+import { isActiveContentType } from './served-content.js';
 
 /**
  * The mimetype of an uploaded file from its first bytes, with the file name as tie-breaker
@@ -31,8 +32,10 @@ export function detectMimetype(head: Buffer, filename: string): string {
   if (ascii(0, 5) === '#!AMR') return 'audio/amr';
   if (head[0] === 0x1a && head[1] === 0x45 && head[2] === 0xdf && head[3] === 0xa3) return family === 'audio' ? 'audio/webm' : 'video/webm';
   if (ascii(0, 5) === '%PDF-') return 'application/pdf';
-  if (ascii(0, 4) === 'PK\x03\x04') return byName || 'application/zip';
+  // A zip container (docx, xlsx, odt, zip): the name picks among them, never an active type
+  // (`x.html`, `x.svg` that start with PK are still a zip to us).
+  if (ascii(0, 4) === 'PK\x03\x04') return byName && !isActiveContentType(byName) ? byName : 'application/zip';
   // Text-like or unknown content: trust the name only for harmless families.
-  if (byName && !/html|xml|javascript|svg/.test(byName)) return byName;
+  if (byName && !isActiveContentType(byName)) return byName;
   return 'application/octet-stream';
 }

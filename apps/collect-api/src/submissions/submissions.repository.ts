@@ -20,6 +20,16 @@ export class SubmissionsRepository {
     return this.submissions.findOneBy({ formId, id, deletedAt: IsNull() });
   }
 
+  /** Among `formIds`, the form the user submitted to last (deleted submissions count), or null. */
+  async lastFormSubmittedTo(userId: number, formIds: number[]): Promise<number | null> {
+    if (!formIds.length) return null;
+    const rows: Array<{ form_id: number }> = await this.submissions.manager.query(
+      `SELECT form_id FROM submissions WHERE submitted_by_id = $1 AND form_id = ANY($2) ORDER BY id DESC LIMIT 1`,
+      [userId, formIds],
+    );
+    return rows[0]?.form_id ?? null;
+  }
+
   findAny(id: number): Promise<SubmissionEntity | null> {
     return this.submissions.findOneBy({ id });
   }

@@ -43,15 +43,19 @@ export class SubmissionsService {
   ) {}
 
   /**
-   * The form a submission names by id_string. Several users may own forms with the same
-   * id_string: the one the caller may submit to wins; none visible → 404, visible but role too
-   * low → 403, more than one → 400.
+   * The form a submission names by id_string (global paths). Several users may own forms with
+   * the same id_string, and anyone may share theirs with anyone, so the rule must not let a
+   * stranger's form capture or block a team's submissions (docs/forms.md, "Which form a
+   * submission goes to"). Among the live forms with that id_string the caller may submit to:
+   * the one the instance names by `formhub/uuid`; else the caller's own; else the one the caller
+   * submitted to last; else the one the caller was given a role on first. None visible → 404,
+   * visible but role too low → 403, still a tie → 400 naming the owner-scoped path.
    */
-  async formForSubmission(user: AuthenticatedUser, idString: unknown): Promise<FormEntity> {
-    return (await this.formAndRoleForSubmission(user, idString)).form;
+  async formForSubmission(user: AuthenticatedUser, idString: unknown, formUuid?: string): Promise<FormEntity> {
+    return (await this.formAndRoleForSubmission(user, idString, formUuid)).form;
   }
 
-  async formAndRoleForSubmission(user: AuthenticatedUser, idString: unknown): Promise<{ form: FormEntity; role: FormRole }> {
+  async formAndRoleForSubmission(user: AuthenticatedUser, idString: unknown, formUuid?: string): Promise<{ form: FormEntity; role: FormRole }> {
     if (typeof idString !== 'string' || !idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
     const candidates = await this.forms.findLiveByIdString(idString);
     const visible: Array<{ form: FormEntity; role: FormRole; canSubmit: boolean }> = [];
@@ -62,12 +66,40 @@ export class SubmissionsService {
     if (!visible.length) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     const allowed = visible.filter((v) => v.canSubmit);
     if (!allowed.length) throw new ForbiddenException({ detail: PERMISSION_DENIED });
-    if (allowed.length > 1) {
-      const own = allowed.filter((v) => v.form.ownerId === user.id);
-      if (own.length === 1) return own[0];
-      throw new BadRequestException({ detail: `More than one form has id_string "${idString}"; submit to the owner's form list instead.` });
-    }
-    return allowed[0];
+    if (allowed.length === 1) return allowed[0];
+    const chosen = await this.disambiguate(user, allowed, formUuid);
+    if (chosen) return chosen;
+    throw new BadRequestException({ detail: `More than one form has id_string "${idString}"; submit to /<owner username>/submission instead.` });
+  }
+
+  /** The rule's tie-breakers, strongest first (see formAndRoleForSubmission). */
+  private async disambiguate<T extends { form: FormEntity }>(user: AuthenticatedUser, allowed: T[], formUuid: string | undefined): Promise<T | null> {
+    const uuid = formUuid?.replace(/^uuid:/i, '').replace(/-/g, '').toLowerCase();
+    const named = uuid ? allowed.find((v) => v.form.uuid.replace(/-/g, '') === uuid) : undefined;
+    if (named) return named;
+    const own = allowed.filter((v) => v.form.ownerId === user.id);
+    if (own.length === 1) return own[0];
+    const ids = allowed.map((v) => v.form.id);
+    const last = await this.repo.lastFormSubmittedTo(user.id, ids);
+    if (last !== null) return allowed.find((v) => v.form.id === last)!;
+    const granted = await this.forms.rolesGrantedAt(user.id, ids);
+    const byGrant = allowed.filter((v) => granted.has(v.form.id)).sort((a, b) => granted.get(a.form.id)!.getTime() - granted.get(b.form.id)!.getTime());
+    if (byGrant.length && (byGrant.length === 1 || granted.get(byGrant[0].form.id)!.getTime() < granted.get(byGrant[1].form.id)!.getTime())) return byGrant[0];
+    return null;
+  }
+
+  /**
+   * The owner-scoped OpenRosa path (`/<username>/submission`): that owner's live form with the
+   * id_string, whatever other forms share it. Unknown owner or form, or not visible → 404;
+   * visible but role too low → 403.
+   */
+  async formAndRoleForOwner(user: AuthenticatedUser, ownerUsername: string, idString: unknown): Promise<{ form: FormEntity; role: FormRole }> {
+    if (typeof idString !== 'string' || !idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
+    const form = await this.forms.findLiveByOwnerNameAndIdString(ownerUsername, idString);
+    const role = form ? await this.access.roleOf(user, form.id) : null;
+    if (!form || !role) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    if (!roleAtLeast(role, MIN_ROLE.submit)) throw new ForbiddenException({ detail: PERMISSION_DENIED });
+    return { form, role };
   }
 
   /**
@@ -100,7 +132,7 @@ export class SubmissionsService {
         if (old && !old.deletedAt) {
           if (!roleAtLeast(role, MIN_ROLE.editSubmissions)) throw new ForbiddenException({ detail: PERMISSION_DENIED });
           const clash = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
-          if (clash) return this.duplicateOrConflict(m, clash, hash, form, ownerName, input.files, stored);
+          if (clash) return this.duplicateOrConflict(m, clash, hash, form, ownerName, input.files, stored, user, role);
           const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version: form.version });
           await this.storeAttachments(m, form, ownerName, updated, record, input.files, stored, true);
           event = { type: 'submission.updated', formId: form.id, submissionId: updated.id, instanceUuid: instanceId };
@@ -110,14 +142,14 @@ export class SubmissionsService {
         // An edit of an instance we never stored is stored as a new submission (as ODK servers do).
       }
       const existing = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
-      if (existing) return this.duplicateOrConflict(m, existing, hash, form, ownerName, input.files, stored);
+      if (existing) return this.duplicateOrConflict(m, existing, hash, form, ownerName, input.files, stored, user, role);
       const created = await this.repo.insertIfAbsent(m, {
         formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, status: 'submitted_via_web', submittedById: user.id, version: form.version,
       });
       if (!created) {
         // A concurrent identical request won the insert between our read and write.
         const winner = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
-        return this.duplicateOrConflict(m, winner!, hash, form, ownerName, input.files, stored);
+        return this.duplicateOrConflict(m, winner!, hash, form, ownerName, input.files, stored, user, role);
       }
       await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, false);
       event = { type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId };
@@ -149,12 +181,21 @@ export class SubmissionsService {
 
   private async duplicateOrConflict(
     m: EntityManager, existing: SubmissionEntity, hash: string, form: FormEntity, owner: string, files: UploadedFile[], stored: string[],
+    user: AuthenticatedUser, role: FormRole | null,
   ): Promise<SubmissionResult> {
     if (existing.contentHash !== hash || existing.deletedAt) {
       throw new ConflictException({ detail: 'A submission with this instanceID and different content exists; an edit must carry meta/deprecatedID.' });
     }
     // ODK Collect splits large submissions into several POSTs of the same XML with different
     // attachments: keep the ones not stored yet, nothing else changes and nothing is emitted.
+    // Only the original submitter (or an editor, who may change the record anyway) adds files:
+    // another dataentry user who learnt the instanceID must not add to someone else's record.
+    if (files.length && existing.submittedById !== user.id && !roleAtLeast(role, MIN_ROLE.editSubmissions)) {
+      const have = new Set((await this.repo.liveAttachmentsOf([existing.id], m)).map((a) => a.name));
+      if (files.some((f) => !have.has(f.name))) {
+        throw new ForbiddenException({ detail: 'Only the user who made this submission (or an editor) can add attachments to it.' });
+      }
+    }
     await this.storeAttachments(m, form, owner, existing, existing.json, files, stored, false);
     return { outcome: 'duplicate', submission: existing, form };
   }

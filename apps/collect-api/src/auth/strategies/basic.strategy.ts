@@ -5,7 +5,7 @@ import { TooManyRequestsError, UnauthorizedError } from '@collect/contracts';
 import { decodeBasic, WWW_AUTHENTICATE } from '../auth-header.js';
 import type { AuthenticatedUser } from '../authenticated-user.js';
 import { AuthThrottleService } from '../auth-throttle.service.js';
-import { clientAddress, type HttpRequest as Request } from '../http-types.js';
+import { requestAddress, type HttpRequest as Request } from '../http-types.js';
 import { PasswordLoginService } from '../password-login.service.js';
 import { credentialsOf } from './credentials.js';
 
@@ -22,10 +22,10 @@ export class BasicStrategy extends PassportStrategy(Strategy, 'collect-basic') {
   async validate(req: Request): Promise<AuthenticatedUser> {
     const pair = decodeBasic(credentialsOf(req));
     if (!pair) {
-      await this.throttle.failedOther(clientAddress(req));
+      await this.throttle.failedOther(requestAddress(req));
       throw new UnauthorizedError('Invalid basic header. Credentials not correctly base64 encoded.', WWW_AUTHENTICATE.basic);
     }
-    const result = await this.logins.login(pair.username, pair.password, 'basic', clientAddress(req));
+    const result = await this.logins.login(pair.username, pair.password, 'basic', requestAddress(req));
     switch (result.kind) {
       case 'locked':
         throw new TooManyRequestsError('Too many failed login attempts. Try again later.', result.retryAfter);

@@ -30,11 +30,11 @@ export class SheetsRepository {
     await this.ds.query(`INSERT INTO sheets_oauth_states (state, user_id, service_id, redirect_uri) VALUES ($1, $2, $3, $4)`, [state, userId, serviceId, redirectUri]);
   }
 
-  /** Single use; states older than an hour are void. */
-  async takeState(state: string): Promise<{ user_id: number; service_id: number | null; redirect_uri: string } | null> {
+  /** Single use, only by the user it was issued to; states older than an hour are void. */
+  async takeState(state: string, userId: number): Promise<{ user_id: number; service_id: number | null; redirect_uri: string } | null> {
     const result = (await this.ds.query(
-      `DELETE FROM sheets_oauth_states WHERE state = $1 RETURNING user_id, service_id, redirect_uri, created_at > now() - interval '1 hour' AS fresh`,
-      [state],
+      `DELETE FROM sheets_oauth_states WHERE state = $1 AND user_id = $2 RETURNING user_id, service_id, redirect_uri, created_at > now() - interval '1 hour' AS fresh`,
+      [state, userId],
     )) as [Array<{ user_id: number; service_id: number | null; redirect_uri: string; fresh: boolean }>, number];
     const row = result[0]?.[0];
     return row && row.fresh ? row : null;

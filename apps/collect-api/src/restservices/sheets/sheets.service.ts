@@ -81,10 +81,13 @@ export class SheetsService {
     return { authorization_url: url.toString() };
   }
 
-  /** The consent redirect: exchanges the code, stores the grant, links the waiting sheet. */
-  async callback(code: unknown, state: unknown): Promise<{ detail: string; restservice: number | null }> {
-    if (typeof code !== 'string' || !code || typeof state !== 'string' || !state) throw new BadRequestException({ detail: 'code and state are required.' });
-    const pending = await this.repo.takeState(state);
+  /**
+   * The consent redirect: exchanges the code, stores the grant, links the waiting sheet. The
+   * state counts only for the user it was issued to; another user's is "unknown" (and stays
+   * usable by its owner).
+   */
+  async callback(userId: number, code: string, state: string): Promise<{ detail: string; restservice: number | null }> {
+    const pending = await this.repo.takeState(state, userId);
     if (!pending) throw new BadRequestException({ detail: 'Unknown or expired state.' });
     const token = await this.tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: pending.redirect_uri });
     await this.saveToken(pending.user_id, token);
