@@ -6,6 +6,7 @@ import { AppModule } from './app.module.js';
 import type { CasConfig } from './config/cas-config.js';
 import { runMigrations } from './database/data-source.js';
 import { mountOidcProvider } from './oidc/mount.js';
+import { CAS_DOCS } from './openapi-document.js';
 import { installCasHttpGuards } from './rate-limit/http-guards.js';
 
 /** Builds the HTTP application (not listening). Tests and main.ts both start here. */
@@ -25,10 +26,6 @@ export async function createCasApp(config: CasConfig): Promise<NestExpressApplic
   mountOidcProvider(app);
   // Security headers and rate limits in front of both oidc-provider and Nest.
   installCasHttpGuards(app, config);
-  configureHttpApp(app, {
-    title: 'cas',
-    description: 'Central authentication service (OpenID Connect / OAuth 2.0) and its user-search API.',
-    docsPath: 'docs',
-  });
+  configureHttpApp(app, { ...CAS_DOCS, docsPath: 'docs' });
   return app;
 }

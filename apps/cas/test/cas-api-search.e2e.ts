@@ -1,15 +1,18 @@
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { validateInput } from '@collect/contracts';
+import { UserSearchQueryDto } from '../src/cas-api/users.dto.js';
 import { UsersService } from '../src/cas-api/users.service.js';
 import { startTestCasApp, type TestCasApp } from './test-app.js';
 
 /**
- * Search, filters and pagination of cas-api on the real database, called through the service
- * (the HTTP path with real CAS tokens is in cas-api.e2e.ts), plus the answers without a usable token.
+ * Search, filters and pagination of cas-api on the real database, called through the query's
+ * validation (UserSearchQueryDto, as the global pipe runs it) and the service (the HTTP path with
+ * real CAS tokens is in cas-api.e2e.ts), plus the answers without a usable token.
  */
 describe('cas-api user search (service on real PostgreSQL)', () => {
   let sut: TestCasApp;
-  let users: UsersService;
+  let users: { search(query: Record<string, unknown>, url: string): ReturnType<UsersService['search']>; get: UsersService['get'] };
   const base = 'http://cas.test/api/users';
 
   beforeAll(async () => {
@@ -24,7 +27,8 @@ describe('cas-api user search (service on real PostgreSQL)', () => {
     for (const r of rows) {
       await ds.query(`INSERT INTO cas_accounts (username, email, given_name, family_name, enabled) VALUES ($1, $2, $3, $4, $5)`, [r.username, r.email, r.given_name, r.family_name, r.enabled]);
     }
-    users = sut.app.get(UsersService);
+    const service = sut.app.get(UsersService);
+    users = { search: async (query: Record<string, unknown>, url: string) => service.search(await validateInput(UserSearchQueryDto, query), url), get: (id: string) => service.get(id) };
   });
   afterAll(() => sut?.close());
 

@@ -6,6 +6,7 @@ import { applyHttpServerLimits, configureHttpApp, securityHeaders } from '@colle
 import { AppModule } from './app.module.js';
 import type { CollectConfig } from './config/collect-config.js';
 import { runMigrations } from './database/data-source.js';
+import { COLLECT_API_DOCS } from './openapi-document.js';
 
 /** Builds the HTTP application (not listening). Tests and main.ts both start here. */
 export async function createCollectApp(config: CollectConfig): Promise<NestExpressApplication> {
@@ -22,11 +23,6 @@ export async function createCollectApp(config: CollectConfig): Promise<NestExpre
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
   });
-  configureHttpApp(app, {
-    title: 'collect-api',
-    description: 'Data-collection JSON API: forms, submissions, rest services, media.',
-    docsPath: 'api/docs',
-    oauthPaths: ['/o/token'],
-  });
+  configureHttpApp(app, { ...COLLECT_API_DOCS, docsPath: 'api/docs', oauthPaths: ['/o/token'] });
   return app;
 }

@@ -2,10 +2,11 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { loadConfigOrExit, FieldValidationError } from '@collect/contracts';
+import { loadConfigOrExit, FieldValidationError, validateInput } from '@collect/contracts';
 import { loadCollectConfig, type CollectConfig } from './config/collect-config.js';
 import { dataSourceOptions, runMigrations } from './database/data-source.js';
 import { OAuthApplicationsService } from './oauth2/oauth-applications.service.js';
+import { applicationInput, CreateOAuthApplicationDto } from './oauth2/oauth2.dto.js';
 import { OAuthApplicationEntity, OAuthGrantEntity, OAuthTokenEntity } from './oauth2/oauth2.entities.js';
 import { OAuth2Repository } from './oauth2/oauth2.repository.js';
 import { UserEntity } from './users/user.entity.js';
@@ -72,11 +73,9 @@ const commands: Record<string, (ds: DataSource, args: string[], config: CollectC
       ownerId = owner.id;
     }
     const repo = new OAuth2Repository(ds, ds.getRepository(OAuthApplicationEntity), ds.getRepository(OAuthGrantEntity), ds.getRepository(OAuthTokenEntity));
-    const { app, clientSecret } = await new OAuthApplicationsService(repo).create(ownerId, {
-      name: values.name,
-      client_type: values['client-type'],
-      redirect_uris: values['redirect-uris'],
-    });
+    // The same checks as POST /api/v1/oauth-applications.
+    const input = await validateInput(CreateOAuthApplicationDto, { name: values.name, client_type: values['client-type'], redirect_uris: values['redirect-uris'] });
+    const { app, clientSecret } = await new OAuthApplicationsService(repo).create(ownerId, applicationInput(input));
     return { id: app.id, client_id: app.clientId, ...(clientSecret ? { client_secret: clientSecret } : {}), name: app.name, client_type: app.clientType, redirect_uris: app.redirectUris };
   },
 };

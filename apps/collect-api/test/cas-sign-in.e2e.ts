@@ -79,7 +79,7 @@ describe('sign-in through the CAS (collect-api as backend-for-frontend)', () => 
   });
 
   it('lets a CAS-signed-in browser through the /o/authorize login step of the local OAuth 2.0 provider', async () => {
-    const { app: client } = await env.collect.app.get(OAuthApplicationsService).create(env.admin.id, { name: 'Local client', client_type: 'confidential', redirect_uris: 'https://client.example/cb' });
+    const { app: client } = await env.collect.app.get(OAuthApplicationsService).create(env.admin.id, { name: 'Local client', clientType: 'confidential', redirectUris: ['https://client.example/cb'] });
     const authorize = `${env.collect.url}/o/authorize?client_id=${client.clientId}&response_type=code&scope=read`;
     const context = await browser.newContext();
     const page = await context.newPage();

@@ -1,7 +1,8 @@
 import { connect } from 'node:net';
 import request from 'supertest';
 import { freshRedisPrefix } from '@collect/testing';
-import { parsePage } from '../src/submissions/pagination.js';
+import { validateInput } from '@collect/contracts';
+import { PageQueryDto, pageRequest } from '../src/submissions/pagination.js';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
@@ -94,7 +95,7 @@ describe('hardening: abuse limits (collect-api)', () => {
       expect((await request(sut.url).get(`/api/v1/data/${formId}?page_size=1`).set('Authorization', user.token).expect(200)).headers.link).toContain('page_size=1');
       const huge = await request(sut.url).get(`/api/v1/data/${formId}?page_size=999999999`).set('Authorization', user.token).expect(200);
       expect(huge.body).toHaveLength(2);
-      expect(parsePage({ page_size: '999999999' }).pageSize).toBe(10_000);
+      expect(pageRequest(await validateInput(PageQueryDto, { page_size: '999999999' })).pageSize).toBe(10_000);
       await request(sut.url).get(`/api/v1/data/${formId}?page_size=1000000000`).set('Authorization', user.token).expect(400);
       await request(sut.url).get(`/api/v1/data/${formId}?page_size=-5`).set('Authorization', user.token).expect(400);
     });

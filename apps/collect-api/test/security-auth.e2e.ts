@@ -137,7 +137,7 @@ describe('security: authentication limits (issue 17, finding 4)', () => {
     afterAll(() => sut.close());
 
     it('10 parallel redemptions of one code, then of one refresh token: exactly one succeeds each time', async () => {
-      const { app: client, clientSecret } = await sut.app.get(OAuthApplicationsService).create(owner.id, { name: 'race', client_type: 'confidential', redirect_uris: 'https://client.example/cb' });
+      const { app: client, clientSecret } = await sut.app.get(OAuthApplicationsService).create(owner.id, { name: 'race', clientType: 'confidential', redirectUris: ['https://client.example/cb'] });
       const oauth = sut.app.get(OAuth2Service);
       const newCode = async () => {
         const check = await oauth.checkAuthorizeRequest({ client_id: client.clientId, response_type: 'code', scope: 'read' });

@@ -62,7 +62,7 @@ export function basicHeader(username: string, password: string): string {
 export async function createTestBearerToken(app: INestApplication, user: { id: number }, scope = 'read write groups'): Promise<string> {
   const applications = app.get(OAuthApplicationsService);
   const oauth = app.get(OAuth2Service);
-  const { app: client } = await applications.create(user.id, { name: 'test client', client_type: 'confidential', redirect_uris: 'https://client.example/cb' });
+  const { app: client } = await applications.create(user.id, { name: 'test client', clientType: 'confidential', redirectUris: ['https://client.example/cb'] });
   const check = await oauth.checkAuthorizeRequest({ client_id: client.clientId, response_type: 'code', scope });
   if (check.kind !== 'ok') throw new Error(`authorize request refused: ${JSON.stringify(check)}`);
   const code = new URL(await oauth.approve(check.request, user.id)).searchParams.get('code')!;

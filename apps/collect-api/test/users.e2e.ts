@@ -111,7 +111,7 @@ async function squat(sut: TestCollectApp, username: string, password: string) {
   await request(sut.url).post('/api/v1/profiles').send({ username, password, email: `${username}@example.org` }).expect(201);
   const basic = basicHeader(username, password);
   const me = (await request(sut.url).get('/api/v1/user').set('Authorization', basic).expect(200)).body as { id: number; api_token: string; temp_token: string };
-  const { app: client, clientSecret } = await sut.app.get(OAuthApplicationsService).create(me.id, { name: 'squat', client_type: 'confidential', redirect_uris: 'https://squat.example/cb' });
+  const { app: client, clientSecret } = await sut.app.get(OAuthApplicationsService).create(me.id, { name: 'squat', clientType: 'confidential', redirectUris: ['https://squat.example/cb'] });
   const oauth = sut.app.get(OAuth2Service);
   const check = await oauth.checkAuthorizeRequest({ client_id: client.clientId, response_type: 'code', scope: 'read write' });
   if (check.kind !== 'ok') throw new Error('authorize refused');

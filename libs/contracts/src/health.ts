@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Inject, Module, type DynamicModule, ServiceUnavailableException } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 
 /** One dependency the service needs to serve traffic (database, Redis, ...). */
 export interface ReadinessCheck {
@@ -9,7 +9,19 @@ export interface ReadinessCheck {
 
 export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
 
-export type HealthBody = { status: 'ok' | 'unavailable'; checks?: Record<string, 'up' | 'down'> };
+export class HealthBody {
+  @ApiProperty({ type: 'string', enum: ['ok', 'unavailable'] })
+  status: 'ok' | 'unavailable';
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string', enum: ['up', 'down'] }, description: 'Each dependency (database, Redis, ...).' })
+  checks?: Record<string, 'up' | 'down'>;
+}
+
+/** 503 of `/health/ready`: which dependency is down. */
+export class HealthUnavailableBody extends HealthBody {
+  @ApiProperty({ type: 'string' })
+  detail: string;
+}
 
 @ApiTags('health')
 @Controller('health')
@@ -19,12 +31,15 @@ export class HealthController {
   @Get('live')
   @HttpCode(200)
   @ApiOperation({ summary: 'The process is alive (no dependency is checked).' })
+  @ApiOkResponse({ type: HealthBody })
   live(): HealthBody {
     return { status: 'ok' };
   }
 
   @Get('ready')
   @ApiOperation({ summary: 'Every dependency answers; 503 otherwise.' })
+  @ApiOkResponse({ type: HealthBody })
+  @ApiServiceUnavailableResponse({ type: HealthUnavailableBody })
   async ready(): Promise<HealthBody> {
     const results = await Promise.all(
       this.checks.map(async (c) => {

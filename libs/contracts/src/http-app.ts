@@ -1,17 +1,16 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { HttpErrorFilter } from './http-exception.filter.js';
 import { NulCharacterGuard } from './nul-guard.js';
+import { buildOpenApiDocument, type OpenApiInfo } from './openapi.js';
+import { ApiValidationPipe } from './validation-pipe.js';
 
-export interface HttpAppOptions {
-  title: string;
-  description: string;
+export interface HttpAppOptions extends OpenApiInfo {
   /** Path of the OpenAPI UI; the JSON document is served at `${docsPath}-json`. */
   docsPath: string;
-  version?: string;
   /** OAuth 2.0 endpoints whose early refusals answer in the RFC 6749 shape (see HttpErrorFilter). */
   oauthPaths?: string[];
 }
@@ -61,16 +60,14 @@ export function securityHeaders(helmet: unknown): Middleware {
   });
 }
 
-/** What both services set on their Nest application: logger, error shape, OpenAPI. */
+/** What both services set on their Nest application: logger, error shape, input validation, OpenAPI. */
 export function configureHttpApp(app: INestApplication, options: HttpAppOptions): void {
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new HttpErrorFilter({ oauthPaths: options.oauthPaths }));
   app.useGlobalGuards(new NulCharacterGuard());
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder().setTitle(options.title).setDescription(options.description).setVersion(options.version ?? '1.0').build(),
-  );
-  SwaggerModule.setup(options.docsPath, app, document, { jsonDocumentUrl: `${options.docsPath}-json` });
+  app.useGlobalPipes(new ApiValidationPipe());
+  // The same document `pnpm openapi` checks in under docs/openapi/ (buildOpenApiDocument).
+  SwaggerModule.setup(options.docsPath, app, buildOpenApiDocument(app, options), { jsonDocumentUrl: `${options.docsPath}-json` });
 }
 
 /**

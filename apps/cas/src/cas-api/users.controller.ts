@@ -1,9 +1,10 @@
 import { Controller, Get, Param, Query, Req, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { CAS_API_USER_SEARCH_SCOPES, type CasUser, type CasUserPage } from '@collect/contracts';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CAS_API_USER_SEARCH_SCOPES, CasUser, CasUserPage } from '@collect/contracts';
 import { BearerAuth } from '@collect/jwt-validation';
 import { ClientCredentialsOnlyGuard } from './client-credentials-only.guard.js';
-import { UsersService, type RawQuery } from './users.service.js';
+import { UserSearchQueryDto } from './users.dto.js';
+import { UsersService } from './users.service.js';
 
 type RequestLike = { protocol: string; path: string; get(name: string): string | undefined };
 
@@ -22,17 +23,14 @@ export class UsersController {
 
   @Get()
   @ApiOperation({ summary: 'Search users (search, username, email, page, page_size)' })
-  @ApiQuery({ name: 'search', required: false, description: 'Case-insensitive substring of username, email, given, family or full name.' })
-  @ApiQuery({ name: 'username', required: false, description: 'Exact username (case-insensitive).' })
-  @ApiQuery({ name: 'email', required: false, description: 'Exact email (case-insensitive).' })
-  @ApiQuery({ name: 'page', required: false, description: '1-based; past the last page: 404.' })
-  @ApiQuery({ name: 'page_size', required: false, description: 'Default 20, larger values are clamped to 100.' })
-  list(@Query() query: RawQuery, @Req() req: RequestLike): Promise<CasUserPage> {
+  @ApiOkResponse({ type: CasUserPage })
+  list(@Query() query: UserSearchQueryDto, @Req() req: RequestLike): Promise<CasUserPage> {
     return this.users.search(query, `${req.protocol}://${req.get('host')}${req.path}`);
   }
 
   @Get(':id')
   @ApiOperation({ summary: 'One user by id (the CAS subject)' })
+  @ApiOkResponse({ type: CasUser })
   get(@Param('id') id: string): Promise<CasUser> {
     return this.users.get(id);
   }

@@ -1,20 +1,18 @@
 import { HttpException, HttpStatus, Injectable, NotFoundException } from '@nestjs/common';
-import { FieldValidationError, type CasUser, type CasUserPage, type FieldErrors } from '@collect/contracts';
+import type { CasUser, CasUserPage } from '@collect/contracts';
 import type { AccountEntity } from '../accounts/account.entity.js';
 import { UserSearchRepository } from './user-search.repository.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
-const MAX_TEXT = 254;
 
-export type RawQuery = Record<string, unknown>;
-
-interface ParsedQuery {
-  page: number;
-  pageSize: number;
+/** The filters and page of a search (UserSearchQueryDto checked them). */
+export interface UserSearch {
   search?: string;
   username?: string;
   email?: string;
+  page?: number;
+  page_size?: number;
 }
 
 /** The user search of cas-api (decisions.md §Central authentication service). */
@@ -26,8 +24,9 @@ export class UsersService {
    * One page of matching users. `baseUrl` is the absolute URL of the listing (no query); the
    * `next`/`previous` links keep the caller's filters.
    */
-  async search(query: RawQuery, baseUrl: string): Promise<CasUserPage> {
-    const q = parseQuery(query);
+  async search(query: UserSearch, baseUrl: string): Promise<CasUserPage> {
+    // Larger sizes are clamped to the maximum, as DRF's max_page_size does.
+    const q = { ...query, page: query.page ?? 1, pageSize: Math.min(query.page_size ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) };
     const { count, accounts } = await this.users.search({ search: q.search, username: q.username, email: q.email, offset: (q.page - 1) * q.pageSize, limit: q.pageSize });
     const lastPage = Math.max(1, Math.ceil(count / q.pageSize));
     // DRF's PageNumberPagination answers a page past the end with 404 "Invalid page.".
@@ -67,39 +66,4 @@ export function toCasUser(a: AccountEntity): CasUser {
     enabled: a.enabled,
     created_at: a.createdAt.toISOString(),
   };
-}
-
-/** Validates the query string; every bad parameter is reported at once as `{"<param>": ["..."]}`. */
-export function parseQuery(query: RawQuery): ParsedQuery {
-  const errors: FieldErrors = {};
-  const text = (name: string): string | undefined => {
-    const v = query[name];
-    if (v === undefined) return undefined;
-    if (typeof v !== 'string') {
-      errors[name] = ['Give this parameter once, as text.'];
-      return undefined;
-    }
-    if (v.length > MAX_TEXT) {
-      errors[name] = [`Ensure this value has at most ${MAX_TEXT} characters.`];
-      return undefined;
-    }
-    return v;
-  };
-  const positive = (name: string, fallback: number): number => {
-    const v = text(name);
-    if (v === undefined || v === '') return fallback;
-    if (!/^\d{1,9}$/.test(v) || Number(v) < 1) {
-      errors[name] = ['A valid positive integer is required.'];
-      return fallback;
-    }
-    return Number(v);
-  };
-  const page = positive('page', 1);
-  // Larger sizes are clamped to the maximum, as DRF's max_page_size does.
-  const pageSize = Math.min(positive('page_size', DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE);
-  const search = text('search')?.trim() || undefined;
-  const username = text('username');
-  const email = text('email');
-  if (Object.keys(errors).length > 0) throw new FieldValidationError(errors);
-  return { page, pageSize, search, username, email };
 }

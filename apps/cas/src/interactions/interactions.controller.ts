@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InteractionLoginDto } from './interactions.dto.js';
 import { InteractionsService, type Rendered } from './interactions.service.js';
 
 /** Express's request (no @types/express here): `ip` honours `trust proxy`. */
@@ -22,8 +23,8 @@ export class InteractionsController {
   }
 
   @Post('login')
-  async login(@Req() req: Request, @Res() res: Response, @Body() body: Record<string, unknown>): Promise<void> {
-    send(res, await this.interactions.login(req, res, body ?? {}, req.ip ?? req.socket.remoteAddress ?? 'unknown'));
+  async login(@Req() req: Request, @Res() res: Response, @Body() body: InteractionLoginDto): Promise<void> {
+    send(res, await this.interactions.login(req, res, body, req.ip ?? req.socket.remoteAddress ?? 'unknown'));
   }
 
   @Post('confirm')

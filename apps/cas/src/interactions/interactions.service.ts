@@ -5,6 +5,7 @@ import { AccountsService } from '../accounts/accounts.service.js';
 import { LoginThrottleService } from '../accounts/login-throttle.service.js';
 import { OidcService } from '../oidc/oidc.service.js';
 import { resourceName } from '../oidc/provider-factory.js';
+import type { InteractionLoginDto } from './interactions.dto.js';
 import { consentPage, loginPage, messagePage } from './views.js';
 
 export interface Rendered {
@@ -43,12 +44,12 @@ export class InteractionsService {
   }
 
   /** Checks lockout, then credentials; finishes the login step or answers with the page again. */
-  async login(req: IncomingMessage, res: ServerResponse, form: { username?: unknown; password?: unknown }, ip: string): Promise<Rendered | null> {
+  async login(req: IncomingMessage, res: ServerResponse, form: InteractionLoginDto, ip: string): Promise<Rendered | null> {
     const details = await this.details(req, res);
     if (!details) return expired();
     if (details.prompt.name !== 'login') return { status: 400, html: messagePage('Sign-in failed', 'This step is not a login step.') };
-    const username = typeof form.username === 'string' ? form.username.slice(0, 150) : '';
-    const password = typeof form.password === 'string' ? form.password.slice(0, 1024) : '';
+    const username = (form.username ?? '').slice(0, 150);
+    const password = (form.password ?? '').slice(0, 1024);
     const page = (status: number, error: string, headers?: Record<string, string>): Rendered => ({
       status,
       headers,

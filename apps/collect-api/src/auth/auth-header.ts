@@ -22,12 +22,17 @@ export function parseAuthorization(header: string | undefined): ParsedAuthorizat
   if (parts.length > 2) {
     return { kind: 'malformed', scheme, detail: `Invalid ${what} header. ${scheme === 'basic' ? 'Credentials' : 'Token'} string should not contain spaces.` };
   }
+  // passport-http decodes any text leniently; DRF refuses what is not base64.
+  if (scheme === 'basic' && !BASE64.test(parts[1]!)) return { kind: 'malformed', scheme, detail: BASIC_NOT_BASE64 };
   return { kind: 'credentials', scheme, credentials: parts[1]! };
 }
 
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+export const BASIC_NOT_BASE64 = 'Invalid basic header. Credentials not correctly base64 encoded.';
+
 /** `user:pass` from a Basic credential, or null when it is not valid base64 with a colon. */
 export function decodeBasic(credentials: string): { username: string; password: string } | null {
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(credentials)) return null;
+  if (!BASE64.test(credentials)) return null;
   const decoded = Buffer.from(credentials, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) return null;

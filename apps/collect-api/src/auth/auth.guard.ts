@@ -5,7 +5,7 @@ import { requestAddress, type HttpRequest as Request, type HttpResponse as Respo
 import { AuthThrottleService } from './auth-throttle.service.js';
 import { HttpErrorWithHeaders, TooManyRequestsError, UnauthorizedError } from '@collect/contracts';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { parseAuthorization, WWW_AUTHENTICATE } from './auth-header.js';
+import { BASIC_NOT_BASE64, parseAuthorization, WWW_AUTHENTICATE } from './auth-header.js';
 import { holdsScopedCredential, type AuthenticatedUser, type AuthScheme } from './authenticated-user.js';
 import { AUTH_REQUIREMENT, SKIP_AUTH, type AuthRequirement } from './require-auth.decorator.js';
 import { BasicStrategy } from './strategies/basic.strategy.js';
@@ -93,18 +93,22 @@ export class AuthGuard implements CanActivate {
       throw new UnauthorizedError(parsed.detail, WWW_AUTHENTICATE[parsed.scheme]);
     }
     req.authCredentials = parsed.credentials;
+    // Refused by the strategy before its check ran (a malformed credential): never counted elsewhere.
+    let refusedUnchecked = false;
     try {
       return await new Promise<AuthenticatedUser>((resolve, reject) => {
-        this.passport.authenticate(parsed.scheme, { session: false }, (err: unknown, found: unknown) => {
+        this.passport.authenticate(parsed.scheme, { session: false }, (err: unknown, found: unknown, _challenge: unknown, status?: number) => {
           const user = found as AuthenticatedUser | false;
           if (err) reject(err);
-          else if (!user) reject(new UnauthorizedError('Invalid credentials.', WWW_AUTHENTICATE[parsed.scheme]));
-          else resolve(user);
+          else if (!user) {
+            refusedUnchecked = true;
+            reject(new UnauthorizedError(refusal(parsed.scheme, status), WWW_AUTHENTICATE[parsed.scheme]));
+          } else resolve(user);
         })(req, res, reject);
       });
     } catch (err) {
-      // Basic counts its own attempts before the password check (PasswordLoginService).
-      if (err instanceof UnauthorizedError && parsed.scheme !== 'basic') await this.throttle.failedOther(ip);
+      // Basic counts its own password attempts before the check (PasswordLoginService).
+      if (err instanceof UnauthorizedError && (parsed.scheme !== 'basic' || refusedUnchecked)) await this.throttle.failedOther(ip);
       throw err;
     } finally {
       // Not `delete`: removing a property turns the request object into a slow dictionary
@@ -112,4 +116,15 @@ export class AuthGuard implements CanActivate {
       req.authCredentials = undefined;
     }
   }
+}
+
+/**
+ * Why a strategy refused before checking the credential (its verify callback names the other
+ * reasons itself). passport-http and passport-http-bearer fail with 400 for a malformed header:
+ * Basic without a colon, Bearer beside an `access_token` in the body or query (RFC 6750 §2).
+ */
+function refusal(scheme: AuthScheme, status: number | undefined): string {
+  if (scheme === 'basic') return status === 400 ? BASIC_NOT_BASE64 : 'Invalid username/password.';
+  if (scheme === 'bearer' && status === 400) return 'Invalid token header. Send the access token in the Authorization header only.';
+  return 'Invalid token.';
 }

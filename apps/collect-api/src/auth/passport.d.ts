@@ -9,7 +9,7 @@ declare module 'passport' {
     authenticate(
       name: string,
       options: { session: boolean },
-      callback: (err: unknown, user: unknown, info?: unknown) => void,
+      callback: (err: unknown, user: unknown, info?: unknown, status?: number) => void,
     ): (req: unknown, res: unknown, next: (err?: unknown) => void) => void;
   }
   const passport: Passport & { Passport: typeof Passport };

@@ -1,4 +1,5 @@
-import { SetMetadata } from '@nestjs/common';
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiSecurity } from '@nestjs/swagger';
 import type { AuthScheme } from './authenticated-user.js';
 
 export const AUTH_REQUIREMENT = 'collect:auth-requirement';
@@ -26,7 +27,14 @@ export interface AuthRequirement {
  * global AuthGuard answers 401 with `WWW-Authenticate`; with them, `@CurrentUser()` is set.
  * Endpoints without this decorator still see `@CurrentUser()` when credentials are sent.
  */
-export const RequireAuth = (requirement: AuthRequirement = {}) => SetMetadata(AUTH_REQUIREMENT, requirement);
+export const RequireAuth = (requirement: AuthRequirement = {}) =>
+  applyDecorators(SetMetadata(AUTH_REQUIREMENT, requirement), ...documentedSchemes(requirement).map((scheme) => ApiSecurity(scheme)));
+
+/** The schemes the OpenAPI document lists for the endpoint (names of COLLECT_SECURITY_SCHEMES). */
+function documentedSchemes(requirement: AuthRequirement): AuthScheme[] {
+  const schemes: AuthScheme[] = requirement.schemes ?? ['basic', 'token', 'temptoken', 'bearer'];
+  return requirement.issuesCredentials ? schemes.filter((s) => s !== 'bearer') : schemes;
+}
 
 /** Platform admins only: 401 without credentials, 403 for a non-admin. */
 export const RequireSuperuser = () => RequireAuth({ superuser: true });

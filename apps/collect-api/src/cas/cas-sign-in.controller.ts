@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
 import { sendHtml, sendRedirect } from '../auth/html-response.js';
 import { SkipAuth } from '../auth/require-auth.decorator.js';
+import { SignInCallbackQueryDto, SignInQueryDto } from './cas-sign-in.dto.js';
 import { CasSignInService, safeReturnTo } from './cas-sign-in.service.js';
 import { logoutConfirmPage, plainLoginPage, refusalPage } from './views.js';
 
@@ -32,11 +33,11 @@ export class CasSignInController {
   }
 
   @Get('auth/login')
-  async start(@Query('return_to') returnTo: unknown, @Res() res: HttpResponse): Promise<void> {
+  async start(@Query() query: SignInQueryDto, @Res() res: HttpResponse): Promise<void> {
     this.requireEnabled();
     let location: string;
     try {
-      location = await this.signIn.start(safeReturnTo(returnTo), res);
+      location = await this.signIn.start(safeReturnTo(query.return_to), res);
     } catch (err) {
       this.logger.warn({ event: 'cas_sign_in.discovery_failed', error: err instanceof Error ? err.message : String(err) });
       res.setHeader('Retry-After', '5');
@@ -46,9 +47,9 @@ export class CasSignInController {
   }
 
   @Get('auth/callback')
-  async callback(@Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
+  async callback(@Query() query: SignInCallbackQueryDto, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
     this.requireEnabled();
-    const outcome = await this.signIn.callback(req, res);
+    const outcome = await this.signIn.callback(query, req, res);
     if (outcome.kind === 'refused') return sendHtml(res, outcome.status, refusalPage(outcome.message));
     sendRedirect(res, outcome.location, 303);
   }

@@ -9,6 +9,7 @@ import type { UserEntity } from '../users/user.entity.js';
 import { allowHttpIssuer, CasClientDiscovery } from './cas-oidc.js';
 import { CasSessionsRepository } from './cas-sessions.repository.js';
 import { cookieHeader, readCookie } from '../auth/cookies.js';
+import type { SignInCallbackQueryDto } from './cas-sign-in.dto.js';
 
 /** What the callback ends in: a redirect (signed in) or a page explaining the refusal. */
 export type CallbackOutcome = { kind: 'signed-in'; location: string } | { kind: 'refused'; status: number; message: string };
@@ -85,9 +86,8 @@ export class CasSignInService {
       .toString();
   }
 
-  async callback(req: HttpRequest, res: HttpResponse): Promise<CallbackOutcome> {
-    const query = req.query as Record<string, unknown>;
-    const state = typeof query.state === 'string' ? query.state : '';
+  async callback(query: SignInCallbackQueryDto, req: HttpRequest, res: HttpResponse): Promise<CallbackOutcome> {
+    const state = query.state ?? '';
     // The binding cookie has done its job whatever happens next.
     res.append('Set-Cookie', cookieHeader(this.loginCookie, '', { path: '/auth/callback', maxAge: 0, secure: this.config.CAS_SESSION_COOKIE_SECURE }));
     if (!state) return refused(400, 'The sign-in answer has no state. Start the sign-in again.');
@@ -99,7 +99,7 @@ export class CasSignInService {
       return refused(400, 'This sign-in was started in another browser. Start the sign-in again.');
     }
     if (new Date(pending.expires_at).getTime() <= Date.now()) return refused(400, 'The sign-in took too long. Start the sign-in again.');
-    if (typeof query.error === 'string') {
+    if (query.error !== undefined) {
       return refused(400, `The central service did not sign you in (${query.error.slice(0, 100)}).`);
     }
     let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
@@ -190,7 +190,7 @@ function refused(status: number, message: string): CallbackOutcome {
 }
 
 /** A same-site path to come back to after sign-in; anything else becomes /login. */
-export function safeReturnTo(value: unknown): string {
+export function safeReturnTo(value: string | undefined): string {
   if (typeof value !== 'string' || value.length > 4000) return '/login';
   return /^\/(?![/\\])/.test(value) && !/[\r\n]/.test(value) ? value : '/login';
 }

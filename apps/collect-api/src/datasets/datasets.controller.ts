@@ -1,10 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { pageHeaders, parsePage } from '../submissions/pagination.js';
+import { PageQueryDto, pageHeaders, pageRequest } from '../submissions/pagination.js';
+import { SUBMISSION_JSON_SCHEMA } from '../submissions/submission.dto.js';
+import { CreateDataviewDto, CreateMergedDatasetDto, DataviewBody, DataviewListQueryDto, MergedDatasetBody, UpdateDataviewDto } from './dataset.dto.js';
 import { DatasetsService } from './datasets.service.js';
 
 type HeaderRes = { setHeader(name: string, value: string): void };
@@ -21,23 +23,28 @@ export class MergedDatasetsController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Creates a merged dataset `{name, xforms: [ids], project?}` over forms the caller can see.' })
-  create(@CurrentUser() user: AuthenticatedUser, @Body() body: unknown) {
+  @ApiCreatedResponse({ type: MergedDatasetBody })
+  create(@CurrentUser() user: AuthenticatedUser, @Body() body: CreateMergedDatasetDto) {
     return this.datasets.createMerged(user, body);
   }
 
   @Get()
+  @ApiOkResponse({ type: MergedDatasetBody, isArray: true })
   list(@CurrentUser() user: AuthenticatedUser) {
     return this.datasets.listMerged(user);
   }
 
   @Get(':pk')
+  @ApiOkResponse({ type: MergedDatasetBody })
   get(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string) {
     return this.datasets.getMerged(user, pk);
   }
 
   @Get(':pk/data')
-  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: Record<string, unknown>, @Req() req: { originalUrl: string }, @Res({ passthrough: true }) res: HeaderRes) {
-    const page = parsePage(query);
+  @ApiOperation({ summary: 'Submissions of the forms of the merged dataset (paged).' })
+  @ApiOkResponse({ schema: { type: 'array', items: SUBMISSION_JSON_SCHEMA } })
+  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: PageQueryDto, @Req() req: { originalUrl: string }, @Res({ passthrough: true }) res: HeaderRes) {
+    const page = pageRequest(query);
     const { items, total } = await this.datasets.mergedData(user, pk, page);
     for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total))) res.setHeader(k, v);
     return items;
@@ -45,6 +52,7 @@ export class MergedDatasetsController {
 
   @Delete(':pk')
   @HttpCode(204)
+  @ApiNoContentResponse({ description: 'Deleted.' })
   async delete(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<void> {
     await this.datasets.deleteMerged(user, pk);
   }
@@ -62,36 +70,42 @@ export class DataviewsController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Creates a dataview `{name, xform, columns, query}` (editor on the form).' })
-  create(@CurrentUser() user: AuthenticatedUser, @Body() body: unknown) {
+  @ApiCreatedResponse({ type: DataviewBody })
+  create(@CurrentUser() user: AuthenticatedUser, @Body() body: CreateDataviewDto) {
     return this.datasets.createView(user, body);
   }
 
   @Get()
-  list(@CurrentUser() user: AuthenticatedUser, @Query('xform') xform?: string) {
-    return this.datasets.listViews(user, xform);
+  @ApiOkResponse({ type: DataviewBody, isArray: true })
+  list(@CurrentUser() user: AuthenticatedUser, @Query() query: DataviewListQueryDto) {
+    return this.datasets.listViews(user, query.xform);
   }
 
   @Get(':pk')
+  @ApiOkResponse({ type: DataviewBody })
   get(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string) {
     return this.datasets.getView(user, pk);
   }
 
   @Get(':pk/data')
   @ApiOperation({ summary: 'Submissions matching the dataview, projected to its columns (paged).' })
-  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: Record<string, unknown>, @Req() req: { originalUrl: string }, @Res({ passthrough: true }) res: HeaderRes) {
-    const page = parsePage(query);
+  @ApiOkResponse({ schema: { type: 'array', items: SUBMISSION_JSON_SCHEMA } })
+  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: PageQueryDto, @Req() req: { originalUrl: string }, @Res({ passthrough: true }) res: HeaderRes) {
+    const page = pageRequest(query);
     const { items, total } = await this.datasets.viewData(user, pk, page);
     for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total))) res.setHeader(k, v);
     return items;
   }
 
   @Patch(':pk')
-  update(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: unknown) {
+  @ApiOkResponse({ type: DataviewBody })
+  update(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: UpdateDataviewDto) {
     return this.datasets.updateView(user, pk, body);
   }
 
   @Delete(':pk')
   @HttpCode(204)
+  @ApiNoContentResponse({ description: 'Deleted.' })
   async delete(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<void> {
     await this.datasets.deleteView(user, pk);
   }

@@ -11,24 +11,12 @@ import { SubmissionsService } from '../submissions/submissions.service.js';
 import type { SubmissionJson } from '../submissions/submission-json.js';
 import type { DataviewEntity, MergedDatasetEntity } from './dataset.entities.js';
 import { DatasetsRepository } from './datasets.repository.js';
-import { compileDataviewQuery, parseDataviewColumns, parseDataviewQuery, type CompiledWhere } from './dataview-query.js';
+import { compileDataviewQuery, type CompiledWhere } from './dataview-query.js';
+import type { CreateDataviewDto, CreateMergedDatasetDto, DataviewBody, MergedDatasetBody, UpdateDataviewDto } from './dataset.dto.js';
 
 function idOf(raw: string | number): number {
   const n = typeof raw === 'number' ? raw : /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
   return Number.isSafeInteger(n) && n > 0 && n <= 2_147_483_647 ? n : NaN;
-}
-
-function optionalString(b: Record<string, unknown>, key: string, errors: Record<string, string[]>, required: boolean): string | undefined {
-  const v = b[key];
-  if (v === undefined || v === null) {
-    if (required) errors[key] = ['This field is required.'];
-    return undefined;
-  }
-  if (typeof v !== 'string' || !v.trim() || v.length > 255) {
-    errors[key] = ['A non-empty string of at most 255 characters.'];
-    return undefined;
-  }
-  return v.trim();
 }
 
 /**
@@ -48,24 +36,14 @@ export class DatasetsService {
 
   // ----- merged datasets ------------------------------------------------------------------
 
-  async createMerged(user: AuthenticatedUser, body: unknown) {
-    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-    const errors: Record<string, string[]> = {};
-    const name = optionalString(b, 'name', errors, true);
-    const project = optionalString(b, 'project', errors, false);
-    const raw = b.xforms;
-    const ids = Array.isArray(raw) ? raw.map((x) => idOf(typeof x === 'string' || typeof x === 'number' ? x : NaN)) : [];
+  async createMerged(user: AuthenticatedUser, body: CreateMergedDatasetDto) {
     const max = this.config.MERGED_DATASET_MAX_FORMS;
-    if (!Array.isArray(raw) || ids.length < 2 || ids.some((n) => Number.isNaN(n)) || new Set(ids).size !== ids.length) {
-      errors.xforms = ['A list of at least two different form ids.'];
-    } else if (ids.length > max) {
-      // Every read of a merged dataset checks the caller's role on each form: the list is bounded.
-      errors.xforms = [`At most ${max} forms (MERGED_DATASET_MAX_FORMS).`];
-    } else {
-      for (const id of ids) if (!(await this.access.access(user, id))) (errors.xforms ??= []).push(`Form ${id} not found.`);
-    }
-    if (Object.keys(errors).length) throw new FieldValidationError(errors);
-    const row = await this.repo.insertMerged({ name, project: project ?? null, ownerId: user.id, formIds: ids });
+    // Every read of a merged dataset checks the caller's role on each form: the list is bounded.
+    if (body.xforms.length > max) throw new FieldValidationError({ xforms: [`At most ${max} forms (MERGED_DATASET_MAX_FORMS).`] });
+    const hidden: string[] = [];
+    for (const id of body.xforms) if (!(await this.access.access(user, id))) hidden.push(`Form ${id} not found.`);
+    if (hidden.length) throw new FieldValidationError({ xforms: hidden });
+    const row = await this.repo.insertMerged({ name: body.name, project: body.project ?? null, ownerId: user.id, formIds: body.xforms });
     return this.presentMerged(row);
   }
 
@@ -130,7 +108,7 @@ export class DatasetsService {
     return { merged, roles };
   }
 
-  private async presentMerged(m: MergedDatasetEntity) {
+  private async presentMerged(m: MergedDatasetEntity): Promise<MergedDatasetBody> {
     const forms = (await Promise.all(m.formIds.map((id) => this.forms.findLive(id)))).filter((f): f is FormEntity => !!f);
     return {
       id: m.id,
@@ -145,28 +123,9 @@ export class DatasetsService {
 
   // ----- dataviews --------------------------------------------------------------------------
 
-  async createView(user: AuthenticatedUser, body: unknown) {
-    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-    const errors: Record<string, string[]> = {};
-    const name = optionalString(b, 'name', errors, true);
-    const project = optionalString(b, 'project', errors, false);
-    let columns: string[] = [];
-    let query: ReturnType<typeof parseDataviewQuery> = [];
-    try {
-      columns = parseDataviewColumns(b.columns);
-    } catch (err) {
-      Object.assign(errors, (err as FieldValidationError).getResponse());
-    }
-    try {
-      query = parseDataviewQuery(b.query ?? []);
-    } catch (err) {
-      Object.assign(errors, (err as FieldValidationError).getResponse());
-    }
-    const xform = typeof b.xform === 'number' || typeof b.xform === 'string' ? idOf(b.xform) : NaN;
-    if (Number.isNaN(xform)) errors.xform = ['A form id.'];
-    if (Object.keys(errors).length) throw new FieldValidationError(errors);
-    const { form } = await this.access.requireRole(user, xform, MIN_ROLE.editSubmissions);
-    const row = await this.repo.insertView({ name, project: project ?? null, formId: form.id, ownerId: user.id, columns, query });
+  async createView(user: AuthenticatedUser, body: CreateDataviewDto) {
+    const { form } = await this.access.requireRole(user, body.xform, MIN_ROLE.editSubmissions);
+    const row = await this.repo.insertView({ name: body.name, project: body.project ?? null, formId: form.id, ownerId: user.id, columns: [...new Set(body.columns)], query: body.query ?? [] });
     return this.presentView(row);
   }
 
@@ -180,23 +139,14 @@ export class DatasetsService {
     return this.presentView((await this.visibleView(user, pk, MIN_ROLE.view)).view);
   }
 
-  async updateView(user: AuthenticatedUser | undefined, pk: string, body: unknown) {
+  async updateView(user: AuthenticatedUser | undefined, pk: string, body: UpdateDataviewDto) {
     const { view } = await this.visibleView(user, pk, MIN_ROLE.editSubmissions);
-    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-    const errors: Record<string, string[]> = {};
+    if (body.xform !== undefined && body.xform !== view.formId) throw new FieldValidationError({ xform: ['The form of a dataview cannot change.'] });
     const changes: Partial<Pick<DataviewEntity, 'name' | 'columns' | 'query' | 'project'>> = {};
-    if (b.name !== undefined) changes.name = optionalString(b, 'name', errors, true);
-    if (b.project !== undefined) changes.project = optionalString(b, 'project', errors, false) ?? null;
-    for (const [key, parse] of [['columns', parseDataviewColumns], ['query', parseDataviewQuery]] as const) {
-      if (b[key] === undefined) continue;
-      try {
-        (changes as Record<string, unknown>)[key] = parse(b[key]);
-      } catch (err) {
-        Object.assign(errors, (err as FieldValidationError).getResponse());
-      }
-    }
-    if (b.xform !== undefined && String(b.xform) !== String(view.formId)) errors.xform = ['The form of a dataview cannot change.'];
-    if (Object.keys(errors).length) throw new FieldValidationError(errors);
+    if (body.name !== undefined) changes.name = body.name;
+    if (body.project !== undefined) changes.project = body.project;
+    if (body.columns !== undefined) changes.columns = [...new Set(body.columns)];
+    if (body.query !== undefined) changes.query = body.query;
     await this.repo.updateView(view.id, changes);
     return this.presentView((await this.repo.findView(view.id))!);
   }
@@ -234,7 +184,7 @@ export class DatasetsService {
     return { view, form };
   }
 
-  private async presentView(v: DataviewEntity) {
+  private async presentView(v: DataviewEntity): Promise<DataviewBody> {
     const total = (await this.repo.filtered(v.formId, compileDataviewQuery(v.query), 0, 1)).total;
     return {
       id: v.id,

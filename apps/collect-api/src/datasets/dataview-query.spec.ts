@@ -1,4 +1,6 @@
-import { compileDataviewQuery, parseDataviewColumns, parseDataviewQuery } from './dataview-query.js';
+import { validateInput } from '@collect/contracts';
+import { CreateDataviewDto } from './dataset.dto.js';
+import { compileDataviewQuery } from './dataview-query.js';
 
 describe('dataview query compilation', () => {
   it('keeps columns and values out of the SQL text (parameters only)', () => {
@@ -22,13 +24,16 @@ describe('dataview query compilation', () => {
     expect(compileDataviewQuery([]).sql).toBe('true');
   });
 
-  it('validates filters and columns (lists or JSON strings)', () => {
-    expect(parseDataviewQuery('[{"column":"a","filter":"<=","value":"3"}]')).toEqual([{ column: 'a', filter: '<=', value: '3' }]);
-    expect(() => parseDataviewQuery([{ column: 'a', filter: 'LIKE', value: 'x' }])).toThrow();
-    expect(() => parseDataviewQuery([{ column: 'a b', filter: '=', value: 'x' }])).toThrow();
-    expect(() => parseDataviewQuery([{ column: 'a', filter: '=', value: { x: 1 } }])).toThrow();
-    expect(() => parseDataviewQuery('not json')).toThrow();
-    expect(parseDataviewColumns('["a","g/b","a"]')).toEqual(['a', 'g/b']);
-    expect(() => parseDataviewColumns([])).toThrow();
+  it('validates filters and columns, as lists or JSON text (CreateDataviewDto)', async () => {
+    const view = (over: Record<string, unknown>) => validateInput(CreateDataviewDto, { name: 'v', xform: 1, columns: ['a'], ...over });
+    expect((await view({ query: '[{"column":"a","filter":"<=","value":"3"}]' })).query).toEqual([{ column: 'a', filter: '<=', value: '3' }]);
+    const refused = (over: Record<string, unknown>) => view(over).then(() => null, (e: { getResponse(): unknown }) => e.getResponse());
+    expect(await refused({ query: [{ column: 'a', filter: 'LIKE', value: 'x' }] })).toEqual({ query: ['[0].filter: One of = > < >= <= <> !=.'] });
+    expect(await refused({ query: [{ column: 'a b', filter: '=', value: 'x' }] })).toEqual({ query: ['[0].column: A field name or xpath.'] });
+    expect(await refused({ query: [{ column: 'a', filter: '=', value: { x: 1 } }] })).toEqual({ query: ['[0].value: A string or a number.'] });
+    expect(await refused({ query: 'not json' })).toEqual({ query: ['Must be a list of {column, filter, value, condition?}.'] });
+    expect((await view({ columns: '["a","g/b","a"]' })).columns).toEqual(['a', 'g/b', 'a']);
+    expect(await refused({ columns: [] })).toEqual({ columns: ['A non-empty list of field names (xpaths).'] });
+    expect(await refused({ columns: ["name') OR 1=1 --"] })).toEqual({ columns: ['A non-empty list of field names (xpaths).'] });
   });
 });

@@ -146,71 +146,44 @@ const JSON_TYPES = new Map<string, { bind: string; control: string; mediatype?: 
   video: { bind: 'binary', control: 'upload', mediatype: 'video/*' },
   file: { bind: 'binary', control: 'upload', mediatype: 'application/*' },
 }));
-const TYPE_ALIASES = new Map<string, string>(Object.entries({ string: 'text', int: 'integer', select_one: 'select one', select_multiple: 'select all that apply', photo: 'image' }));
-const jsonType = (type: string): string => TYPE_ALIASES.get(type) ?? type;
+/** The question types of a JSON definition, and the pyxform spellings accepted for some. */
+export const JSON_FIELD_TYPES = [...JSON_TYPES.keys()];
+// Without prototype: a type named `constructor` or `toString` must find no alias.
+export const JSON_TYPE_ALIASES: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, {
+  string: 'text', int: 'integer', select_one: 'select one', select_multiple: 'select all that apply', photo: 'image',
+});
 
-/**
- * Validates a JSON form definition and renders the equivalent XForm (stored like an upload).
- * Linear in the definition; nested deeper than `maxDepth`: 400; more than `maxFields`: 413.
- */
-export function parseJsonForm(body: unknown, limits: InputLimits = DEFAULT_INPUT_LIMITS): ParsedForm {
-  const errors: Record<string, string[]> = {};
-  const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
-  const idString = b.id_string;
-  if (typeof idString !== 'string' || !NAME_RE.test(idString)) {
-    errors.id_string = ['This field is required: a name of letters, digits, _ . - starting with a letter or _ (at most 100).'];
-  }
-  const title = b.title === undefined ? idString : b.title;
-  if (typeof title !== 'string' || !title.trim() || title.length > 255) errors.title = ['A non-empty string of at most 255 characters.'];
-  const version = b.version === undefined ? '' : b.version;
-  if (typeof version !== 'string' || version.length > 100) errors.version = ['A string of at most 100 characters.'];
-  const fields: FormField[] = [];
-  if (!Array.isArray(b.fields) || b.fields.length === 0) {
-    errors.fields = ['A non-empty list of fields ({name, type, label, children?}).'];
-  } else {
-    const problems: string[] = [];
-    collectJsonFields(b.fields, '', undefined, fields, problems, limits, 1);
-    if (problems.length) errors.fields = problems;
-  }
-  if (Object.keys(errors).length) throw new FieldValidationError(errors);
-  const def = { id_string: idString as string, title: (title as string).trim(), version: version as string };
-  const xml = renderXForm(def.id_string, def.title, def.version, b.fields as JsonField[]);
-  return { idString: def.id_string, title: def.title, rootName: 'data', version: def.version, fields, xml, jsonDefinition: b };
+/** A JSON form definition as JsonFormDefinitionDto checked it (types already resolved from their aliases). */
+export interface JsonFormDefinition {
+  id_string: string;
+  title?: string;
+  version?: string;
+  fields: JsonField[];
 }
 
-function collectJsonFields(items: unknown[], path: string, repeat: string | undefined, out: FormField[], problems: string[], limits: InputLimits, depth: number): void {
+/**
+ * Renders a (validated) JSON form definition as the equivalent XForm, stored like an upload.
+ * Linear in the definition; groups nested deeper than `maxDepth`: 400; more than `maxFields`
+ * fields: 413 (the DTO bounds neither: INPUT_MAX_DEPTH and FORM_MAX_FIELDS are configuration).
+ */
+export function parseJsonForm(def: JsonFormDefinition, limits: InputLimits = DEFAULT_INPUT_LIMITS): ParsedForm {
+  const title = def.title ?? def.id_string;
+  const version = def.version ?? '';
+  const fields: FormField[] = [];
+  collectJsonFields(def.fields, '', undefined, fields, limits, 1);
+  const xml = renderXForm(def.id_string, title, version, def.fields);
+  return { idString: def.id_string, title, rootName: 'data', version, fields, xml, jsonDefinition: { ...def } };
+}
+
+function collectJsonFields(items: JsonField[], path: string, repeat: string | undefined, out: FormField[], limits: InputLimits, depth: number): void {
   if (depth > limits.maxDepth) {
-    problems.push(`${path}: groups and repeats are nested more than ${limits.maxDepth} deep (INPUT_MAX_DEPTH).`);
-    return;
+    throw new FieldValidationError({ fields: [`${path}: groups and repeats are nested more than ${limits.maxDepth} deep (INPUT_MAX_DEPTH).`] });
   }
-  const seen = new Set<string>();
-  for (const [i, item] of items.entries()) {
+  for (const f of items) {
     if (out.length >= limits.maxFields) throw inputTooLarge('form', limits.maxFields, 'FORM_MAX_FIELDS');
-    const f = item as Partial<JsonField> | null;
-    const where = path ? `${path}[${i}]` : `fields[${i}]`;
-    if (!f || typeof f !== 'object' || typeof f.name !== 'string' || !NAME_RE.test(f.name) || f.name === 'meta') {
-      problems.push(`${where}: name must be an XML name (letters, digits, _ . -), not "meta".`);
-      continue;
-    }
-    if (seen.has(f.name)) problems.push(`${where}: duplicate name "${f.name}".`);
-    seen.add(f.name);
-    const type = typeof f.type === 'string' ? jsonType(f.type) : '';
-    if (f.label !== undefined && typeof f.label !== 'string') problems.push(`${where}: label must be a string.`);
     const xpath = path ? `${path}/${f.name}` : f.name;
-    if (type === 'group' || type === 'repeat') {
-      if (!Array.isArray(f.children) || !f.children.length) {
-        problems.push(`${where}: a ${type} needs a non-empty children list.`);
-        continue;
-      }
-      out.push({ name: f.name, xpath, type, label: f.label ?? null, ...(repeat ? { repeat } : {}) });
-      collectJsonFields(f.children, xpath, type === 'repeat' ? xpath : repeat, out, problems, limits, depth + 1);
-      continue;
-    }
-    if (!JSON_TYPES.has(type)) {
-      problems.push(`${where}: unknown type "${String(f.type)}" (one of ${[...JSON_TYPES.keys(), 'group', 'repeat'].join(', ')}).`);
-      continue;
-    }
-    out.push({ name: f.name, xpath, type, label: f.label ?? null, ...(repeat ? { repeat } : {}) });
+    out.push({ name: f.name, xpath, type: f.type, label: f.label ?? null, ...(repeat ? { repeat } : {}) });
+    if (f.type === 'group' || f.type === 'repeat') collectJsonFields(f.children ?? [], xpath, f.type === 'repeat' ? xpath : repeat, out, limits, depth + 1);
   }
 }
 
@@ -220,7 +193,7 @@ function renderXForm(idString: string, title: string, version: string, fields: J
   const body: string[] = [];
   const walk = (items: JsonField[], path: string, indent: string) => {
     for (const f of items) {
-      const type = jsonType(f.type);
+      const type = f.type;
       const abs = `${path}/${f.name}`;
       const label = f.label ? `<label>${escapeXml(f.label)}</label>` : '';
       if (type === 'group' || type === 'repeat') {

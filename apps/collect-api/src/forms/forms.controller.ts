@@ -1,14 +1,15 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { IncomingMessage } from 'node:http';
-import { FieldValidationError } from '@collect/contracts';
+import { FieldValidationError, validateInput } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { contentTypeOf, isXmlContentType, readMultipartPart, readRawBody } from '../openrosa/body.js';
+import { FormBody, FormFieldBody, JsonFormDefinitionDto, ShareFormDto, UpdateFormDto } from './form.dto.js';
 import { setInertHeaders } from '../storage/served-content.js';
-import { FormsService, unsupportedMediaType, type FormBody } from './forms.service.js';
+import { FormsService, unsupportedMediaType } from './forms.service.js';
 
 /** Forms: create from XForm XML or a JSON definition, list, read, update, soft delete, share. */
 @ApiTags('forms')
@@ -23,9 +24,21 @@ export class FormsController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Creates a form: multipart `xml_file`, an application/xml body, or a JSON definition.' })
+  @ApiExtraModels(JsonFormDefinitionDto)
+  @ApiConsumes('application/json', 'application/xml', 'multipart/form-data')
+  @ApiBody({
+    schema: {
+      oneOf: [
+        { $ref: getSchemaPath(JsonFormDefinitionDto) },
+        { type: 'string', description: 'application/xml: the XForm document.' },
+        { type: 'object', required: ['xml_file'], properties: { xml_file: { type: 'string', format: 'binary', description: 'multipart/form-data: the XForm document.' } } },
+      ],
+    },
+  })
+  @ApiCreatedResponse({ type: FormBody })
   async create(@CurrentUser() user: AuthenticatedUser, @Req() req: IncomingMessage & { body?: unknown }): Promise<FormBody> {
     const type = contentTypeOf(req);
-    if (type === 'application/json') return this.forms.create(user, { json: req.body });
+    if (type === 'application/json') return this.forms.create(user, { json: await validateInput(JsonFormDefinitionDto, req.body) });
     if (isXmlContentType(type)) return this.forms.create(user, { xml: await readRawBody(req, this.config.FORM_MAX_BYTES) });
     if (type === 'multipart/form-data') {
       const xml = await readMultipartPart(req, 'xml_file', this.config.FORM_MAX_BYTES);
@@ -36,17 +49,21 @@ export class FormsController {
   }
 
   @Get()
+  @ApiOkResponse({ type: FormBody, isArray: true })
   list(@CurrentUser() user: AuthenticatedUser): Promise<FormBody[]> {
     return this.forms.list(user);
   }
 
   @Get(':pk')
+  @ApiOkResponse({ type: FormBody })
   get(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<FormBody> {
     return this.forms.get(user, pk);
   }
 
   @Get(':pk/form.xml')
   @ApiOperation({ summary: 'The XForm document, as an inert attachment (CSP sandbox, nosniff).' })
+  @ApiProduces('application/xml')
+  @ApiOkResponse({ schema: { type: 'string', description: 'The XForm document.' } })
   async xml(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Res() res: { setHeader(name: string, value: string): void; status(code: number): { send(body: string): void } }): Promise<void> {
     const form = await this.forms.getDocument(user, pk);
     // The document is the uploader's bytes: an XHTML <h:script> in it must never run (docs/security.md).
@@ -57,18 +74,21 @@ export class FormsController {
 
   @Get(':pk/fields')
   @ApiOperation({ summary: 'The questions in form order (xpath, type, label).' })
+  @ApiOkResponse({ type: FormFieldBody, isArray: true })
   fields(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string) {
     return this.forms.fields(user, pk);
   }
 
   @Patch(':pk')
   @ApiOperation({ summary: 'Changes `title` and `downloadable` (accepting submissions); manager or owner.' })
-  update(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: unknown): Promise<FormBody> {
+  @ApiOkResponse({ type: FormBody })
+  update(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: UpdateFormDto): Promise<FormBody> {
     return this.forms.update(user, pk, body);
   }
 
   @Delete(':pk')
   @HttpCode(204)
+  @ApiNoContentResponse({ description: 'Deleted (soft: the submissions stay).' })
   async delete(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<void> {
     await this.forms.delete(user, pk);
   }
@@ -76,7 +96,8 @@ export class FormsController {
   @Put(':pk/share')
   @HttpCode(204)
   @ApiOperation({ summary: 'Gives `username` the `role` on the form (or takes it away with `remove: true`); manager or owner.' })
-  async share(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: unknown): Promise<void> {
+  @ApiNoContentResponse({ description: 'Shared.' })
+  async share(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: ShareFormDto): Promise<void> {
     await this.forms.share(user, pk, body);
   }
 }

@@ -8,25 +8,10 @@ import { inputLimitsOf, XmlInputError } from '../openrosa/xml.js';
 import { formUuidHex, formatSubmissionTime } from '../submissions/submission-json.js';
 import type { FormEntity } from './form.entity.js';
 import { FormAccessService, PERMISSION_DENIED } from './form-access.service.js';
-import { parseJsonForm, parseXForm, type ParsedForm } from './form-definition.js';
+import { parseJsonForm, parseXForm, type JsonFormDefinition, type ParsedForm } from './form-definition.js';
+import type { FormBody, ShareFormDto, UpdateFormDto } from './form.dto.js';
 import { FormsRepository } from './forms.repository.js';
-import { isFormRole, MIN_ROLE, roleRank, type FormRole } from './roles.js';
-
-export interface FormBody {
-  url: string;
-  formid: number;
-  id_string: string;
-  title: string;
-  uuid: string;
-  owner: string;
-  version: string;
-  downloadable: boolean;
-  date_created: string;
-  date_modified: string;
-  num_of_submissions: number;
-  last_submission_time: string | null;
-  role: FormRole;
-}
+import { MIN_ROLE, roleRank, type FormRole } from './roles.js';
 
 @Injectable()
 export class FormsService {
@@ -38,7 +23,7 @@ export class FormsService {
   ) {}
 
   /** Creates a form from an XForm document or a JSON definition; the caller becomes its owner. */
-  async create(user: AuthenticatedUser, upload: { xml: string } | { json: unknown }): Promise<FormBody> {
+  async create(user: AuthenticatedUser, upload: { xml: string } | { json: JsonFormDefinition }): Promise<FormBody> {
     let parsed: ParsedForm;
     try {
       const limits = inputLimitsOf(this.config);
@@ -82,21 +67,12 @@ export class FormsService {
   }
 
   /** `title` and `downloadable` (accepting submissions); manager and above. */
-  async update(user: AuthenticatedUser | undefined, pk: string, body: unknown): Promise<FormBody> {
+  async update(user: AuthenticatedUser | undefined, pk: string, body: UpdateFormDto): Promise<FormBody> {
     const { form } = await this.access.requireRole(user, pk, MIN_ROLE.view);
     await this.access.requireRole(user, form.id, MIN_ROLE.share);
-    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-    const errors: Record<string, string[]> = {};
     const changes: { title?: string; acceptingSubmissions?: boolean } = {};
-    if (b.title !== undefined) {
-      if (typeof b.title !== 'string' || !b.title.trim() || b.title.length > 255) errors.title = ['A non-empty string of at most 255 characters.'];
-      else changes.title = b.title.trim();
-    }
-    if (b.downloadable !== undefined) {
-      if (typeof b.downloadable !== 'boolean') errors.downloadable = ['Must be true or false.'];
-      else changes.acceptingSubmissions = b.downloadable;
-    }
-    if (Object.keys(errors).length) throw new FieldValidationError(errors);
+    if (body.title !== undefined) changes.title = body.title;
+    if (body.downloadable !== undefined) changes.acceptingSubmissions = body.downloadable;
     if (Object.keys(changes).length) await this.forms.update(form.id, changes);
     return this.get(user, String(form.id));
   }
@@ -110,22 +86,16 @@ export class FormsService {
    * `PUT /api/v1/forms/{pk}/share` `{username, role, remove?}`. Needs manager; nobody grants a
    * role above their own; the owner's own role is not changed through sharing.
    */
-  async share(user: AuthenticatedUser | undefined, pk: string, body: unknown): Promise<void> {
+  async share(user: AuthenticatedUser | undefined, pk: string, body: ShareFormDto): Promise<void> {
     const { form, role: callerRole } = await this.access.requireRole(user, pk, MIN_ROLE.share);
-    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-    const errors: Record<string, string[]> = {};
-    if (typeof b.username !== 'string' || !b.username) errors.username = ['This field is required.'];
-    if (!isFormRole(b.role)) errors.role = ['One of owner, manager, editor, dataentry, readonly.'];
-    const remove = b.remove === true || b.remove === 'true';
-    if (Object.keys(errors).length) throw new FieldValidationError(errors);
-    const target = await this.users.findByUsername(b.username as string);
-    if (!target || !target.isActive) throw new FieldValidationError({ username: [`User "${String(b.username)}" does not exist.`] });
+    const target = await this.users.findByUsername(body.username);
+    if (!target || !target.isActive) throw new FieldValidationError({ username: [`User "${body.username}" does not exist.`] });
     if (target.id === form.ownerId) throw new FieldValidationError({ username: ['The owner of a form keeps the owner role.'] });
-    const role = b.role as FormRole;
+    const { role } = body;
     if (roleRank(role) > roleRank(callerRole)) throw new ForbiddenException({ detail: PERMISSION_DENIED });
     const current = await this.forms.roleOf(form.id, target.id);
     if (current && roleRank(current) > roleRank(callerRole)) throw new ForbiddenException({ detail: PERMISSION_DENIED });
-    if (remove) {
+    if (body.remove) {
       // Removing names the role being removed, as the DRF-world API does; a mismatch is a no-op.
       if (current === role) await this.forms.removeRole(form.id, target.id);
       return;

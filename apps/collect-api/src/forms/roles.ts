@@ -15,10 +15,6 @@ export function roleAtLeast(role: FormRole | null | undefined, minimum: FormRole
   return roleRank(role) >= RANK[minimum];
 }
 
-export function isFormRole(value: unknown): value is FormRole {
-  return typeof value === 'string' && (FORM_ROLES as readonly string[]).includes(value);
-}
-
 /** Minimum role per action (decisions.md table), named so modules do not hard-code ranks. */
 export const MIN_ROLE = {
   view: 'readonly',

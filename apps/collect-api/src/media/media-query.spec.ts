@@ -1,21 +1,24 @@
 import { BadRequestException } from '@nestjs/common';
-import { acceptsExactly, listingShowsFieldXpath, listingUsesFilesStyle, parseMediaQuery } from './media-query.js';
+import { validateInput } from '@collect/contracts';
+import { acceptsExactly, listingShowsFieldXpath, listingUsesFilesStyle, MediaListQueryDto, mediaFilters } from './media-query.js';
 import { contentDisposition } from '../storage/served-content.js';
 import { parseRange } from './media-download.js';
 
 describe('media query parsing', () => {
-  it('parses filters and maps the file alias to document', () => {
-    expect(parseMediaQuery({ xform: '3', merged_xform: '4', dataview: '5', instance: '6', type: 'FILE' })).toEqual({ xform: 3, mergedXform: 4, dataview: 5, instance: 6, type: 'document' });
-    expect(parseMediaQuery({ page: '2' })).toEqual({});
+  const filters = (query: Record<string, unknown>) => validateInput(MediaListQueryDto, query).then(mediaFilters);
+  const refusal = (query: Record<string, unknown>) => validateInput(MediaListQueryDto, query).then(() => null, (e: BadRequestException) => e.getResponse());
+
+  it('parses filters and maps the file alias to document', async () => {
+    expect(await filters({ xform: '3', merged_xform: '4', dataview: '5', instance: '6', type: 'FILE' })).toEqual({ xform: 3, mergedXform: 4, dataview: 5, instance: 6, type: 'document' });
+    expect(await filters({ page: '2' })).toEqual({});
   });
 
-  it('refuses non-positive, non-integer, repeated and oversized ids with the decided message', () => {
+  it('refuses non-positive, non-integer, repeated and oversized ids with the decided message', async () => {
     for (const v of ['0', '-3', 'x', '1e3', '2147483648', ['1', '2'], '']) {
-      const err = (() => { try { parseMediaQuery({ xform: v }); } catch (e) { return e; } })() as BadRequestException;
-      expect(err).toBeInstanceOf(BadRequestException);
-      expect(err.getResponse()).toEqual({ detail: 'Invalid value for formid. It must be a positive integer.' });
+      expect(await refusal({ xform: v })).toEqual({ detail: 'Invalid value for formid. It must be a positive integer.' });
     }
-    expect(() => parseMediaQuery({ type: 'spreadsheet' })).toThrow(BadRequestException);
+    expect(await refusal({ instance: '0', page: 'x' })).toEqual({ detail: 'Invalid value for instance. It must be a positive integer.' });
+    expect(await refusal({ type: 'spreadsheet' })).toEqual({ detail: 'Invalid value for type. It must be one of image, audio, video, document, file.' });
   });
 
   it('decides URL style and field_xpath by the listing kind (spec §2.3)', () => {

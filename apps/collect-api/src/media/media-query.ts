@@ -1,5 +1,8 @@
-import { BadRequestException } from '@nestjs/common';
+import { IntersectionType } from '@nestjs/swagger';
+import { Choice, Int, MAX_DB_ID, Text } from '@collect/contracts';
+import { PageQueryDto } from '../submissions/pagination.js';
 import { MEDIA_TYPES, type MediaType } from './media.repository.js';
+import { VARIANT_NAMES, type VariantName } from './media-urls.js';
 
 /** The filters of `GET /api/v1/media` and `/media/count`, validated (decisions.md §Media). */
 export interface MediaQuery {
@@ -10,39 +13,54 @@ export interface MediaQuery {
   type?: MediaType;
 }
 
-/** Query parameter → the name its 400 message uses (`xform` keeps DRF's "formid" wording). */
-const ID_PARAMS: Array<[param: string, key: keyof MediaQuery, label: string]> = [
-  ['xform', 'xform', 'formid'],
-  ['merged_xform', 'mergedXform', 'merged_xform'],
-  ['dataview', 'dataview', 'dataview'],
-  ['instance', 'instance', 'instance'],
-];
-
-const TYPE_ALIASES: Record<string, MediaType> = { image: 'image', audio: 'audio', video: 'video', document: 'document', file: 'document' };
-
 export function invalidIdMessage(label: string): string {
   return `Invalid value for ${label}. It must be a positive integer.`;
 }
 
-/**
- * Parses the filters; any present one must be valid, else 400 `{"detail": ...}`:
- * ids are positive integers (at most 2^31-1), `type` one of image/audio/video/document/file.
- */
-export function parseMediaQuery(query: Record<string, unknown>): MediaQuery {
+/** Ids are positive integers (at most 2^31-1); a bad one answers `{"detail": ...}` as documented (docs/media.md). */
+const id = (label: string, description: string) => Int({ min: 1, max: MAX_DB_ID, message: invalidIdMessage(label), asDetail: true, description });
+const TYPES = [...MEDIA_TYPES, 'file'];
+
+/** The filters of `GET /api/v1/media/count` (and the listing). Unknown parameters are ignored. */
+export class MediaFilterQueryDto {
+  // `xform` keeps DRF's "formid" wording in its message.
+  @id('formid', 'Attachments of this form.')
+  xform?: number;
+
+  @id('merged_xform', 'Attachments of the forms of this merged dataset.')
+  merged_xform?: number;
+
+  @id('dataview', 'Attachments of the submissions this dataview selects.')
+  dataview?: number;
+
+  @id('instance', 'Attachments of this submission.')
+  instance?: number;
+
+  @Choice(TYPES, { normalise: (t) => t.toLowerCase(), message: `Invalid value for type. It must be one of ${TYPES.join(', ')}.`, asDetail: true, description: 'By mimetype family; `file` is an alias of `document`.' })
+  type?: string;
+}
+
+/** `GET /api/v1/media`: the filters and the page. */
+export class MediaListQueryDto extends IntersectionType(MediaFilterQueryDto, PageQueryDto) {}
+
+/** The filters a validated query asks for. */
+export function mediaFilters(query: MediaFilterQueryDto): MediaQuery {
   const out: MediaQuery = {};
-  for (const [param, key, label] of ID_PARAMS) {
-    const raw = query[param];
-    if (raw === undefined) continue;
-    const n = typeof raw === 'string' && /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
-    if (!(n >= 1 && n <= 2_147_483_647)) throw new BadRequestException({ detail: invalidIdMessage(label) });
-    (out as Record<string, number>)[key] = n;
-  }
-  if (query.type !== undefined) {
-    const t = typeof query.type === 'string' ? TYPE_ALIASES[query.type.toLowerCase()] : undefined;
-    if (!t) throw new BadRequestException({ detail: `Invalid value for type. It must be one of ${[...MEDIA_TYPES, 'file'].join(', ')}.` });
-    out.type = t;
-  }
+  if (query.xform !== undefined) out.xform = query.xform;
+  if (query.merged_xform !== undefined) out.mergedXform = query.merged_xform;
+  if (query.dataview !== undefined) out.dataview = query.dataview;
+  if (query.instance !== undefined) out.instance = query.instance;
+  if (query.type !== undefined) out.type = query.type === 'file' ? 'document' : (query.type as MediaType);
   return out;
+}
+
+/** `GET /api/v1/files/{pk}`. */
+export class FileQueryDto {
+  @Text({ required: true, blank: 'missing', description: 'The stored filename; any other answers 404.' })
+  filename: string;
+
+  @Choice(VARIANT_NAMES, { choiceMessage: `One of ${VARIANT_NAMES.join(', ')}.`, description: 'An image variant.' })
+  suffix?: VariantName;
 }
 
 /** Download addresses use the `/files` style in listings by merged dataset or dataview (spec §2.3). */

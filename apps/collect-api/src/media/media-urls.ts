@@ -3,6 +3,7 @@ import type { CollectConfig } from '../config/collect-config.js';
 /** Variant names of decisions.md §Media (longest side in pixels). */
 export const VARIANT_SIZES = { small: 240, medium: 640, large: 1280 } as const;
 export type VariantName = keyof typeof VARIANT_SIZES;
+export const VARIANT_NAMES = Object.keys(VARIANT_SIZES) as VariantName[];
 
 export function isVariantName(v: unknown): v is VariantName {
   return typeof v === 'string' && Object.hasOwn(VARIANT_SIZES, v);

@@ -1,18 +1,19 @@
 import { BadRequestException, Controller, Get, Inject, NotFoundException, Param, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath, ApiExtraModels } from '@nestjs/swagger';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
+import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { pageHeaders, parsePage } from '../submissions/pagination.js';
+import { pageHeaders, pageRequest } from '../submissions/pagination.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
 import { contentDisposition, servedContentType } from '../storage/served-content.js';
 import { sendStoredFile, type DownloadOptions } from './media-download.js';
-import { acceptsExactly, invalidIdMessage, parseMediaQuery } from './media-query.js';
-import { isVariantName, parseMediaPathSegment, requestBaseUrl } from './media-urls.js';
-import { MediaService, type MediaJson } from './media.service.js';
+import { acceptsExactly, FileQueryDto, invalidIdMessage, MediaFilterQueryDto, mediaFilters, MediaListQueryDto } from './media-query.js';
+import { parseMediaPathSegment, requestBaseUrl } from './media-urls.js';
+import { MediaCount, MediaJson } from './media.dto.js';
+import { MediaService } from './media.service.js';
 
 type Request = IncomingMessage & { originalUrl: string };
 type Response = ServerResponse & { json(body: unknown): void };
@@ -36,9 +37,10 @@ export class MediaController {
   @ApiOperation({
     summary: 'Attachments the caller may see (filters xform, merged_xform, dataview, instance, type; page, page_size ≤ 10000). Link and X-Total-Count headers.',
   })
-  async list(@CurrentUser() user: AuthenticatedUser, @Query() query: Record<string, unknown>, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<MediaJson[]> {
-    const filters = parseMediaQuery(query);
-    const page = parsePage(query);
+  @ApiOkResponse({ type: MediaJson, isArray: true })
+  async list(@CurrentUser() user: AuthenticatedUser, @Query() query: MediaListQueryDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<MediaJson[]> {
+    const filters = mediaFilters(query);
+    const page = pageRequest(query);
     const base = requestBaseUrl(req, this.config);
     const { items, total } = await this.media.list(user, filters, page, base);
     for (const [k, v] of Object.entries(pageHeaders(`${base}${req.originalUrl}`, page.page, page.pageSize, total))) res.setHeader(k, v);
@@ -47,8 +49,9 @@ export class MediaController {
 
   @Get('media/count')
   @ApiOperation({ summary: 'Number of attachments matching the same filters: `{"count": N}`.' })
-  async count(@CurrentUser() user: AuthenticatedUser, @Query() query: Record<string, unknown>): Promise<{ count: number }> {
-    return { count: await this.media.count(user, parseMediaQuery(query)) };
+  @ApiOkResponse({ type: MediaCount })
+  async count(@CurrentUser() user: AuthenticatedUser, @Query() query: MediaFilterQueryDto): Promise<MediaCount> {
+    return { count: await this.media.count(user, mediaFilters(query)) };
   }
 
   @Get('media/:pk')
@@ -56,6 +59,9 @@ export class MediaController {
     summary:
       'One attachment as JSON; `{pk}.{ext}` or `Accept: <its content type>` streams the file; `{pk}-small|-medium|-large.{ext}` streams an image variant. Range, ETag/If-None-Match, Content-Disposition.',
   })
+  @ApiExtraModels(MediaJson)
+  @ApiProduces('application/json', 'application/octet-stream')
+  @ApiOkResponse({ schema: { oneOf: [{ $ref: getSchemaPath(MediaJson) }, { type: 'string', format: 'binary', description: 'The file or image variant (its own content type; 206 for a Range).' }] } })
   async one(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     const spec = parseMediaPathSegment(pk);
     if (!spec) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
@@ -72,21 +78,20 @@ export class MediaController {
 
   @Get('files/:pk')
   @ApiOperation({ summary: 'Download by id and stored filename (`?filename=` must match, else 404); `&suffix=small|medium|large` for image variants.' })
+  @ApiProduces('application/octet-stream')
+  @ApiOkResponse({ schema: { type: 'string', format: 'binary', description: 'The file or image variant (its own content type; 206 for a Range; a 302 to a signed URL with MEDIA_S3_SIGNED_REDIRECT).' } })
   async file(
     @CurrentUser() user: AuthenticatedUser,
     @Param('pk') pk: string,
-    @Query() query: Record<string, unknown>,
+    @Query() query: FileQueryDto,
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
     const id = /^\d{1,10}$/.test(pk) ? Number(pk) : NaN;
     if (!(id >= 1 && id <= 2_147_483_647)) throw new BadRequestException({ detail: invalidIdMessage('pk') });
-    const { filename, suffix } = query;
-    if (typeof filename !== 'string' || !filename) throw new FieldValidationError({ filename: ['This field is required.'] });
-    if (suffix !== undefined && !isVariantName(suffix)) throw new FieldValidationError({ suffix: ['One of small, medium, large.'] });
     const a = await this.media.visible(user, id);
-    if (a.filename !== filename) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
-    await sendStoredFile(req, res, this.storage, await this.media.downloadTarget(a, isVariantName(suffix) ? suffix : null), this.downloadOptions());
+    if (a.filename !== query.filename) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    await sendStoredFile(req, res, this.storage, await this.media.downloadTarget(a, query.suffix ?? null), this.downloadOptions());
   }
 
   private downloadOptions(): DownloadOptions {

@@ -16,21 +16,9 @@ import { listingShowsFieldXpath, listingUsesFilesStyle, type MediaQuery } from '
 import { extensionOf, mediaDownloadUrls, mediaRecordUrl, type MediaUrlStyle, type VariantName } from './media-urls.js';
 import { MediaVariantsService, hasVariants } from './media-variants.service.js';
 import { MediaRepository, type MediaFilter } from './media.repository.js';
+import type { MediaJson } from './media.dto.js';
 
 /** An attachment as §2.3 shows it. */
-export interface MediaJson {
-  id: number;
-  url: string;
-  filename: string;
-  mimetype: string;
-  xform: number;
-  instance: number;
-  download_url: string;
-  small_download_url: string;
-  medium_download_url: string;
-  field_xpath?: string | null;
-}
-
 export function mediaJson(a: AttachmentEntity, baseUrl: string, style: MediaUrlStyle, withFieldXpath: boolean): MediaJson {
   return {
     id: a.id,

@@ -9,10 +9,9 @@ import { CasSignInService } from '../cas/cas-sign-in.service.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
 import { LoginSessions } from './login-session.js';
+import { AuthorizeDecisionDto, AuthorizeQueryDto, LoginFormDto, type AuthorizeParams } from './oauth2.dto.js';
 import { OAuth2Service, type AuthorizeRequest } from './oauth2.service.js';
 import { consentPage, errorPage, loginPage } from './views.js';
-
-type Params = Record<string, unknown>;
 
 /**
  * GET /o/authorize shows the login page (no session) or the consent page; POST /o/login signs
@@ -37,7 +36,7 @@ export class AuthorizeController {
   }
 
   @Get('authorize')
-  async authorize(@Query() query: Params, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
+  async authorize(@Query() query: AuthorizeQueryDto, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
     const check = await this.oauth.checkAuthorizeRequest(query);
     if (check.kind === 'page') return sendHtml(res, 400, errorPage(check.message));
     if (check.kind === 'redirect') return sendRedirect(res, check.location);
@@ -48,15 +47,14 @@ export class AuthorizeController {
   }
 
   @Post('login')
-  async login(@Body() raw: Params | undefined, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
-    const body = formFields(raw);
-    const next = typeof body.next === 'string' && body.next.startsWith('/o/authorize?') ? body.next : undefined;
+  async login(@Body() body: LoginFormDto, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
+    const next = body.next?.startsWith('/o/authorize?') ? body.next : undefined;
     if (!this.sessions.checkCsrf(req, body.csrf_token)) return sendHtml(res, 403, errorPage('The form expired or was not sent from this site (CSRF check failed). Go back and try again.'));
     if (!next) return sendHtml(res, 400, errorPage('Missing or invalid next parameter.'));
     const check = await this.oauth.checkAuthorizeRequest(Object.fromEntries(new URL(next, 'http://x').searchParams));
     if (check.kind !== 'ok') return sendHtml(res, 400, errorPage('The authorization request is not valid any more.'));
-    const username = typeof body.username === 'string' ? body.username.slice(0, 150) : '';
-    const password = typeof body.password === 'string' ? body.password : '';
+    const username = (body.username ?? '').slice(0, 150);
+    const password = body.password ?? '';
     const csrf = this.sessions.csrfToken(req, res);
     const again = (status: number, error: string) => sendHtml(res, status, loginPage({ appName: check.request.app.name, next, csrf, error, username, casSignIn: this.casSignIn?.enabled }));
     if (!username || !password) return again(400, 'Enter your username and password.');
@@ -73,8 +71,7 @@ export class AuthorizeController {
   }
 
   @Post('authorize')
-  async decide(@Body() raw: Params | undefined, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
-    const body = formFields(raw);
+  async decide(@Body() body: AuthorizeDecisionDto, @Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
     if (!this.sessions.checkCsrf(req, body.csrf_token)) return sendHtml(res, 403, errorPage('The form expired or was not sent from this site (CSRF check failed). Go back and try again.'));
     const check = await this.oauth.checkAuthorizeRequest(body);
     if (check.kind === 'page') return sendHtml(res, 400, errorPage(check.message));
@@ -99,17 +96,8 @@ export class AuthorizeController {
   }
 }
 
-/**
- * The parsed form, or nothing: a body of another content type (multipart, text) is not parsed
- * and arrives undefined, which used to answer 500 (found by fuzzing). It then fails the CSRF
- * check like any forged post.
- */
-function formFields(body: Params | undefined): Params {
-  return body && typeof body === 'object' && !Array.isArray(body) ? body : {};
-}
-
 /** The authorize parameters the consent form sends back (redirect_uri only when it was given). */
-function carried(request: AuthorizeRequest, params: Params): Record<string, string | undefined> {
+function carried(request: AuthorizeRequest, params: AuthorizeParams): Record<string, string | undefined> {
   return {
     client_id: request.app.clientId,
     response_type: 'code',

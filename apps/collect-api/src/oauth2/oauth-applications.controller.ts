@@ -1,25 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, NotFoundException, Param, ParseIntPipe, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { OAuthApplicationsService, type CreateApplicationInput } from './oauth-applications.service.js';
+import { OAuthApplicationsService } from './oauth-applications.service.js';
+import { ApplicationBody, applicationInput, CreateOAuthApplicationDto } from './oauth2.dto.js';
 import type { OAuthApplicationEntity } from './oauth2.entities.js';
-
-export interface ApplicationBody {
-  id: number;
-  url: string;
-  client_id: string;
-  client_secret?: string;
-  name: string;
-  client_type: string;
-  authorization_grant_type: string;
-  redirect_uris: string;
-  owner: number | null;
-  created: string;
-}
 
 /** Client applications of the local OAuth 2.0 provider, managed by their owner (or an admin). */
 @ApiTags('oauth2')
@@ -35,18 +23,21 @@ export class OAuthApplicationsController {
   // A new client (and its secret) is a credential: not for Bearer callers (docs/security.md, "The credential rule").
   @RequireAuth({ issuesCredentials: true })
   @ApiOperation({ summary: 'Registers an application; the answer carries client_secret, once. Basic, Token or TempToken only (Bearer: 403).' })
-  async create(@CurrentUser() caller: AuthenticatedUser, @Body() body: CreateApplicationInput | undefined): Promise<ApplicationBody> {
-    const { app, clientSecret } = await this.applications.create(caller.id, body ?? {});
+  @ApiCreatedResponse({ type: ApplicationBody })
+  async create(@CurrentUser() caller: AuthenticatedUser, @Body() body: CreateOAuthApplicationDto): Promise<ApplicationBody> {
+    const { app, clientSecret } = await this.applications.create(caller.id, applicationInput(body));
     return { ...this.present(app), ...(clientSecret ? { client_secret: clientSecret } : {}) };
   }
 
   @Get()
   @ApiOperation({ summary: "The caller's applications (every one for a platform admin)." })
+  @ApiOkResponse({ type: ApplicationBody, isArray: true })
   async list(@CurrentUser() caller: AuthenticatedUser): Promise<ApplicationBody[]> {
     return (await this.applications.list(caller.id, caller.isSuperuser)).map((a) => this.present(a));
   }
 
   @Get(':id')
+  @ApiOkResponse({ type: ApplicationBody })
   async get(@CurrentUser() caller: AuthenticatedUser, @Param('id', new ParseIntPipe({ errorHttpStatusCode: 404 })) id: number): Promise<ApplicationBody> {
     return this.present(await this.managed(caller, id));
   }
@@ -54,6 +45,7 @@ export class OAuthApplicationsController {
   @Delete(':id')
   @HttpCode(204)
   @ApiOperation({ summary: 'Deletes an application with its codes and tokens.' })
+  @ApiNoContentResponse({ description: 'Deleted.' })
   async delete(@CurrentUser() caller: AuthenticatedUser, @Param('id', new ParseIntPipe({ errorHttpStatusCode: 404 })) id: number): Promise<void> {
     await this.applications.delete(await this.managed(caller, id));
   }

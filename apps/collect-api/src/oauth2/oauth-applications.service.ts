@@ -1,17 +1,16 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { FieldValidationError } from '@collect/contracts';
 import { hashToken, newOpaqueSecret, safeEqual } from '../auth/secrets.js';
 import type { ClientType, OAuthApplicationEntity } from './oauth2.entities.js';
 import { OAuthError } from './oauth2.errors.js';
 import { OAuth2Repository } from './oauth2.repository.js';
+import type { TokenRequestDto } from './oauth2.dto.js';
 
-export interface CreateApplicationInput {
-  name?: unknown;
-  client_type?: unknown;
-  authorization_grant_type?: unknown;
-  redirect_uris?: unknown;
-  redirect_uri?: unknown;
+/** A validated registration (CreateOAuthApplicationDto, or the admin command's arguments). */
+export interface NewApplication {
+  name: string;
+  clientType: ClientType;
+  redirectUris: string[];
 }
 
 export const GRANT_TYPE_AUTHORIZATION_CODE = 'authorization-code';
@@ -23,32 +22,17 @@ export class OAuthApplicationsService {
 
   constructor(private readonly repo: OAuth2Repository) {}
 
-  /** Validates and stores an application; the secret is returned here only, never again. */
-  async create(ownerId: number | null, input: CreateApplicationInput): Promise<{ app: OAuthApplicationEntity; clientSecret: string | null }> {
-    const errors: Record<string, string[]> = {};
-    const name = typeof input.name === 'string' ? input.name.trim() : '';
-    if (!name) errors.name = ['This field is required.'];
-    else if (name.length > 255) errors.name = ['Ensure this field has no more than 255 characters.'];
-    const clientType = input.client_type ?? 'confidential';
-    if (clientType !== 'confidential' && clientType !== 'public') errors.client_type = [`"${String(clientType)}" is not a valid choice.`];
-    // Accept the spelling of the spec prose (authorization code) and of the DRF providers.
-    const grantType = String(input.authorization_grant_type ?? GRANT_TYPE_AUTHORIZATION_CODE).replace('_', '-');
-    if (grantType !== GRANT_TYPE_AUTHORIZATION_CODE) errors.authorization_grant_type = [`"${String(input.authorization_grant_type)}" is not a valid choice.`];
-    const rawUris = input.redirect_uris ?? input.redirect_uri;
-    const uris = typeof rawUris === 'string' ? rawUris.split(/\s+/).filter(Boolean) : [];
-    const badUri = uris.find((u) => !isAllowedRedirectUri(u));
-    if (uris.length === 0) errors.redirect_uris = ['This field is required.'];
-    else if (badUri) errors.redirect_uris = [`Invalid redirect URI: ${badUri.slice(0, 200)} (absolute http or https URL without fragment).`];
-    if (Object.keys(errors).length) throw new FieldValidationError(errors);
-
+  /** Stores an application; the secret is returned here only, never again. */
+  async create(ownerId: number | null, input: NewApplication): Promise<{ app: OAuthApplicationEntity; clientSecret: string | null }> {
+    const { name, clientType } = input;
     const clientSecret = clientType === 'confidential' ? newOpaqueSecret() : null;
     const app = await this.repo.insertApplication({
       clientId: randomBytes(20).toString('base64url'),
       clientSecretHash: clientSecret ? hashToken(clientSecret) : null,
       name,
-      clientType: clientType as ClientType,
-      authorizationGrantType: grantType,
-      redirectUris: uris.join(' '),
+      clientType,
+      authorizationGrantType: GRANT_TYPE_AUTHORIZATION_CODE,
+      redirectUris: input.redirectUris.join(' '),
       userId: ownerId,
     });
     this.logger.log({ applicationId: app.id, clientId: app.clientId, ownerId }, 'oauth application registered');
@@ -80,7 +64,7 @@ export class OAuthApplicationsService {
    * form-urlencoded parts) or `client_id`/`client_secret` body fields. A public client sends
    * only `client_id`. Any mismatch: invalid_client (401).
    */
-  async authenticateClient(authorization: string | undefined, body: Record<string, unknown>): Promise<OAuthApplicationEntity> {
+  async authenticateClient(authorization: string | undefined, body: TokenRequestDto): Promise<OAuthApplicationEntity> {
     let clientId: string | undefined;
     let secret: string | undefined;
     const basic = /^basic\s+(\S+)\s*$/i.exec(authorization ?? '');
@@ -91,8 +75,8 @@ export class OAuthApplicationsService {
       clientId = safeDecode(decoded.slice(0, colon));
       secret = safeDecode(decoded.slice(colon + 1));
     } else {
-      clientId = typeof body.client_id === 'string' ? body.client_id : undefined;
-      secret = typeof body.client_secret === 'string' ? body.client_secret : undefined;
+      clientId = body.client_id;
+      secret = body.client_secret;
     }
     if (!clientId) throw new OAuthError('invalid_client', 'Client authentication failed.');
     const app = await this.findByClientId(clientId);
@@ -104,17 +88,8 @@ export class OAuthApplicationsService {
     } else if (secret) {
       throw new OAuthError('invalid_client', 'Public clients do not authenticate with a secret.');
     }
-    if (typeof body.client_id === 'string' && body.client_id !== app.clientId) throw new OAuthError('invalid_client', 'client_id does not match the authenticated client.');
+    if (body.client_id !== undefined && body.client_id !== app.clientId) throw new OAuthError('invalid_client', 'client_id does not match the authenticated client.');
     return app;
-  }
-}
-
-export function isAllowedRedirectUri(uri: string): boolean {
-  try {
-    const u = new URL(uri);
-    return (u.protocol === 'https:' || u.protocol === 'http:') && !uri.includes('#') && uri.length <= 2000;
-  } catch {
-    return false;
   }
 }
 

@@ -11,6 +11,7 @@ import { GRANT_TYPE_AUTHORIZATION_CODE, OAuthApplicationsService } from './oauth
 import type { OAuthApplicationEntity } from './oauth2.entities.js';
 import { OAuthError } from './oauth2.errors.js';
 import { OAuth2Repository } from './oauth2.repository.js';
+import type { AuthorizeParams, TokenRequestDto, TokenResponse } from './oauth2.dto.js';
 
 export const SCOPES = ['read', 'write', 'groups'] as const;
 const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
@@ -31,14 +32,6 @@ export type AuthorizeCheck =
   /** No trustworthy redirect_uri: the error is shown to the user, never redirected. */
   | { kind: 'page'; message: string }
   | { kind: 'redirect'; location: string };
-
-export interface TokenResponse {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  refresh_token: string;
-  scope: string;
-}
 
 interface CachedAccess {
   user: AuthenticatedUser;
@@ -72,8 +65,8 @@ export class OAuth2Service implements BearerTokenResolver, OnModuleInit {
     this.bearerResolvers.register(this);
   }
 
-  async checkAuthorizeRequest(params: Record<string, unknown>): Promise<AuthorizeCheck> {
-    const p = (name: string): string | undefined => (typeof params[name] === 'string' ? (params[name] as string) : undefined);
+  async checkAuthorizeRequest(params: AuthorizeParams): Promise<AuthorizeCheck> {
+    const p = (name: keyof AuthorizeParams): string | undefined => params[name];
     const clientId = p('client_id');
     if (!clientId) return { kind: 'page', message: 'Missing client_id parameter.' };
     const app = await this.applications.findByClientId(clientId);
@@ -141,17 +134,17 @@ export class OAuth2Service implements BearerTokenResolver, OnModuleInit {
   }
 
   /** POST /o/token: dispatch on grant_type. */
-  async token(client: OAuthApplicationEntity, body: Record<string, unknown>): Promise<TokenResponse> {
+  async token(client: OAuthApplicationEntity, body: TokenRequestDto): Promise<TokenResponse> {
     const grantType = body.grant_type;
-    if (typeof grantType !== 'string' || !grantType) throw new OAuthError('invalid_request', 'Missing grant_type parameter.');
+    if (!grantType) throw new OAuthError('invalid_request', 'Missing grant_type parameter.');
     if (grantType === 'authorization_code') return this.exchangeCode(client, body);
     if (grantType === 'refresh_token') return this.refresh(client, body);
     throw new OAuthError('unsupported_grant_type', `Unsupported grant_type: ${grantType.slice(0, 50)}.`);
   }
 
-  private async exchangeCode(client: OAuthApplicationEntity, body: Record<string, unknown>): Promise<TokenResponse> {
+  private async exchangeCode(client: OAuthApplicationEntity, body: TokenRequestDto): Promise<TokenResponse> {
     const code = body.code;
-    if (typeof code !== 'string' || !code) throw new OAuthError('invalid_request', 'Missing code parameter.');
+    if (!code) throw new OAuthError('invalid_request', 'Missing code parameter.');
     const grant = await this.repo.findGrantByCodeHash(hashToken(code));
     if (!grant || grant.applicationId !== client.id) throw new OAuthError('invalid_grant', 'Invalid authorization code.');
     if (grant.usedAt) {
@@ -162,13 +155,13 @@ export class OAuth2Service implements BearerTokenResolver, OnModuleInit {
       throw new OAuthError('invalid_grant', 'Authorization code already used.');
     }
     if (grant.expiresAt.getTime() <= Date.now()) throw new OAuthError('invalid_grant', 'Authorization code expired.');
-    const redirectUri = typeof body.redirect_uri === 'string' ? body.redirect_uri : undefined;
+    const redirectUri = body.redirect_uri;
     if (grant.redirectUriGiven ? redirectUri !== grant.redirectUri : redirectUri !== undefined && redirectUri !== grant.redirectUri) {
       throw new OAuthError('invalid_grant', 'Mismatching redirect URI.');
     }
     if (grant.codeChallenge) {
       const verifier = body.code_verifier;
-      if (typeof verifier !== 'string' || !PKCE_VERIFIER.test(verifier)) throw new OAuthError('invalid_grant', 'Missing or invalid code_verifier.');
+      if (verifier === undefined || !PKCE_VERIFIER.test(verifier)) throw new OAuthError('invalid_grant', 'Missing or invalid code_verifier.');
       if (createHash('sha256').update(verifier).digest('base64url') !== grant.codeChallenge) throw new OAuthError('invalid_grant', 'Code verifier does not match the challenge.');
     } else if (body.code_verifier !== undefined) {
       throw new OAuthError('invalid_grant', 'code_verifier given but the authorization request had no code_challenge.');
@@ -179,9 +172,9 @@ export class OAuth2Service implements BearerTokenResolver, OnModuleInit {
     return this.issue(client, grant.userId, grant.id, grant.scope);
   }
 
-  private async refresh(client: OAuthApplicationEntity, body: Record<string, unknown>): Promise<TokenResponse> {
+  private async refresh(client: OAuthApplicationEntity, body: TokenRequestDto): Promise<TokenResponse> {
     const token = body.refresh_token;
-    if (typeof token !== 'string' || !token) throw new OAuthError('invalid_request', 'Missing refresh_token parameter.');
+    if (!token) throw new OAuthError('invalid_request', 'Missing refresh_token parameter.');
     const row = await this.repo.findTokenByHash('refresh', hashToken(token));
     if (!row || row.applicationId !== client.id) throw new OAuthError('invalid_grant', 'Invalid refresh token.');
     if (row.revokedAt || !(await this.repo.revokeToken(row.id))) {
@@ -197,7 +190,7 @@ export class OAuth2Service implements BearerTokenResolver, OnModuleInit {
       if (pairHash) this.cache.delete(pairHash);
     }
     let scope = row.scope;
-    if (typeof body.scope === 'string' && body.scope.trim()) {
+    if (body.scope?.trim()) {
       const asked = body.scope.split(/\s+/).filter(Boolean);
       const granted = row.scope.split(' ');
       if (asked.some((s) => !granted.includes(s))) throw new OAuthError('invalid_scope', 'The requested scope exceeds the original grant.');

@@ -1,4 +1,4 @@
-import { isAllowedRedirectUri } from './oauth-applications.service.js';
+import { isAllowedRedirectUri } from './redirect-uris.js';
 import { redirectWithParams } from './oauth2.service.js';
 import { consentPage, escapeHtml, loginPage } from './views.js';
 

@@ -6,25 +6,8 @@ import { CasSignInService } from '../cas/cas-sign-in.service.js';
 import { CasTokenResolver } from '../cas/cas-token.resolver.js';
 import type { UserEntity } from '../users/user.entity.js';
 import { UsersService } from '../users/users.service.js';
-import type { CasUser } from '@collect/contracts';
 import { CasApiClient } from './cas-api.client.js';
-
-export interface LocalUserBody {
-  id: number;
-  username: string;
-  email: string;
-  first_name: string;
-  last_name: string;
-  is_active: boolean;
-  date_joined: string;
-}
-
-export type OnboardedUserBody = LocalUserBody & { cas_user_id: string };
-export type ServiceAccountBody = LocalUserBody & { client_id: string };
-export type CasUserResult = CasUser & { onboarded: boolean; local_user: { id: number; username: string; is_active: boolean } | null };
-
-const USERNAME = /^[\w.@+-]{1,150}$/;
-const CLIENT_ID = /^[\w.:@+-]{1,255}$/;
+import { LOCAL_USERNAME, USERNAME_MESSAGE, type CasUserResult, type CasUserSearchQueryDto, type CasUsersPage, type CreateServiceAccountDto, type LocalUserBody, type OnboardCasUserDto, type OnboardedUserBody, type ServiceAccountBody } from './onboarding.dto.js';
 
 /**
  * Who may use collect-api among the CAS's users and clients (spec §5.3 on-boarding). On-boarding
@@ -43,12 +26,7 @@ export class OnboardingService {
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
-  async search(query: Record<string, unknown>): Promise<{ count: number; next: string | null; previous: string | null; results: CasUserResult[] }> {
-    const params = {
-      search: optionalString(query.search, 'search'),
-      page: optionalString(query.page, 'page'),
-      page_size: optionalString(query.page_size, 'page_size'),
-    };
+  async search(params: CasUserSearchQueryDto): Promise<CasUsersPage> {
     const page = await this.casApi.searchUsers(params);
     const linked = new Map((await this.users.findByCasSubjects(page.results.map((u) => u.id))).map((u) => [u.casSubject!, u]));
     return {
@@ -63,19 +41,16 @@ export class OnboardingService {
   }
 
   /** `created` false when the subject was already on-boarded (re-activated if it was off-boarded). */
-  async onboard(body: Record<string, unknown>): Promise<{ user: OnboardedUserBody; created: boolean }> {
-    const casUserId = requiredString(body.cas_user_id, 'cas_user_id', 255);
+  async onboard(body: OnboardCasUserDto): Promise<{ user: OnboardedUserBody; created: boolean }> {
     try {
-      return await this.link(casUserId, body);
+      return await this.link(body.cas_user_id, body.username);
     } finally {
       // After the write, so a token arriving meanwhile cannot re-cache the old answer.
-      this.tokens.forget({ casSubject: casUserId });
+      this.tokens.forget({ casSubject: body.cas_user_id });
     }
   }
 
-  private async link(casUserId: string, body: Record<string, unknown>): Promise<{ user: OnboardedUserBody; created: boolean }> {
-    const wanted = body.username === undefined ? undefined : requiredString(body.username, 'username', 150);
-    if (wanted !== undefined && !USERNAME.test(wanted)) throw new FieldValidationError({ username: ['Enter a valid username: letters, digits and @ . + - _ only.'] });
+  private async link(casUserId: string, wanted: string | undefined): Promise<{ user: OnboardedUserBody; created: boolean }> {
     const existing = await this.users.findByCasSubject(casUserId);
     if (existing) {
       if (!existing.isActive) await this.users.setActive(existing.id, true);
@@ -105,20 +80,18 @@ export class OnboardingService {
     this.logger.log({ event: 'cas_user.offboarded', userId: user.id });
   }
 
-  async addServiceAccount(body: Record<string, unknown>): Promise<{ account: ServiceAccountBody; created: boolean }> {
-    const clientId = requiredString(body.client_id, 'client_id', 255);
+  async addServiceAccount(body: CreateServiceAccountDto): Promise<{ account: ServiceAccountBody; created: boolean }> {
     try {
-      return await this.linkClient(clientId, body);
+      return await this.linkClient(body.client_id, body.username);
     } finally {
-      this.tokens.forget({ casClientId: clientId });
+      this.tokens.forget({ casClientId: body.client_id });
     }
   }
 
-  private async linkClient(clientId: string, body: Record<string, unknown>): Promise<{ account: ServiceAccountBody; created: boolean }> {
-    if (!CLIENT_ID.test(clientId)) throw new FieldValidationError({ client_id: ['Enter a valid client id: letters, digits and . : @ + - _ only.'] });
-    const wanted = body.username === undefined ? undefined : requiredString(body.username, 'username', 150);
+  private async linkClient(clientId: string, wanted: string | undefined): Promise<{ account: ServiceAccountBody; created: boolean }> {
+    // The default username is the client id, which may hold ':' (a username may not).
     const username = wanted ?? clientId.slice(0, 150);
-    if (!USERNAME.test(username)) throw new FieldValidationError({ username: ['Enter a valid username: letters, digits and @ . + - _ only.'] });
+    if (!LOCAL_USERNAME.test(username)) throw new FieldValidationError({ username: [USERNAME_MESSAGE] });
     const existing = await this.users.findByCasClientId(clientId);
     if (existing) {
       if (!existing.isActive) await this.users.setActive(existing.id, true);
@@ -163,19 +136,4 @@ function onboarded(u: UserEntity): OnboardedUserBody {
 
 function serviceAccount(u: UserEntity): ServiceAccountBody {
   return { ...local(u), client_id: u.casClientId! };
-}
-
-function optionalString(value: unknown, field: string): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new FieldValidationError({ [field]: ['Give this parameter once, as plain text.'] });
-  return value;
-}
-
-function requiredString(value: unknown, field: string, max: number): string {
-  if (value === undefined || value === null || value === '') throw new FieldValidationError({ [field]: ['This field is required.'] });
-  if (typeof value !== 'string') throw new FieldValidationError({ [field]: ['Not a valid string.'] });
-  const trimmed = value.trim();
-  if (!trimmed) throw new FieldValidationError({ [field]: ['This field may not be blank.'] });
-  if (trimmed.length > max) throw new FieldValidationError({ [field]: [`Ensure this field has no more than ${max} characters.`] });
-  return trimmed;
 }

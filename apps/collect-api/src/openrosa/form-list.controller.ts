@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Controller, Get, Inject, NotFoundException, Param, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { applyDecorators, Controller, Get, Inject, NotFoundException, Param, Query, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
@@ -10,8 +10,12 @@ import type { FormEntity } from '../forms/form.entity.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import { FormsService } from '../forms/forms.service.js';
 import { MIN_ROLE, roleAtLeast } from '../forms/roles.js';
+import { FormListQueryDto } from './openrosa.dto.js';
 import { setInertHeaders } from '../storage/served-content.js';
 import { escapeXml } from './xml.js';
+
+/** OpenAPI of an OpenRosa XML answer. */
+const XmlAnswer = (description: string) => applyDecorators(ApiProduces('text/xml'), ApiOkResponse({ schema: { type: 'string', description } }));
 
 type Res = { status(code: number): Res; setHeader(name: string, value: string): void; send(body: string): void };
 
@@ -34,13 +38,15 @@ export class FormListController {
 
   @Get('formList')
   @ApiOperation({ summary: 'OpenRosa xformsList of the forms the caller may submit to (dataentry and above, accepting submissions).' })
-  async list(@CurrentUser() user: AuthenticatedUser, @Query('formID') formID: string | undefined, @Res() res: Res): Promise<void> {
+  @XmlAnswer('An OpenRosa `<xforms>` document.')
+  async list(@CurrentUser() user: AuthenticatedUser, @Query() { formID }: FormListQueryDto, @Res() res: Res): Promise<void> {
     this.sendList(res, await this.submittable(user, formID), (form) => `/forms/${form.id}/form.xml`);
   }
 
   @Get(':username/formList')
   @ApiOperation({ summary: "OpenRosa xformsList of the owner's forms the caller may submit to." })
-  async ownerList(@CurrentUser() user: AuthenticatedUser, @Param('username') username: string, @Query('formID') formID: string | undefined, @Res() res: Res): Promise<void> {
+  @XmlAnswer('An OpenRosa `<xforms>` document.')
+  async ownerList(@CurrentUser() user: AuthenticatedUser, @Param('username') username: string, @Query() { formID }: FormListQueryDto, @Res() res: Res): Promise<void> {
     const ownerId = await this.forms.activeUserId(username);
     if (ownerId === null) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     const forms = (await this.submittable(user, formID)).filter((f) => f.ownerId === ownerId);
@@ -49,6 +55,7 @@ export class FormListController {
 
   @Get('forms/:pk/form.xml')
   @ApiOperation({ summary: 'The XForm document (readonly and above).' })
+  @XmlAnswer('The XForm document.')
   async download(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Res() res: Res): Promise<void> {
     const form = await this.formsService.getDocument(user, pk);
     this.send(res, form.xml, `${form.idString}.xml`);
@@ -56,6 +63,7 @@ export class FormListController {
 
   @Get(':username/forms/:pk/form.xml')
   @ApiOperation({ summary: 'The XForm document of a form of that owner (readonly and above).' })
+  @XmlAnswer('The XForm document.')
   async ownerDownload(@CurrentUser() user: AuthenticatedUser, @Param('username') username: string, @Param('pk') pk: string, @Res() res: Res): Promise<void> {
     const form = await this.formsService.getDocument(user, pk);
     // Another owner's form under this name is "not found", never a redirect to it.

@@ -1,7 +1,7 @@
-import { Controller, Head, HttpCode, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { applyDecorators, Controller, Head, HttpCode, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBody, ApiConsumes, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { IncomingMessage } from 'node:http';
-import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
+import { FieldValidationError, NOT_FOUND_DETAIL, validateInput } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
@@ -12,6 +12,7 @@ import { unsupportedMediaType } from '../forms/forms.service.js';
 import type { FormRole } from '../forms/roles.js';
 import { setInertHeaders } from '../storage/served-content.js';
 import { recordFromJson, recordFromXml } from '../submissions/submission-record.js';
+import { JsonSubmissionDto, SubmissionAck } from '../submissions/submission.dto.js';
 import { SubmissionsService, type SubmissionResult } from '../submissions/submissions.service.js';
 import { contentTypeOf } from './body.js';
 import { isMultipart, readMultipartSubmission } from './multipart.js';
@@ -21,6 +22,24 @@ type Res = { status(code: number): Res; setHeader(name: string, value: string): 
 type Req = IncomingMessage & { body?: unknown };
 /** Which form an instance goes to: by the global rule or within one owner's forms. */
 type FormResolver = (idString: string | undefined, root: XmlNode) => Promise<{ form: FormEntity; role: FormRole }>;
+
+/** The OpenRosa multipart body: the instance XML and its attachments. */
+const OPENROSA_MULTIPART = {
+  type: 'object',
+  required: ['xml_submission_file'],
+  properties: { xml_submission_file: { type: 'string', format: 'binary', description: 'The instance XML.' } },
+  additionalProperties: { type: 'string', format: 'binary', description: 'Attachments, by file name.' },
+};
+
+/** OpenAPI of an OpenRosa submission path: multipart in, OpenRosaResponse XML out. */
+const OpenRosaSubmissionDocs = () =>
+  applyDecorators(
+    ApiConsumes('multipart/form-data'),
+    ApiBody({ schema: OPENROSA_MULTIPART }),
+    ApiProduces('text/xml'),
+    ApiCreatedResponse({ schema: { type: 'string', description: 'OpenRosaResponse XML (`submit_success`).' } }),
+    ApiAcceptedResponse({ schema: { type: 'string', description: 'OpenRosaResponse XML: the same instance again, nothing stored.' } }),
+  );
 
 /**
  * Submission intake: JSON `{"id", "submission"}` and OpenRosa multipart (`xml_submission_file`
@@ -46,6 +65,7 @@ export class SubmissionController {
   @HttpCode(204)
   @RequireAuth()
   @ApiOperation({ summary: 'OpenRosa pre-flight: 204 with the OpenRosa headers (401 without credentials).' })
+  @ApiNoContentResponse({ description: 'X-OpenRosa-Version and X-OpenRosa-Accept-Content-Length.' })
   head(@Res() res: Res): void {
     this.openRosaHeaders(res);
     res.status(204).end();
@@ -55,6 +75,7 @@ export class SubmissionController {
   @HttpCode(204)
   @RequireAuth()
   @ApiOperation({ summary: "OpenRosa pre-flight of an owner's submission path: 204, unknown owner 404." })
+  @ApiNoContentResponse({ description: 'X-OpenRosa-Version and X-OpenRosa-Accept-Content-Length.' })
   async ownerHead(@Param('username') username: string, @Res() res: Res): Promise<void> {
     if ((await this.forms.activeUserId(username)) === null) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     this.head(res);
@@ -63,6 +84,7 @@ export class SubmissionController {
   @Post('submission')
   @RequireAuth()
   @ApiOperation({ summary: 'OpenRosa submission (multipart: xml_submission_file + attachments); answers OpenRosa XML.' })
+  @OpenRosaSubmissionDocs()
   async openRosa(@CurrentUser() user: AuthenticatedUser, @Req() req: Req, @Res() res: Res): Promise<void> {
     await this.openRosaSubmission(user, req, res, (idString, root) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root)));
   }
@@ -70,6 +92,7 @@ export class SubmissionController {
   @Post(':username/submission')
   @RequireAuth()
   @ApiOperation({ summary: "OpenRosa submission to that owner's form with the instance's id_string, whatever other forms share it." })
+  @OpenRosaSubmissionDocs()
   async ownerOpenRosa(@CurrentUser() user: AuthenticatedUser, @Param('username') username: string, @Req() req: Req, @Res() res: Res): Promise<void> {
     await this.openRosaSubmission(user, req, res, (idString) => this.submissions.formAndRoleForOwner(user, username, idString));
   }
@@ -87,6 +110,11 @@ export class SubmissionController {
   @Post('api/v1/submissions')
   @RequireAuth()
   @ApiOperation({ summary: 'JSON {"id": id_string, "submission": {...}} or OpenRosa multipart; 201, duplicate 202.' })
+  @ApiExtraModels(JsonSubmissionDto)
+  @ApiConsumes('application/json', 'multipart/form-data')
+  @ApiBody({ schema: { oneOf: [{ $ref: getSchemaPath(JsonSubmissionDto) }, OPENROSA_MULTIPART] } })
+  @ApiCreatedResponse({ type: SubmissionAck })
+  @ApiAcceptedResponse({ type: SubmissionAck, description: 'The same instance again: nothing stored, nothing forwarded.' })
   async create(@CurrentUser() user: AuthenticatedUser, @Req() req: Req, @Res() res: Res): Promise<void> {
     this.openRosaHeaders(res);
     let result: SubmissionResult;
@@ -97,14 +125,10 @@ export class SubmissionController {
   }
 
   private async fromJson(user: AuthenticatedUser, body: unknown): Promise<SubmissionResult> {
-    const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
-    const submission = b.submission;
-    if (!submission || typeof submission !== 'object' || Array.isArray(submission)) {
-      throw new FieldValidationError({ submission: ['An object with the answers is required.'] });
-    }
-    const record = recordFromJson(submission as Record<string, unknown>, inputLimitsOf(this.config));
+    const input = await validateInput(JsonSubmissionDto, body);
+    const record = recordFromJson(input.submission, inputLimitsOf(this.config));
     const formUuid = typeof record['formhub/uuid'] === 'string' ? record['formhub/uuid'] : undefined;
-    const { form, role } = await this.submissions.formAndRoleForSubmission(user, b.id, formUuid);
+    const { form, role } = await this.submissions.formAndRoleForSubmission(user, input.id, formUuid);
     return this.submissions.submit({ user, form, role, record, files: [] });
   }
 

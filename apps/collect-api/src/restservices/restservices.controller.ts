@@ -1,11 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { pageHeaders, parsePage } from '../submissions/pagination.js';
-import { RestServicesService, type DeliveryLogEntry, type RestServiceBody } from './restservices.service.js';
+import { pageHeaders, pageRequest } from '../submissions/pagination.js';
+import { DeliveryLogEntry, DeliveryLogQueryDto, RestServiceBody, RestServiceDto, RestServiceListQueryDto, RestServicePatchDto, RetryAck, RetryFailedAck } from './restservice.dto.js';
+import { RestServicesService } from './restservices.service.js';
 
 /** Rest services (spec §2.1, §4.1) and their delivery log (decisions.md §Forwarding). */
 @ApiTags('restservices')
@@ -19,52 +20,59 @@ export class RestServicesController {
 
   @Get()
   @ApiOperation({ summary: 'Rest services of every form the caller can see; `?xform=` narrows to one form.' })
-  list(@CurrentUser() user: AuthenticatedUser, @Query('xform') xform?: string): Promise<RestServiceBody[]> {
-    return this.services.list(user, xform);
+  @ApiOkResponse({ type: RestServiceBody, isArray: true })
+  list(@CurrentUser() user: AuthenticatedUser, @Query() query: RestServiceListQueryDto): Promise<RestServiceBody[]> {
+    return this.services.list(user, query.xform);
   }
 
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Registers a rest service on a form (editor or above).' })
-  create(@CurrentUser() user: AuthenticatedUser, @Body() body: unknown): Promise<RestServiceBody> {
+  @ApiCreatedResponse({ type: RestServiceBody })
+  create(@CurrentUser() user: AuthenticatedUser, @Body() body: RestServiceDto): Promise<RestServiceBody> {
     return this.services.create(user, body);
   }
 
   @Get(':pk')
+  @ApiOkResponse({ type: RestServiceBody })
   get(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<RestServiceBody> {
     return this.services.get(user, pk);
   }
 
   @Patch(':pk')
   @ApiOperation({ summary: 'Changes some fields (editor or above); `"active": true` re-activates a disabled service.' })
-  patch(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: unknown): Promise<RestServiceBody> {
+  @ApiOkResponse({ type: RestServiceBody })
+  patch(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: RestServicePatchDto): Promise<RestServiceBody> {
     return this.services.update(user, pk, body, true);
   }
 
   @Put(':pk')
   @ApiOperation({ summary: 'Replaces the service (editor or above).' })
-  put(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: unknown): Promise<RestServiceBody> {
+  @ApiOkResponse({ type: RestServiceBody })
+  put(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Body() body: RestServiceDto): Promise<RestServiceBody> {
     return this.services.update(user, pk, body, false);
   }
 
   @Delete(':pk')
   @HttpCode(204)
   @ApiOperation({ summary: 'Deletes the service and its delivery log (manager or above).' })
+  @ApiNoContentResponse({ description: 'Deleted.' })
   async remove(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<void> {
     await this.services.remove(user, pk);
   }
 
   @Get(':pk/deliveries')
   @ApiOperation({ summary: 'Delivery log, one entry per attempt, newest first (`status`, `page`, `page_size`).' })
+  @ApiOkResponse({ type: DeliveryLogEntry, isArray: true })
   async deliveries(
     @CurrentUser() user: AuthenticatedUser,
     @Param('pk') pk: string,
-    @Query() query: Record<string, unknown>,
+    @Query() query: DeliveryLogQueryDto,
     @Req() req: { originalUrl: string },
     @Res({ passthrough: true }) res: { setHeader(name: string, value: string): void },
   ): Promise<DeliveryLogEntry[]> {
-    const page = parsePage(query);
-    const { items, total } = await this.services.deliveries(user, pk, query, page);
+    const page = pageRequest(query);
+    const { items, total } = await this.services.deliveries(user, pk, query.status, page);
     for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total))) res.setHeader(k, v);
     return items;
   }
@@ -72,14 +80,16 @@ export class RestServicesController {
   @Post(':pk/deliveries/:id/retry')
   @HttpCode(202)
   @ApiOperation({ summary: 'Sends a finished delivery again (by log entry id or X-Delivery-Id), with a fresh attempt budget.' })
-  retry(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Param('id') id: string): Promise<Record<string, unknown>> {
+  @ApiAcceptedResponse({ type: RetryAck })
+  retry(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Param('id') id: string): Promise<RetryAck> {
     return this.services.retryDelivery(user, pk, id);
   }
 
   @Post(':pk/retry-failed')
   @HttpCode(202)
   @ApiOperation({ summary: 'Sends every failed delivery of the service again.' })
-  retryFailed(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<Record<string, unknown>> {
+  @ApiAcceptedResponse({ type: RetryFailedAck })
+  retryFailed(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<RetryFailedAck> {
     return this.services.retryFailed(user, pk);
   }
 }

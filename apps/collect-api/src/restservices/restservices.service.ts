@@ -1,35 +1,19 @@
 import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
-import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
+import { FieldValidationError, NOT_FOUND_DETAIL, validateInput } from '@collect/contracts';
 import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { SecretBox } from '../auth/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { FormAccessService } from '../forms/form-access.service.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
+import type { PageRequest } from '../submissions/submissions.service.js';
 import { DeliveryRelay } from './delivery-relay.js';
 import { FORWARDERS } from './forwarders/index.js';
 import type { NetworkGuard } from './network-guard.js';
-import { parseRestServiceInput, type RestServiceInput } from './restservice-input.js';
+import { RestServiceDto, restServiceInput, type DeliveryLogEntry, type RestServiceBody, type RestServiceInput, type RestServicePatchDto, type RetryAck, type RetryFailedAck } from './restservice.dto.js';
 import type { AttemptStatus, DeliveryAttemptEntity, RestServiceEntity } from './restservice.entities.js';
 import { RestServicesRepository } from './restservices.repository.js';
 import { NETWORK_GUARD } from './restservices.tokens.js';
 import { SheetsService } from './sheets/sheets.service.js';
-
-export type RestServiceBody = Record<string, unknown>;
-
-export interface DeliveryLogEntry {
-  id: number;
-  delivery_id: string;
-  attempt: number;
-  status: AttemptStatus;
-  status_code: number | null;
-  latency_ms: number | null;
-  error: string | null;
-  response_excerpt: string | null;
-  event: string;
-  created_at: string;
-}
-
-const ATTEMPT_STATUSES: AttemptStatus[] = ['success', 'failed', 'retrying', 'skipped'];
 
 /**
  * What a stored third-party secret (messaging `auth_token`) reads as for a caller who may not
@@ -53,14 +37,8 @@ export class RestServicesService {
     this.box = new SecretBox(config.COLLECT_SECRET_KEY);
   }
 
-  async list(user: AuthenticatedUser | undefined, xform: unknown): Promise<RestServiceBody[]> {
-    let formIds: number[];
-    if (xform !== undefined) {
-      if (typeof xform !== 'string' || !/^\d{1,10}$/.test(xform) || Number(xform) < 1) throw new BadRequestException({ detail: 'Invalid value for xform. It must be a positive integer.' });
-      formIds = [(await this.access.requireRole(user, xform, MIN_ROLE.view)).form.id];
-    } else {
-      formIds = await this.access.visibleFormIds(user);
-    }
+  async list(user: AuthenticatedUser | undefined, xform: number | undefined): Promise<RestServiceBody[]> {
+    const formIds = xform !== undefined ? [(await this.access.requireRole(user, xform, MIN_ROLE.view)).form.id] : await this.access.visibleFormIds(user);
     const services = await this.repo.listServices(formIds);
     const roles = new Map<number, FormRole | null>();
     for (const formId of new Set(services.map((s) => s.formId))) roles.set(formId, await this.access.roleOf(user, formId));
@@ -72,10 +50,9 @@ export class RestServicesService {
     return this.present(service, { showSecrets: mayReadSecrets(user, role) });
   }
 
-  async create(user: AuthenticatedUser | undefined, body: unknown): Promise<RestServiceBody> {
-    const b = objectBody(body);
-    const xform = await this.requireXform(user, b.xform);
-    const input = this.validate(b, xform);
+  async create(user: AuthenticatedUser | undefined, body: RestServiceDto): Promise<RestServiceBody> {
+    await this.requireXform(user, body.xform);
+    const input = this.available(restServiceInput(body));
     await this.checkTarget(input);
     const saved = await this.save({}, input);
     // The creator just sent the secret: echoing it reveals nothing new.
@@ -91,17 +68,18 @@ export class RestServicesService {
     return { ...this.present((await this.repo.findService(saved.id))!, { showSecrets: true }), ...extra };
   }
 
-  /** PATCH merges into the stored service, PUT replaces it; both re-validate the whole result. */
-  async update(user: AuthenticatedUser | undefined, pk: string, body: unknown, partial: boolean): Promise<RestServiceBody> {
+  /**
+   * PATCH merges into the stored service, PUT replaces it; the merged result is checked as a whole
+   * by RestServiceDto (a PATCH to `messaging` must bring what `messaging` needs).
+   */
+  async update(user: AuthenticatedUser | undefined, pk: string, body: RestServiceDto | RestServicePatchDto, partial: boolean): Promise<RestServiceBody> {
     const { service, role } = await this.load(user, pk, MIN_ROLE.manageRestServices);
-    const b = objectBody(body);
-    const current = partial ? this.present(service, { forMerge: true, showSecrets: true }) : {};
-    const merged: Record<string, unknown> = { ...current, ...b };
-    if (partial && b.signing_secret === undefined) delete merged.signing_secret;
+    const sent = { ...body };
     // A body read back with the secret masked and sent again keeps the stored secret.
-    if (merged.auth_token === MASKED_SECRET && service.authTokenEnc) merged.auth_token = this.box.decrypt(service.authTokenEnc);
-    const xform = b.xform === undefined && partial ? service.formId : await this.requireXform(user, b.xform);
-    const input = this.validate(merged, xform);
+    if (sent.auth_token === MASKED_SECRET && service.authTokenEnc) sent.auth_token = this.box.decrypt(service.authTokenEnc) ?? undefined;
+    const whole = partial ? await validateInput(RestServiceDto, { ...this.present(service, { forMerge: true, showSecrets: true }), ...sent }) : (sent as RestServiceDto);
+    if (whole.xform !== service.formId) await this.requireXform(user, whole.xform);
+    const input = this.available(restServiceInput(whole));
     if (input.name === 'spreadsheet' && service.name === 'spreadsheet') {
       // The sheet link (id, columns, back-fill cursor) is ours, not the client's.
       input.serviceUrl = service.serviceUrl;
@@ -109,7 +87,7 @@ export class RestServicesService {
     }
     if (input.serviceUrl !== service.serviceUrl || input.name !== service.name || input.xform !== service.formId) await this.checkTarget(input);
     const saved = await this.save(service, input);
-    if (saved.name === 'spreadsheet' && b.send_existing_data === true) await this.sheets.requestBackfill(saved);
+    if (saved.name === 'spreadsheet' && body.send_existing_data === true) await this.sheets.requestBackfill(saved);
     return this.present((await this.repo.findService(saved.id))!, { showSecrets: mayReadSecrets(user, role) });
   }
 
@@ -119,18 +97,14 @@ export class RestServicesService {
     await this.repo.deleteService(service.id);
   }
 
-  async deliveries(user: AuthenticatedUser | undefined, pk: string, query: Record<string, unknown>, page: { page: number; pageSize: number }): Promise<{ items: DeliveryLogEntry[]; total: number }> {
+  async deliveries(user: AuthenticatedUser | undefined, pk: string, status: AttemptStatus | undefined, page: PageRequest): Promise<{ items: DeliveryLogEntry[]; total: number }> {
     const { service } = await this.load(user, pk, MIN_ROLE.view);
-    const status = query.status;
-    if (status !== undefined && !(typeof status === 'string' && (ATTEMPT_STATUSES as string[]).includes(status))) {
-      throw new FieldValidationError({ status: [`One of ${ATTEMPT_STATUSES.join(', ')}.`] });
-    }
-    const [rows, total] = await this.repo.listAttempts(service.id, (status as AttemptStatus | undefined) ?? null, (page.page - 1) * page.pageSize, page.pageSize);
+    const [rows, total] = await this.repo.listAttempts(service.id, status ?? null, (page.page - 1) * page.pageSize, page.pageSize);
     if (page.page > 1 && !rows.length) throw new NotFoundException({ detail: 'Invalid page.' });
     return { items: rows.map(logEntry), total };
   }
 
-  async retryDelivery(user: AuthenticatedUser | undefined, pk: string, ref: string): Promise<Record<string, unknown>> {
+  async retryDelivery(user: AuthenticatedUser | undefined, pk: string, ref: string): Promise<RetryAck> {
     const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
     const delivery = await this.repo.findDeliveryForRetry(service.id, ref);
     if (!delivery) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
@@ -141,7 +115,7 @@ export class RestServicesService {
     return { detail: 'Delivery queued.', delivery_id: delivery.deliveryId };
   }
 
-  async retryFailed(user: AuthenticatedUser | undefined, pk: string): Promise<Record<string, unknown>> {
+  async retryFailed(user: AuthenticatedUser | undefined, pk: string): Promise<RetryFailedAck> {
     const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
     if (!service.active) throw new BadRequestException({ detail: 'The service is inactive; PATCH it with "active": true first.' });
     const count = await this.repo.requeueFailed(service.id);
@@ -158,23 +132,20 @@ export class RestServicesService {
     return { service, role: callerRole };
   }
 
-  private async requireXform(user: AuthenticatedUser | undefined, xform: unknown): Promise<number> {
-    if (xform === undefined || xform === null || xform === '') throw new FieldValidationError({ xform: ['This field is required.'] });
-    const id = typeof xform === 'number' ? xform : typeof xform === 'string' && /^\d{1,10}$/.test(xform) ? Number(xform) : NaN;
-    if (!Number.isSafeInteger(id) || id < 1) throw new FieldValidationError({ xform: ['A valid integer is required.'] });
-    return (await this.access.requireRole(user, id, MIN_ROLE.manageRestServices)).form.id;
+  /** The form must be one the caller may see (404) and edit (403). */
+  private async requireXform(user: AuthenticatedUser | undefined, xform: number): Promise<void> {
+    await this.access.requireRole(user, xform, MIN_ROLE.manageRestServices);
   }
 
-  private validate(body: Record<string, unknown>, xform: number): RestServiceInput {
-    const parsed = parseRestServiceInput(body, xform);
-    if ('errors' in parsed) throw new FieldValidationError(parsed.errors);
-    if (parsed.input.name === 'spreadsheet') {
+  /** What this server can forward to: `spreadsheet` needs a sheet provider client, the others their forwarder. */
+  private available(input: RestServiceInput): RestServiceInput {
+    if (input.name === 'spreadsheet') {
       if (!this.sheets.configured) throw new FieldValidationError({ name: ['"spreadsheet" needs a sheet provider client (SHEETS_CLIENT_ID) on this server.'] });
-      parsed.input.serviceUrl ||= `${this.config.SHEETS_API_BASE_URL.replace(/\/+$/, '')}/v4/spreadsheets`;
-    } else if (!FORWARDERS[parsed.input.name]) {
-      throw new FieldValidationError({ name: [`"${parsed.input.name}" is not available on this server.`] });
+      input.serviceUrl ||= `${this.config.SHEETS_API_BASE_URL.replace(/\/+$/, '')}/v4/spreadsheets`;
+    } else if (!FORWARDERS[input.name]) {
+      throw new FieldValidationError({ name: [`"${input.name}" is not available on this server.`] });
     }
-    return parsed.input;
+    return input;
   }
 
   /** SSRF guard at create/change, and the (xform, name, service_url) uniqueness. */
@@ -245,11 +216,6 @@ export class RestServicesService {
  */
 function mayReadSecrets(user: AuthenticatedUser | undefined, role: FormRole | null): boolean {
   return roleAtLeast(role, MIN_ROLE.manageRestServices) && !holdsScopedCredential(user);
-}
-
-function objectBody(body: unknown): Record<string, unknown> {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestException({ detail: 'Expected a JSON object.' });
-  return body as Record<string, unknown>;
 }
 
 function logEntry(a: DeliveryAttemptEntity & { deliveryUuid: string }): DeliveryLogEntry {

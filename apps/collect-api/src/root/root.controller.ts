@@ -1,5 +1,5 @@
 import { Controller, Get, Inject } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { apiResources } from './api-resources.js';
 
@@ -10,6 +10,7 @@ export class RootController {
 
   @Get()
   @ApiOperation({ summary: 'API root: resource names to absolute URLs.' })
+  @ApiOkResponse({ schema: { type: 'object', additionalProperties: { type: 'string', format: 'uri' }, example: { forms: 'https://collect.example.org/api/v1/forms' } } })
   root(): Record<string, string> {
     return Object.fromEntries(apiResources.map((name) => [name, `${this.config.PUBLIC_BASE_URL}/api/v1/${name}`]));
   }

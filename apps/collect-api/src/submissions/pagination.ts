@@ -1,24 +1,22 @@
-import { FieldValidationError } from '@collect/contracts';
+import { Int } from '@collect/contracts';
+import type { PageRequest } from './submissions.service.js';
 
 export const DEFAULT_PAGE_SIZE = 1000;
 export const MAX_PAGE_SIZE = 10_000;
 
-/** `page` (1-based) and `page_size` (default 1000, at most 10000), as the media listing pages. */
-export function parsePage(query: Record<string, unknown>): { page: number; pageSize: number } {
-  const errors: Record<string, string[]> = {};
-  const read = (name: string, fallback: number, max: number) => {
-    const raw = query[name];
-    if (raw === undefined || raw === '') return fallback;
-    if (typeof raw !== 'string' || !/^\d{1,9}$/.test(raw) || Number(raw) < 1) {
-      errors[name] = ['A positive integer.'];
-      return fallback;
-    }
-    return Math.min(Number(raw), max);
-  };
-  const page = read('page', 1, 1_000_000_000);
-  const pageSize = read('page_size', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
-  if (Object.keys(errors).length) throw new FieldValidationError(errors);
-  return { page, pageSize };
+const POSITIVE = 'A positive integer.';
+
+/** `page` (1-based) and `page_size` (default 1000, larger values count as 10000), as the media listing pages. */
+export class PageQueryDto {
+  @Int({ min: 1, max: 999_999_999, blankIsMissing: true, message: POSITIVE, default: 1 })
+  page?: number;
+
+  @Int({ min: 1, max: 999_999_999, blankIsMissing: true, message: POSITIVE, default: DEFAULT_PAGE_SIZE, description: `At most ${MAX_PAGE_SIZE}; larger values count as ${MAX_PAGE_SIZE}.` })
+  page_size?: number;
+}
+
+export function pageRequest(query: PageQueryDto): PageRequest {
+  return { page: query.page ?? 1, pageSize: Math.min(query.page_size ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) };
 }
 
 /** `Link` (rel next/prev) and `X-Total-Count` for a paged listing at `url`. */

@@ -15,6 +15,7 @@ import { contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './sub
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
 import { SubmissionsRepository } from './submissions.repository.js';
+import type { SubmissionAck } from './submission.dto.js';
 
 export interface SubmissionResult {
   outcome: 'created' | 'updated' | 'duplicate';
@@ -51,12 +52,13 @@ export class SubmissionsService {
    * submitted to last; else the one the caller was given a role on first. None visible → 404,
    * visible but role too low → 403, still a tie → 400 naming the owner-scoped path.
    */
-  async formForSubmission(user: AuthenticatedUser, idString: unknown, formUuid?: string): Promise<FormEntity> {
+  async formForSubmission(user: AuthenticatedUser, idString: string | undefined, formUuid?: string): Promise<FormEntity> {
     return (await this.formAndRoleForSubmission(user, idString, formUuid)).form;
   }
 
-  async formAndRoleForSubmission(user: AuthenticatedUser, idString: unknown, formUuid?: string): Promise<{ form: FormEntity; role: FormRole }> {
-    if (typeof idString !== 'string' || !idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
+  async formAndRoleForSubmission(user: AuthenticatedUser, idString: string | undefined, formUuid?: string): Promise<{ form: FormEntity; role: FormRole }> {
+    // An OpenRosa instance without an id (the JSON path has JsonSubmissionDto).
+    if (!idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
     const candidates = await this.forms.findLiveByIdString(idString);
     const visible: Array<{ form: FormEntity; role: FormRole; canSubmit: boolean }> = [];
     for (const form of candidates) {
@@ -93,8 +95,8 @@ export class SubmissionsService {
    * id_string, whatever other forms share it. Unknown owner or form, or not visible → 404;
    * visible but role too low → 403.
    */
-  async formAndRoleForOwner(user: AuthenticatedUser, ownerUsername: string, idString: unknown): Promise<{ form: FormEntity; role: FormRole }> {
-    if (typeof idString !== 'string' || !idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
+  async formAndRoleForOwner(user: AuthenticatedUser, ownerUsername: string, idString: string | undefined): Promise<{ form: FormEntity; role: FormRole }> {
+    if (!idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
     const form = await this.forms.findLiveByOwnerNameAndIdString(ownerUsername, idString);
     const role = form ? await this.access.roleOf(user, form.id) : null;
     if (!form || !role) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
@@ -296,7 +298,7 @@ export class SubmissionsService {
     if (!form.acceptingSubmissions) throw new ForbiddenException({ detail: `Form "${form.idString}" is not accepting submissions.` });
   }
 
-  static successBody(result: SubmissionResult): Record<string, unknown> {
+  static successBody(result: SubmissionResult): SubmissionAck {
     return {
       message: result.outcome === 'duplicate' ? 'Duplicate submission.' : 'Successful submission.',
       formid: result.form.idString,

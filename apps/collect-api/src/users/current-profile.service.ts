@@ -1,11 +1,19 @@
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { TtlCache } from '../auth/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { presentProfile, type ProfileBody } from './profile.presenter.js';
+import { presentProfile, ProfileBody } from './profile.presenter.js';
 import { UserTokensService } from './user-tokens.service.js';
 import { UsersService } from './users.service.js';
 
-export type CurrentProfile = ProfileBody & { api_token: string; temp_token: string };
+/** `GET /api/v1/user` for Basic, `Token` and `TempToken` callers: the profile with both tokens. */
+export class CurrentProfile extends ProfileBody {
+  @ApiPropertyOptional({ type: 'string', description: 'The API token (40 hex); absent for Bearer callers.' })
+  api_token: string;
+
+  @ApiPropertyOptional({ type: 'string', description: 'The temporary token (40 hex), created or renewed on read; absent for Bearer callers.' })
+  temp_token: string;
+}
 
 /**
  * `GET /api/v1/user`: the caller's profile with both tokens (Basic, Token, TempToken callers). Clients poll it, so the answer

@@ -1,26 +1,75 @@
 import { createHash } from 'node:crypto';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { UserEntity } from './user.entity.js';
 
 /** The profile shape of decisions.md §Users, tokens (DRF world): snake_case, absolute URLs. */
-export interface ProfileBody {
+export class ProfileBody {
+  @ApiProperty({ type: 'integer' })
   id: number;
+
+  @ApiProperty({ type: 'string', format: 'uri' })
   url: string;
+
+  @ApiProperty({ type: 'string' })
   username: string;
+
+  @ApiProperty({ type: 'string', description: 'first_name and last_name joined by a space.' })
   name: string;
+
+  @ApiProperty({ type: 'string' })
   first_name: string;
+
+  @ApiProperty({ type: 'string' })
   last_name: string;
+
+  @ApiProperty({ type: 'string', description: 'Empty unless the caller is the user or a platform admin.' })
   email: string;
+
+  @ApiProperty({ type: 'string' })
   city: string;
+
+  @ApiProperty({ type: 'string', description: 'ISO 3166-1 alpha-2.' })
   country: string;
+
+  @ApiProperty({ type: 'string' })
   organization: string;
+
+  @ApiProperty({ type: 'string' })
   website: string;
+
+  @ApiProperty({ type: 'string' })
   twitter: string;
+
+  @ApiProperty({ type: 'string', format: 'uri' })
   gravatar: string;
+
+  @ApiProperty({ type: 'boolean' })
   require_auth: boolean;
+
+  @ApiProperty({ type: 'string', format: 'uri', description: 'The `/api/v1/users/{username}` address.' })
   user: string;
+
   /** Present for the user themself and platform admins only (who administers is not public). */
+  @ApiPropertyOptional({ type: 'boolean', description: 'Only for the user themself and platform admins.' })
   is_superuser?: boolean;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
   joined_on: string;
+}
+
+/** `GET /api/v1/users/{username}`: the public fields. */
+export class PublicUserBody {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ type: 'string' })
+  username: string;
+
+  @ApiProperty({ type: 'string' })
+  first_name: string;
+
+  @ApiProperty({ type: 'string' })
+  last_name: string;
 }
 
 /**

@@ -1,12 +1,12 @@
 import { Controller, Delete, Get, HttpCode, NotFoundException, Param, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { HttpResponse as Response } from '../auth/http-types.js';
 import { HttpErrorWithHeaders, NOT_FOUND_DETAIL } from '@collect/contracts';
 import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
-import { CurrentProfileService, type CurrentProfile } from './current-profile.service.js';
-import type { ProfileBody } from './profile.presenter.js';
+import { CurrentProfile, CurrentProfileService } from './current-profile.service.js';
+import { PublicUserBody, type ProfileBody } from './profile.presenter.js';
 import { UserTokensService } from './user-tokens.service.js';
 import { UsersService } from './users.service.js';
 
@@ -23,6 +23,7 @@ export class UserController {
   @Get('user')
   @RequireAuth()
   @ApiOperation({ summary: "The caller's profile, with api_token and temp_token (not for Bearer callers: a scoped token never buys an unscoped one)." })
+  @ApiOkResponse({ type: CurrentProfile })
   me(@CurrentUser() caller: AuthenticatedUser): Promise<CurrentProfile | ProfileBody> {
     return holdsScopedCredential(caller) ? this.profiles.withoutTokens(caller.id) : this.profiles.get(caller.id);
   }
@@ -31,6 +32,7 @@ export class UserController {
   @HttpCode(204)
   @RequireAuth({ schemes: ['basic'] })
   @ApiOperation({ summary: "Deletes the caller's temporary token (Basic credentials only)." })
+  @ApiNoContentResponse({ description: 'Deleted.' })
   async expire(@CurrentUser() caller: AuthenticatedUser): Promise<void> {
     if (!(await this.tokens.expireTempToken(caller.id))) throw new HttpErrorWithHeaders(400, 'Temporary token not found!', {});
   }
@@ -38,6 +40,7 @@ export class UserController {
   @Get('user/regenerate_auth_token')
   @RequireAuth({ issuesCredentials: true })
   @ApiOperation({ summary: 'Rotates the API token; 201 with the new key as a JSON string. Basic, Token or TempToken only (Bearer: 403).' })
+  @ApiCreatedResponse({ schema: { type: 'string', description: 'The new API token (40 hex).' } })
   async regenerate(@CurrentUser() caller: AuthenticatedUser, @Res() res: Response): Promise<void> {
     res.status(201).json(await this.tokens.regenerateApiToken(caller.id));
   }
@@ -45,7 +48,8 @@ export class UserController {
   @Get('users/:username')
   @RequireAuth()
   @ApiOperation({ summary: 'A user by username (public fields).' })
-  async user(@Param('username') username: string): Promise<{ id: number; username: string; first_name: string; last_name: string }> {
+  @ApiOkResponse({ type: PublicUserBody })
+  async user(@Param('username') username: string): Promise<PublicUserBody> {
     const user = await this.users.findByUsername(username);
     if (!user || !user.isActive) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     return { id: user.id, username: user.username, first_name: user.firstName, last_name: user.lastName };

@@ -1,31 +1,28 @@
 import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
-import { Strategy } from 'passport-custom';
+import { BasicStrategy as HttpBasicStrategy } from 'passport-http';
 import { TooManyRequestsError, UnauthorizedError } from '@collect/contracts';
 import { decodeBasic, WWW_AUTHENTICATE } from '../auth-header.js';
 import type { AuthenticatedUser } from '../authenticated-user.js';
-import { AuthThrottleService } from '../auth-throttle.service.js';
 import { requestAddress, type HttpRequest as Request } from '../http-types.js';
 import { PasswordLoginService } from '../password-login.service.js';
 import { credentialsOf } from './credentials.js';
 
-/** `Authorization: Basic base64(username:password)`, with the per-user lockout. */
+/**
+ * `Authorization: Basic base64(username:password)` through passport-http's BasicStrategy, with the
+ * per-user lockout. The AuthGuard has already refused a credential that is not base64.
+ */
 @Injectable()
-export class BasicStrategy extends PassportStrategy(Strategy, 'collect-basic') {
-  constructor(
-    private readonly logins: PasswordLoginService,
-    private readonly throttle: AuthThrottleService,
-  ) {
-    super();
+export class BasicStrategy extends PassportStrategy(HttpBasicStrategy, 'collect-basic') {
+  constructor(private readonly logins: PasswordLoginService) {
+    super({ passReqToCallback: true, realm: 'api' });
   }
 
-  async validate(req: Request): Promise<AuthenticatedUser> {
-    const pair = decodeBasic(credentialsOf(req));
-    if (!pair) {
-      await this.throttle.failedOther(requestAddress(req));
-      throw new UnauthorizedError('Invalid basic header. Credentials not correctly base64 encoded.', WWW_AUTHENTICATE.basic);
-    }
-    const result = await this.logins.login(pair.username, pair.password, 'basic', requestAddress(req));
+  async validate(req: Request, username: string): Promise<AuthenticatedUser> {
+    // passport-http 0.3 splits the decoded pair on every ':' and passes the second piece only;
+    // RFC 7617 lets a password hold ':', so it is everything after the first colon of the header.
+    const password = decodeBasic(credentialsOf(req))?.password ?? '';
+    const result = await this.logins.login(username, password, 'basic', requestAddress(req));
     switch (result.kind) {
       case 'locked':
         throw new TooManyRequestsError('Too many failed login attempts. Try again later.', result.retryAfter);

@@ -1,22 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
-import { Strategy } from 'passport-custom';
-import type { HttpRequest as Request } from '../http-types.js';
+import { Strategy as HttpBearerStrategy } from 'passport-http-bearer';
 import { UnauthorizedError } from '@collect/contracts';
 import { WWW_AUTHENTICATE } from '../auth-header.js';
 import type { AuthenticatedUser } from '../authenticated-user.js';
 import { BearerResolvers } from '../bearer-resolvers.js';
-import { credentialsOf } from './credentials.js';
 
-/** `Authorization: Bearer <ACCESS_TOKEN>`: asks each registered token source in turn. */
+/**
+ * `Authorization: Bearer <ACCESS_TOKEN>` through passport-http-bearer; each registered token
+ * source (local /o/ tokens, CAS JWTs) is asked in turn. The AuthGuard runs this strategy only for
+ * a Bearer header, so a token in a query string or body is never used (RFC 6750 §2.3 allows it,
+ * but it ends up in logs); with one beside the header the request is refused (§2: one method only).
+ */
 @Injectable()
-export class BearerStrategy extends PassportStrategy(Strategy, 'collect-bearer') {
+export class BearerStrategy extends PassportStrategy(HttpBearerStrategy, 'collect-bearer') {
   constructor(private readonly resolvers: BearerResolvers) {
     super();
   }
 
-  async validate(req: Request): Promise<AuthenticatedUser> {
-    const user = await this.resolvers.resolve(credentialsOf(req));
+  async validate(token: string): Promise<AuthenticatedUser> {
+    const user = await this.resolvers.resolve(token);
     if (!user) throw new UnauthorizedError('Invalid token.', WWW_AUTHENTICATE.bearer);
     return user;
   }

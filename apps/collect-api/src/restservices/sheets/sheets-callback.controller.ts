@@ -1,5 +1,6 @@
-import { BadRequestException, Controller, Get, Optional, Query, Req } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Optional, Query, Req } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { SheetsCallbackBody, SheetsCallbackQueryDto } from './sheets.dto.js';
 import { HttpErrorWithHeaders, UnauthorizedError } from '@collect/contracts';
 import { WWW_AUTHENTICATE } from '../../auth/auth-header.js';
 import type { AuthenticatedUser } from '../../auth/authenticated-user.js';
@@ -26,12 +27,12 @@ export class SheetsCallbackController {
 
   @Get('callback')
   @ApiOperation({ summary: 'Stores the sheet provider grant and links the waiting spreadsheet service; only for the user who created it.' })
-  async callback(@CurrentUser() user: AuthenticatedUser | undefined, @Query('code') code: unknown, @Query('state') state: unknown, @Req() req: HttpRequest) {
-    if (typeof code !== 'string' || !code || typeof state !== 'string' || !state) throw new BadRequestException({ detail: 'code and state are required.' });
+  @ApiOkResponse({ type: SheetsCallbackBody })
+  async callback(@CurrentUser() user: AuthenticatedUser | undefined, @Query() query: SheetsCallbackQueryDto, @Req() req: HttpRequest): Promise<SheetsCallbackBody> {
     const caller = user ?? (this.casSignIn?.enabled ? await this.casSignIn.sessionUser(req) : null);
     if (!caller) throw new UnauthorizedError('Sign in as the user who created the spreadsheet service to finish linking it.', WWW_AUTHENTICATE.basic);
     // It stores a grant: a read-only token may not (the AuthGuard asks only `read` of a GET).
     if (user?.scopes && !user.scopes.includes('write')) throw new HttpErrorWithHeaders(403, "The access token lacks the 'write' scope.", {});
-    return this.sheets.callback(caller.id, code, state);
+    return this.sheets.callback(caller.id, query.code, query.state);
   }
 }
