@@ -1,17 +1,13 @@
 // Requests per second on GET /api/v1/user with a CAS client-credentials token (RS256 JWT checked
 // by libs/jwt-validation, then the service-account lookup) ÷ the same request with a local
-// `Token` (hash lookup, cached) in the same run (issue 6). Goal >= 0.8: accepting CAS tokens
-// must not make the API noticeably slower than its own tokens.
+// `Token` (hash lookup, cached) in the same run (issue 6). Goal >= 0.9 (issue 20; 0.8 in issue
+// 6): accepting CAS tokens must not make the API noticeably slower than its own tokens.
 // Real parts: embedded PostgreSQL, redis-server, the built CAS and collect-api as child
 // processes (dev seed, demo-machine linked as a service account); autocannon drives them.
 // Rounds are interleaved and the median of each is used (the machine is shared).
-import { fileURLToPath } from 'node:url';
-import { freePort, startPostgres, startRedis, startServiceProcess } from '../libs/testing/dist/index.js';
-import { median, must, requestsPerSecond } from './bench-helpers.mjs';
+import { freePort, startPostgres, startRedis } from '../libs/testing/dist/index.js';
+import { CAS_DEV_SEED, CAS_MAIN, COLLECT_MAIN, median, must, profiled, report, requestsPerSecond, startService, writeProfileWindows } from './bench-helpers.mjs';
 
-const CAS_MAIN = fileURLToPath(new URL('../apps/cas/dist/main.js', import.meta.url));
-const COLLECT_MAIN = fileURLToPath(new URL('../apps/collect-api/dist/main.js', import.meta.url));
-const DEV_SEED = fileURLToPath(new URL('../apps/cas/seed/dev-seed.json', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -24,16 +20,16 @@ try {
   const casPort = await freePort();
   const collectPort = await freePort();
   const issuer = `http://127.0.0.1:${casPort}`;
-  cas = await startServiceProcess(CAS_MAIN, {
+  cas = await startService('cas', CAS_MAIN, {
     NODE_ENV: 'development',
     LOG_LEVEL: 'warn',
     CAS_PORT: String(casPort),
     CAS_HOST: '127.0.0.1',
     CAS_ISSUER: issuer,
     CAS_DATABASE_URL: await pg.createDatabase('bench_cas_bearer_cas'),
-    CAS_DEV_SEED_FILE: DEV_SEED,
-  }, casPort, 60_000);
-  api = await startServiceProcess(COLLECT_MAIN, {
+    CAS_DEV_SEED_FILE: CAS_DEV_SEED,
+  }, casPort);
+  api = await startService('api', COLLECT_MAIN, {
     NODE_ENV: 'test',
     LOG_LEVEL: 'warn',
     COLLECT_PORT: String(collectPort),
@@ -42,7 +38,7 @@ try {
     REDIS_URL: redis.url,
     REDIS_PREFIX: 'bench',
     CAS_ISSUER: issuer,
-  }, collectPort, 60_000);
+  }, collectPort);
   const base = api.url;
   const admin = `Basic ${Buffer.from('admin:admin-password').toString('base64')}`;
   await must(fetch(`${base}/api/v1/service-accounts`, { method: 'POST', headers: { authorization: admin, 'content-type': 'application/json' }, body: JSON.stringify({ client_id: 'demo-machine' }) }), 201);
@@ -59,11 +55,13 @@ try {
   };
   for (const c of Object.values(cases)) await requestsPerSecond(c, 1, CONNECTIONS); // warm-up: JIT, pools, JWKS
   const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-  for (let r = 0; r < ROUNDS; r++) for (const [name, c] of Object.entries(cases)) results[name].push(await requestsPerSecond(c, DURATION, CONNECTIONS));
+  const windowOf = (name) => (name.includes('Bearer') ? 'bearer' : 'token'); // BENCH_CPU_PROF windows
+  for (let r = 0; r < ROUNDS; r++) for (const [name, c] of Object.entries(cases)) results[name].push(await profiled(windowOf(name), () => requestsPerSecond(c, DURATION, CONNECTIONS)));
   const rate = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
   for (const [name, rps] of Object.entries(rate)) console.log(`${name}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
   const [baseline, casBearer] = Object.values(rate);
-  console.log(`ratio CAS-Bearer/Token: ${(casBearer / baseline).toFixed(2)} (goal >= 0.8)`);
+  report('ratio CAS-Bearer/Token', casBearer / baseline, { goal: '>= 0.9' });
+  writeProfileWindows();
 } finally {
   await api?.stop();
   await cas?.stop();

@@ -3,22 +3,21 @@
 // goal >= 0.8 each: auth must not dominate the cost of a request). The built collect-api runs
 // as its own process on embedded PostgreSQL + redis-server; autocannon drives it. Rounds are
 // interleaved and the median of each is used, so a noisy neighbour hits all three alike.
-import { fileURLToPath } from 'node:url';
-import { freePort, startPostgres, startRedis, startServiceProcess } from '../libs/testing/dist/index.js';
-import { median, must, requestsPerSecond } from './bench-helpers.mjs';
+import { freePort, startPostgres, startRedis } from '../libs/testing/dist/index.js';
+import { COLLECT_MAIN, median, must, requestsPerSecond, startService } from './bench-helpers.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const MAIN = fileURLToPath(new URL('../apps/collect-api/dist/main.js', import.meta.url));
 
 const pg = await startPostgres({ fast: true });
 const redis = await startRedis();
 const port = await freePort();
 let api;
 try {
-  api = await startServiceProcess(
-    MAIN,
+  api = await startService(
+    'api',
+    COLLECT_MAIN,
     {
       NODE_ENV: 'test',
       LOG_LEVEL: 'warn',

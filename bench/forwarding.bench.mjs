@@ -1,74 +1,49 @@
-// Rest-service forwarding (issue 8): submissions per second accepted AND delivered to a local
-// receiver through one generic_json service (API → outbox → relay → Bull → worker process →
-// HTTP), ÷ the bare PostgreSQL insert rate of rows of the same size measured in the same run
-// (10 connections, one INSERT per row, no API). Then p50/p99 submit-to-delivered latency at
-// half the measured rate. The built API and worker run as their own processes on embedded
-// PostgreSQL + redis-server; the receiver listens on 127.0.0.1.
+// Rest-service forwarding (issues 8, 20): submissions per second accepted AND delivered to a
+// local receiver through one generic_json service (API → outbox → relay → Bull → worker
+// process → HTTP), counted from the start of the load to the last delivery, ÷ JSON intake per
+// second on a form with no service, measured in the same run with the same worker running
+// (goal >= 0.75: forwarding must not cost much more than intake itself). Rounds are
+// interleaved, medians used. Then p50/p99 submit-to-delivered latency of paced submissions at
+// half the delivered rate (goal p99 <= 50 ms). A bare PostgreSQL INSERT of rows of the same
+// size is printed for reference. The built API and worker run as their own processes on
+// embedded PostgreSQL + redis-server; the receiver listens on 127.0.0.1.
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
 import { createRequire } from 'node:module';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { freePort, startPostgres, startRedis, startServiceProcess } from '../libs/testing/dist/index.js';
-import { must } from './bench-helpers.mjs';
+import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
+import {
+  addJsonService, createForm, median, must, paced, percentile, profiled, report, requestsPerSecond, SMALL_FORM_FIELDS, smallSubmission, startCollect,
+  startReceiver, until, userToken, writeProfileWindows,
+} from './bench-helpers.mjs';
 
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const MAIN = fileURLToPath(new URL('../apps/collect-api/dist/main.js', import.meta.url));
-const WORKER = fileURLToPath(new URL('../apps/collect-api/dist/worker.js', import.meta.url));
 const pg = createRequire(fileURLToPath(new URL('../apps/collect-api/package.json', import.meta.url)))('pg');
 
-const arrivals = new Map(); // _uuid → ms (performance.now)
-const receiver = http.createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    const at = performance.now();
-    try {
-      const uuid = JSON.parse(Buffer.concat(chunks).toString())._uuid;
-      if (!arrivals.has(uuid)) arrivals.set(uuid, at);
-    } catch { /* not ours */ }
-    res.end('ok');
-  });
-});
-await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
-const receiverUrl = `http://127.0.0.1:${receiver.address().port}/hook`;
-
+const receiver = await startReceiver();
+const { arrivals } = receiver;
 const pgServer = await startPostgres({ fast: true });
 const redis = await startRedis();
-const [apiPort, workerPort] = [await freePort(), await freePort()];
-let api;
-let worker;
+let collect;
 try {
-  const databaseUrl = await pgServer.createDatabase('bench_collect_forwarding');
-  const env = {
-    NODE_ENV: 'test', LOG_LEVEL: 'warn', COLLECT_HOST: '127.0.0.1', DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: 'bench',
-    MEDIA_ROOT: mkdtempSync(join(tmpdir(), 'bench-media-')), FORWARD_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8', FORWARD_RELAY_INTERVAL_MS: '200',
-  };
-  api = await startServiceProcess(MAIN, { ...env, COLLECT_PORT: String(apiPort) }, apiPort);
-  worker = await startServiceProcess(WORKER, { ...env, COLLECT_PORT: String(apiPort), WORKER_PORT: String(workerPort) }, workerPort);
-  const base = api.url;
-  const user = { username: 'bench', password: 'bench-password', email: 'bench@example.org' };
-  await must(fetch(`${base}/api/v1/profiles`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(user) }), 201);
-  const basic = `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}`;
-  const token = `Token ${(await (await must(fetch(`${base}/api/v1/user`, { headers: { authorization: basic } }), 200)).json()).api_token}`;
-  const form = await (await must(fetch(`${base}/api/v1/forms`, {
-    method: 'POST', headers: { authorization: token, 'content-type': 'application/json' },
-    body: JSON.stringify({ id_string: 'bench', title: 'Bench', fields: [{ name: 'name', type: 'text' }, { name: 'age', type: 'integer' }, { name: 'loc', type: 'geopoint' }, { name: 'g', type: 'group', children: [{ name: 'a', type: 'text' }, { name: 'b', type: 'decimal' }] }] }),
-  }), 201)).json();
-  await must(fetch(`${base}/api/v1/restservices`, { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify({ xform: form.formid, name: 'generic_json', service_url: receiverUrl }) }), 201);
-  const submission = (uuid = randomUUID()) => JSON.stringify({ id: 'bench', submission: { name: 'Jane', age: 34, loc: '-1.28 36.81 0 0', g: { a: 'x', b: 1.5 }, meta: { instanceID: `uuid:${uuid}` } } });
-  const post = (uuid) => fetch(`${base}/api/v1/submissions`, { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: submission(uuid) });
-  for (let i = 0; i < 50; i++) await must(post(randomUUID()), 201); // warm-up
-  await until(() => arrivals.size >= 50, 30_000);
+  collect = await startCollect({ pg: pgServer, redis, database: 'bench_collect_forwarding', worker: true });
+  const base = collect.url;
+  const token = await userToken(base);
+  const forwarded = await createForm(base, token, { id_string: 'bench', title: 'Bench', fields: SMALL_FORM_FIELDS });
+  await createForm(base, token, { id_string: 'bench_plain', title: 'Bench, no service', fields: SMALL_FORM_FIELDS });
+  await addJsonService(base, token, forwarded.formid, receiver.url);
+  const headers = { authorization: token, 'content-type': 'application/json' };
+  const post = (idString, uuid) => fetch(`${base}/api/v1/submissions`, { method: 'POST', headers, body: smallSubmission(idString, uuid) });
+  for (let i = 0; i < 50; i++) await must(post('bench_plain'), 201); // warm-up
+  for (let i = 0; i < 50; i++) await must(post('bench'), 201);
+  await until(() => arrivals.size >= 50, 30_000, 'warm-up deliveries');
 
-  // Baseline: bare INSERTs of a row the size of a stored submission, same connection count.
-  const sample = await (await must(fetch(`${base}/api/v1/data/${form.formid}?page_size=1`, { headers: { authorization: token } }), 200)).json();
+  // Reference: bare INSERTs of a row the size of a stored submission, same connection count.
+  const sample = await (await must(fetch(`${base}/api/v1/data/${forwarded.formid}?page_size=1`, { headers: { authorization: token } }), 200)).json();
   const rowJson = JSON.stringify(sample[0]);
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS });
+  const pool = new pg.Pool({ connectionString: collect.databaseUrl, max: CONNECTIONS });
   await pool.query('CREATE TABLE bench_rows (id serial PRIMARY KEY, uuid uuid NOT NULL UNIQUE, json jsonb NOT NULL, created timestamptz NOT NULL DEFAULT now())');
   let inserted = 0;
   const insertEnd = performance.now() + DURATION * 1000;
@@ -81,57 +56,53 @@ try {
   await pool.end();
   const insertRate = inserted / DURATION;
 
-  // Throughput: accepted by the API and delivered by the worker, start to last arrival.
-  const before = arrivals.size;
-  const start = performance.now();
-  const load = await autocannon({
-    url: `${base}/api/v1/submissions`, method: 'POST', headers: { authorization: token, 'content-type': 'application/json' },
-    connections: CONNECTIONS, duration: DURATION, requests: [{ setupRequest: (req) => ({ ...req, body: submission() }) }],
-  });
-  const accepted = load.statusCodeStats?.['201']?.count ?? 0;
-  if (load.errors || accepted !== load.requests.total) throw new Error(`unexpected answers: ${JSON.stringify(load.statusCodeStats)} errors ${load.errors}`);
-  await until(() => arrivals.size >= before + accepted, 120_000);
-  const lastArrival = Math.max(...arrivals.values());
-  const deliveredRate = accepted / ((lastArrival - start) / 1000);
-  const acceptedRate = accepted / DURATION;
+  const intakeCase = { url: `${base}/api/v1/submissions`, method: 'POST', headers, setupRequest: (req) => ({ ...req, body: smallSubmission('bench_plain') }), expect: 201 };
+  const intake = [];
+  const delivered = [];
+  const accepted = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    intake.push(await profiled('intake', () => requestsPerSecond(intakeCase, DURATION, CONNECTIONS)));
+    // Accepted by the API and delivered by the worker, start of the load to the last arrival.
+    const round = await profiled('delivered', async () => {
+      const before = arrivals.size;
+      const start = performance.now();
+      const load = await autocannon({ url: `${base}/api/v1/submissions`, method: 'POST', headers, connections: CONNECTIONS, duration: DURATION, requests: [{ setupRequest: (req) => ({ ...req, body: smallSubmission('bench') }) }] });
+      const ok = load.statusCodeStats?.['201']?.count ?? 0;
+      if (load.errors || ok !== load.requests.total) throw new Error(`unexpected answers: ${JSON.stringify(load.statusCodeStats)} errors ${load.errors}`);
+      await until(() => arrivals.size >= before + ok, 300_000, `${ok} deliveries`);
+      const lastArrival = Math.max(...arrivals.values());
+      return { accepted: ok / DURATION, delivered: ok / ((lastArrival - start) / 1000) };
+    });
+    delivered.push(round.delivered);
+    accepted.push(round.accepted);
+  }
+  const [intakeRate, deliveredRate, acceptedRate] = [median(intake), median(delivered), median(accepted)];
 
   // Latency at half the delivered rate: paced submissions, submit → arrival at the receiver.
   const rate = Math.max(1, deliveredRate / 2);
   const count = Math.round(rate * DURATION);
   const sentAt = new Map();
-  const t0 = performance.now();
-  const inflight = [];
-  for (let i = 0; i < count; i++) {
-    const due = t0 + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const uuid = randomUUID();
-    sentAt.set(uuid, performance.now());
-    inflight.push(must(post(uuid), 201));
-  }
-  await Promise.all(inflight);
-  await until(() => [...sentAt.keys()].every((u) => arrivals.has(u)), 120_000);
-  const lat = [...sentAt].map(([u, t]) => arrivals.get(u) - t).sort((a, b) => a - b);
-  const pct = (p) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))];
+  await profiled('latency', () => paced({
+    rate, count, send: async () => {
+      const uuid = randomUUID();
+      sentAt.set(uuid, performance.now());
+      await must(post('bench', uuid), 201);
+    },
+  }));
+  await until(() => [...sentAt.keys()].every((u) => arrivals.has(u)), 120_000, 'the paced deliveries');
+  const lat = [...sentAt].map(([u, t]) => arrivals.get(u) - t);
 
   console.log(`bare PostgreSQL INSERT (${rowJson.length}-byte jsonb rows, ${CONNECTIONS} connections): ${Math.round(insertRate)} rows/s`);
-  console.log(`submissions accepted: ${Math.round(acceptedRate)}/s; accepted and delivered (start to last delivery): ${Math.round(deliveredRate)}/s (${accepted} submissions)`);
-  console.log(`ratio delivered/bare-insert: ${(deliveredRate / insertRate).toFixed(3)}`);
-  console.log(`ratio accepted/bare-insert: ${(acceptedRate / insertRate).toFixed(3)} (reference)`);
-  console.log(`latency submit-to-delivered at ${Math.round(rate)}/s (${count} submissions): p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms`);
+  console.log(`JSON intake, form without a service: ${Math.round(intakeRate)}/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
+  console.log(`with one generic_json service: accepted ${Math.round(acceptedRate)}/s; accepted and delivered (start to last delivery) ${Math.round(deliveredRate)}/s (medians of ${ROUNDS})`);
+  report('ratio delivered/intake-no-service', deliveredRate / intakeRate, { goal: '>= 0.75' });
+  report('ratio delivered/bare-insert', deliveredRate / insertRate, { digits: 3 });
+  console.log(`latency submit-to-delivered at ${Math.round(rate)}/s (${count} submissions): p50 ${percentile(lat, 50).toFixed(0)} ms, p99 ${percentile(lat, 99).toFixed(0)} ms`);
+  report('p99 submit-to-delivered at half the delivered rate', percentile(lat, 99), { goal: '<= 50', unit: 'ms', digits: 0 });
+  writeProfileWindows();
 } finally {
-  await worker?.stop();
-  await api?.stop();
+  await collect?.stop();
   await redis.stop();
   await pgServer.stop();
-  receiver.close();
+  await receiver.close();
 }
-
-async function until(check, timeoutMs) {
-  const end = performance.now() + timeoutMs;
-  while (!check()) {
-    if (performance.now() > end) throw new Error('timed out waiting for deliveries');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-

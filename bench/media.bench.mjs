@@ -7,13 +7,12 @@
 // written to the storage directory by this script and deleted afterwards.
 // The built collect-api runs as its own process on embedded PostgreSQL + redis-server.
 import { createRequire } from 'node:module';
-import { mkdtempSync, mkdirSync, openSync, writeSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, openSync, writeSync, closeSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { freePort, startPostgres, startRedis, startServiceProcess } from '../libs/testing/dist/index.js';
-import { median, must } from './bench-helpers.mjs';
+import { freePort, startPostgres, startRedis } from '../libs/testing/dist/index.js';
+import { COLLECT_MAIN, median, must, rssOf, startService } from './bench-helpers.mjs';
 
 const require = createRequire(new URL('../apps/collect-api/package.json', import.meta.url));
 const pg = require('pg');
@@ -24,7 +23,6 @@ const FILE_MB = Number(process.env.BENCH_MEDIA_FILE_MB ?? 1024);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
-const MAIN = fileURLToPath(new URL('../apps/collect-api/dist/main.js', import.meta.url));
 
 const postgres = await startPostgres({ fast: true });
 const redis = await startRedis();
@@ -34,8 +32,9 @@ let api;
 let db;
 try {
   const databaseUrl = await postgres.createDatabase('bench_collect_media');
-  api = await startServiceProcess(
-    MAIN,
+  api = await startService(
+    'api',
+    COLLECT_MAIN,
     { NODE_ENV: 'test', LOG_LEVEL: 'warn', COLLECT_PORT: String(port), COLLECT_HOST: '127.0.0.1', DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: 'bench', MEDIA_ROOT: mediaRoot },
     port,
   );
@@ -107,7 +106,7 @@ try {
     [sub.id, big, rel, bytes],
   );
   const pid = api.child.pid;
-  const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
+  const rss = () => rssOf(pid).rss;
   const before = rss();
   let peak = before;
   const sampler = setInterval(() => (peak = Math.max(peak, rss())), 20);

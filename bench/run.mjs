@@ -1,42 +1,46 @@
-// Runs every benchmark script under bench/ (files named *.bench.mjs) one after the other.
-// Each script prints its own result lines; the runner echoes the lines that carry a ratio
-// ("ratio") at the end so a reader sees every comparison in one place.
+// Runs the benchmark scripts under bench/ (files named *.bench.mjs) one after the other, then
+// prints one table of every result line they printed: the measure, its value, its goal and
+// whether the goal is met (bench-results.mjs reads the lines).
+// A subset: `pnpm bench submissions soak` or BENCH_ONLY=submissions,soak (names contain the word).
+// Exit status 1 when a script fails or prints no result; a missed goal is reported, not fatal:
+// the benches are instruments, and the goals of open issues are not met yet.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseResult, summaryTable } from './bench-results.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const only = process.argv.slice(2);
+const only = [...process.argv.slice(2), ...(process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean)];
 const scripts = readdirSync(here)
   .filter((f) => f.endsWith('.bench.mjs'))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .sort();
 
 if (scripts.length === 0) {
-  console.log('no benchmarks under bench/ (files named *.bench.mjs)');
-  process.exit(0);
+  console.log(`no benchmarks under bench/ (files named *.bench.mjs)${only.length ? ` matching ${only.join(', ')}` : ''}`);
+  process.exit(only.length ? 1 : 0);
 }
 
 // pnpm puts the project's Node 24 (node-linux-<arch> from npm) first on PATH; every benchmark runs on it.
 console.log(`node ${process.version}`);
-const summary = [];
-let failed = 0;
+const rows = [];
+const failures = [];
+const started = Date.now();
 for (const script of scripts) {
   console.log(`\n=== ${script}`);
+  const t0 = Date.now();
   const res = spawnSync(process.execPath, [join(here, script)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
   process.stdout.write(res.stdout ?? '');
-  const ratios = (res.stdout ?? '').split('\n').filter((l) => /ratio/i.test(l));
-  if (res.status !== 0) {
-    failed++;
-    summary.push(`${script}: FAILED (exit ${res.status})`);
-  } else if (ratios.length === 0) {
-    failed++;
-    summary.push(`${script}: printed no ratio line`);
-  } else {
-    for (const line of ratios) summary.push(`${script}: ${line.trim()}`);
-  }
+  console.log(`(${script}: ${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  const results = (res.stdout ?? '').split('\n').map(parseResult).filter(Boolean);
+  const bench = script.replace(/\.bench\.mjs$/, '');
+  if (res.status !== 0) failures.push(`${bench}: FAILED (exit ${res.status ?? res.signal})`);
+  else if (results.length === 0) failures.push(`${bench}: printed no result line`);
+  for (const r of results) rows.push({ bench, ...r });
 }
-console.log('\n=== ratios');
-for (const line of summary) console.log(line);
-process.exit(failed ? 1 : 0);
+
+console.log(`\n=== summary (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+console.log(summaryTable(rows));
+for (const f of failures) console.log(f);
+process.exit(failures.length ? 1 : 0);

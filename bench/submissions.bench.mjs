@@ -1,79 +1,79 @@
-// JSON submissions per second (POST /api/v1/submissions, Token auth, every request a new
-// instance: role check, idempotency lookup, insert, counters, event hooks in one transaction)
-// ÷ requests per second of the authenticated GET /api/v1/user in the same run (auth + one DB
-// read: the floor of any authenticated call), and ÷ GET /health/live for reference (issue 7).
-// Also reads: GET /api/v1/data/{form} pages of 100 submissions ÷ the same baseline.
-// The built collect-api runs as its own process on embedded PostgreSQL + redis-server.
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort, startPostgres, startRedis, startServiceProcess } from '../libs/testing/dist/index.js';
-import { median, must, requestsPerSecond } from './bench-helpers.mjs';
+// The intake and read paths against the authenticated floor, all in one run (issue 20):
+// - JSON submissions per second (POST /api/v1/submissions, Token, every request a new
+//   instance) ÷ GET /api/v1/user with Token (auth + one DB read: the floor of any
+//   authenticated call); goal >= 0.5;
+// - OpenRosa multipart submissions with one 100 KB JPEG per second (POST /submission) ÷ the
+//   same baseline; goal >= 0.25;
+// - GET /api/v1/data/{form}?page_size=100 per second ÷ the same baseline; goal >= 0.3;
+// - the API's event-loop delay p99 during the JSON rounds, read inside the API process
+//   (bench/event-loop-probe.mjs); goal <= 20 ms.
+// GET /health/live is measured for reference. The built collect-api runs as its own process on
+// embedded PostgreSQL + redis-server; autocannon drives it. BENCH_CPU_PROF=<dir> profiles it
+// (windows per case: user, json, openrosa, data-page; see docs/benchmarks.md).
+import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
+import { createForm, median, must, profiled, report, requestsPerSecond, SMALL_FORM_FIELDS, smallSubmission, startCollect, userToken, writeProfileWindows } from './bench-helpers.mjs';
+import { openRosaPhotoBody, photoJpeg, PHOTO_FORM_FIELDS } from './intake-fixtures.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const MAIN = fileURLToPath(new URL('../apps/collect-api/dist/main.js', import.meta.url));
 
 const pg = await startPostgres({ fast: true });
 const redis = await startRedis();
-const port = await freePort();
-let api;
+let collect;
 try {
-  api = await startServiceProcess(
-    MAIN,
-    {
-      NODE_ENV: 'test', LOG_LEVEL: 'warn', COLLECT_PORT: String(port), COLLECT_HOST: '127.0.0.1',
-      DATABASE_URL: await pg.createDatabase('bench_collect_submissions'), REDIS_URL: redis.url, REDIS_PREFIX: 'bench',
-      MEDIA_ROOT: mkdtempSync(join(tmpdir(), 'bench-media-')),
-    },
-    port,
-  );
-  const base = api.url;
-  const user = { username: 'bench', password: 'bench-password', email: 'bench@example.org' };
-  await must(fetch(`${base}/api/v1/profiles`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(user) }), 201);
-  const basic = `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}`;
-  const me = await (await must(fetch(`${base}/api/v1/user`, { headers: { authorization: basic } }), 200)).json();
-  const token = `Token ${me.api_token}`;
-  const form = await (
-    await must(
-      fetch(`${base}/api/v1/forms`, {
-        method: 'POST',
-        headers: { authorization: token, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          id_string: 'bench', title: 'Bench',
-          fields: [{ name: 'name', type: 'text' }, { name: 'age', type: 'integer' }, { name: 'loc', type: 'geopoint' }, { name: 'g', type: 'group', children: [{ name: 'a', type: 'text' }, { name: 'b', type: 'decimal' }] }],
-        }),
-      }),
-      201,
-    )
-  ).json();
-  const submission = () => JSON.stringify({ id: 'bench', submission: { name: 'Jane', age: 34, loc: '-1.28 36.81 0 0', g: { a: 'x', b: 1.5 }, meta: { instanceID: `uuid:${randomUUID()}` } } });
-  for (let i = 0; i < 100; i++) await must(fetch(`${base}/api/v1/submissions`, { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: submission() }), 201);
+  collect = await startCollect({ pg, redis, database: 'bench_collect_submissions', probe: true });
+  const base = collect.url;
+  const token = await userToken(base);
+  const form = await createForm(base, token, { id_string: 'bench', title: 'Bench', fields: SMALL_FORM_FIELDS });
+  await createForm(base, token, { id_string: 'bench_photo', title: 'Bench photo', fields: PHOTO_FORM_FIELDS });
+  const jpeg = await photoJpeg(100 * 1024);
+  for (let i = 0; i < 100; i++) await must(fetch(`${base}/api/v1/submissions`, { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: smallSubmission('bench') }), 201);
+  const sample = openRosaPhotoBody('bench_photo', jpeg);
+  await must(fetch(`${base}/submission`, { method: 'POST', headers: { authorization: token, 'content-type': sample.contentType }, body: sample.body }), 201);
 
   const cases = {
-    'GET /api/v1/user (Token, baseline)': { url: `${base}/api/v1/user`, headers: { authorization: token } },
-    'GET /health/live (reference)': { url: `${base}/health/live`, headers: {} },
-    'POST /api/v1/submissions (JSON, new instance each)': {
-      url: `${base}/api/v1/submissions`, method: 'POST', headers: { authorization: token, 'content-type': 'application/json' },
-      setupRequest: (req) => ({ ...req, body: submission() }), expect: 201,
+    user: { label: 'GET /api/v1/user (Token, baseline)', url: `${base}/api/v1/user`, headers: { authorization: token } },
+    health: { label: 'GET /health/live (reference)', url: `${base}/health/live`, headers: {} },
+    json: {
+      label: 'POST /api/v1/submissions (JSON, new instance each)', url: `${base}/api/v1/submissions`, method: 'POST',
+      headers: { authorization: token, 'content-type': 'application/json' }, setupRequest: (req) => ({ ...req, body: smallSubmission('bench') }), expect: 201,
     },
-    'GET /api/v1/data/{form}?page_size=100': { url: `${base}/api/v1/data/${form.formid}?page_size=100`, headers: { authorization: token } },
+    openrosa: {
+      label: `POST /submission (OpenRosa multipart, one ${Math.round(jpeg.length / 1024)} KB JPEG)`, url: `${base}/submission`, method: 'POST',
+      headers: { authorization: token },
+      setupRequest: (req) => {
+        const { body, contentType } = openRosaPhotoBody('bench_photo', jpeg);
+        return { ...req, body, headers: { ...req.headers, 'content-type': contentType } };
+      },
+      expect: 201,
+    },
+    'data-page': { label: 'GET /api/v1/data/{form}?page_size=100', url: `${base}/api/v1/data/${form.formid}?page_size=100`, headers: { authorization: token } },
   };
-  for (const c of Object.values(cases)) await requestsPerSecond(c, 1, CONNECTIONS);
+  for (const c of Object.values(cases)) await requestsPerSecond(c, 1, CONNECTIONS); // warm-up: JIT, pools, caches
   const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-  for (let r = 0; r < ROUNDS; r++) for (const [name, c] of Object.entries(cases)) results[name].push(await requestsPerSecond(c, DURATION, CONNECTIONS));
+  const loopDelay = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [key, c] of Object.entries(cases)) {
+      await collect.api.probe.read(); // starts the API's event-loop histogram afresh
+      results[key].push(await profiled(key, () => requestsPerSecond(c, DURATION, CONNECTIONS)));
+      loopDelay[key].push((await collect.api.probe.read()).p99);
+    }
+  }
   const rate = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
-  for (const [name, rps] of Object.entries(rate)) console.log(`${name}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
-  const baseline = rate['GET /api/v1/user (Token, baseline)'];
-  console.log(`ratio submissions/user: ${(rate['POST /api/v1/submissions (JSON, new instance each)'] / baseline).toFixed(2)}`);
-  console.log(`ratio data-page-100/user: ${(rate['GET /api/v1/data/{form}?page_size=100'] / baseline).toFixed(2)}`);
-  console.log(`ratio submissions/health-live: ${(rate['POST /api/v1/submissions (JSON, new instance each)'] / rate['GET /health/live (reference)']).toFixed(2)} (reference)`);
+  const lag = Object.fromEntries(Object.entries(loopDelay).map(([k, v]) => [k, median(v)]));
+  for (const [key, rps] of Object.entries(rate)) {
+    console.log(`${cases[key].label}: ${Math.round(rps)} req/s; API event-loop delay p99 ${lag[key].toFixed(1)} ms (medians of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
+  }
+  const baseline = rate.user;
+  report('ratio submissions/user', rate.json / baseline, { goal: '>= 0.5' });
+  report('ratio openrosa-100KB-jpeg/user', rate.openrosa / baseline, { goal: '>= 0.25' });
+  report('ratio data-page-100/user', rate['data-page'] / baseline, { goal: '>= 0.3' });
+  report('API event-loop delay p99 under JSON intake', lag.json, { goal: '<= 20', unit: 'ms', digits: 1 });
+  report('ratio submissions/health-live', rate.json / rate.health);
+  writeProfileWindows();
 } finally {
-  await api?.stop();
+  await collect?.stop();
   await redis.stop();
   await pg.stop();
 }
-

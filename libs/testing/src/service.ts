@@ -12,9 +12,10 @@ export interface ServiceProcess {
 /**
  * Starts a built service (`node <entry>`) as a child process and waits until its
  * `/health/ready` answers 200. Output is kept for assertions and failure messages.
+ * `nodeArgs` go before the entry (benchmarks: `--cpu-prof`, which NODE_OPTIONS does not allow).
  */
-export async function startServiceProcess(entry: string, env: Record<string, string>, port: number, timeoutMs = 30_000): Promise<ServiceProcess> {
-  const child = trackChild(spawn(process.execPath, [entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+export async function startServiceProcess(entry: string, env: Record<string, string>, port: number, timeoutMs = 30_000, nodeArgs: string[] = []): Promise<ServiceProcess> {
+  const child = trackChild(spawn(process.execPath, [...nodeArgs, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
   let out = '';
   child.stdout?.on('data', (d) => (out += d.toString()));
   child.stderr?.on('data', (d) => (out += d.toString()));

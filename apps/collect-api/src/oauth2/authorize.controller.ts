@@ -5,7 +5,7 @@ import { sendHtml, sendRedirect } from '../auth/html-response.js';
 import { requestAddress } from '../auth/http-types.js';
 import { PasswordLoginService } from '../auth/password-login.service.js';
 import { SkipAuth } from '../auth/require-auth.decorator.js';
-import { CasSignInService } from '../cas/cas-sign-in.service.js';
+import { CasSignInService } from '../cas-client/cas-sign-in.service.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
 import { LoginSessions } from './login-session.js';
