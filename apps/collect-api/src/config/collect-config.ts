@@ -58,6 +58,11 @@ export const collectEnvSchema = z
     INPUT_MAX_DEPTH: envField.int(64, 8, 1_000),
     FORM_MAX_FIELDS: envField.int(10_000, 10, 1_000_000),
     MERGED_DATASET_MAX_FORMS: envField.int(100, 2, 10_000),
+    // XLSForm uploads and form media (issue 22, docs/forms.md).
+    XLSFORM_CONVERT_TIMEOUT_MS: envField.int(60_000, 1_000, 600_000),
+    XLSFORM_CONVERT_CONCURRENCY: envField.int(2, 1, 64),
+    XLSFORM_CONVERT_MAX_HEAP_MB: envField.int(512, 64, 8_192),
+    FORM_MEDIA_MAX_BYTES: envField.int(20_971_520, 1_024, 1_073_741_824),
     UPLOAD_TMP_DIR: z.string().min(1).default(join(tmpdir(), 'collect-uploads')),
     // Rest services and forwarding (issue 8, docs/restservices.md).
     FORWARD_ALLOW_PRIVATE_NETWORKS: envField.list(''),

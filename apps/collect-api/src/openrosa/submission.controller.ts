@@ -127,6 +127,10 @@ export class SubmissionController {
   private async fromJson(user: AuthenticatedUser, body: unknown): Promise<SubmissionResult> {
     const input = await validateInput(JsonSubmissionDto, body);
     const record = recordFromJson(input.submission, inputLimitsOf(this.config));
+    // A JSON submission without answers is a 400, as the peers answer it (docs/forms.md, "Submissions").
+    if (!Object.keys(record).some((key) => !['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'].includes(key))) {
+      throw new FieldValidationError({ submission: ['The submission has no answers.'] });
+    }
     const formUuid = typeof record['formhub/uuid'] === 'string' ? record['formhub/uuid'] : undefined;
     const { form, role } = await this.submissions.formAndRoleForSubmission(user, input.id, formUuid);
     return this.submissions.submit({ user, form, role, record, files: [] });
@@ -169,7 +173,7 @@ export class SubmissionController {
     try {
       const { root, form, role } = upload.authorized;
       const record = recordFromXml(root, form, limits);
-      return await this.submissions.submit({ user, form, role, record, xml: upload.xml, files: upload.files });
+      return await this.submissions.submit({ user, form, role, record, xml: upload.xml, files: upload.files, version: root.attrs.version });
     } finally {
       await upload.cleanup();
     }

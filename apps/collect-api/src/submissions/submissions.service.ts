@@ -9,7 +9,7 @@ import { FormAccessService, PERMISSION_DENIED } from '../forms/form-access.servi
 import { FormsRepository } from '../forms/forms.repository.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
-import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
+import { FILE_STORAGE, safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
 import { buildSubmissionJson, formatSubmissionTime, type SubmissionJson } from './submission-json.js';
 import { contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
@@ -112,8 +112,11 @@ export class SubmissionsService {
    * storage inside the transaction and removed again if it fails: no orphan files, no partial
    * records.
    */
-  async submit(input: { user: AuthenticatedUser; form: FormEntity; role?: FormRole; record: SubmissionRecord; xml?: string; files: UploadedFile[] }): Promise<SubmissionResult> {
+  async submit(input: { user: AuthenticatedUser; form: FormEntity; role?: FormRole; record: SubmissionRecord; xml?: string; files: UploadedFile[]; version?: string }): Promise<SubmissionResult> {
     const { user, form } = input;
+    // The form version the instance was made with (its root's `version`), else the current one (docs/forms.md, "Form versions").
+    const version = input.version || form.version;
+    if (version.length > 100) throw new FieldValidationError({ xml_submission_file: ['The instance version is longer than 100 characters.'] });
     SubmissionsService.requireAccepting(form);
     const record = { ...input.record };
     const instanceId = stripUuidScheme(typeof record['meta/instanceID'] === 'string' ? record['meta/instanceID'] : '') || randomUUID();
@@ -137,7 +140,7 @@ export class SubmissionsService {
           if (!roleAtLeast(role, MIN_ROLE.editSubmissions)) throw new ForbiddenException({ detail: PERMISSION_DENIED });
           const clash = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
           if (clash) return this.duplicateOrConflict(m, clash, hash, form, ownerName, input.files, stored, user, role);
-          const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version: form.version });
+          const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version });
           await this.storeAttachments(m, form, ownerName, updated, record, input.files, stored, true);
           event = { type: 'submission.updated', formId: form.id, submissionId: updated.id, instanceUuid: instanceId };
           await this.outbox.record(m, event);
@@ -148,7 +151,7 @@ export class SubmissionsService {
       const existing = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
       if (existing) return this.duplicateOrConflict(m, existing, hash, form, ownerName, input.files, stored, user, role);
       const created = await this.repo.insertIfAbsent(m, {
-        formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, status: 'submitted_via_web', submittedById: user.id, version: form.version,
+        formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, status: 'submitted_via_web', submittedById: user.id, version,
       });
       if (!created) {
         // A concurrent identical request won the insert between our read and write.
@@ -219,8 +222,8 @@ export class SubmissionsService {
     for (const file of files) {
       if (keep.has(file.name)) continue;
       keep.add(file.name);
-      const dir = `${safeSegment(owner)}/attachments/${form.id}_${form.idString}`;
-      const plain = `${dir}/${safeSegment(file.name)}`;
+      const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}`;
+      const plain = `${dir}/${safeStorageSegment(file.name)}`;
       // The row reserves the path (unique index) before the file is written: a concurrent
       // submission with the same file name waits for our commit and then takes a suffixed
       // name, so no two records ever share (or overwrite) a file.
@@ -317,11 +320,6 @@ function renderOrKeep(form: FormEntity, record: SubmissionRecord, instanceId: st
   const withMeta: SubmissionRecord = { ...record, 'formhub/uuid': form.uuid.replace(/-/g, ''), 'meta/instanceID': `uuid:${instanceId}` };
   if (deprecatedId) withMeta['meta/deprecatedID'] = `uuid:${deprecatedId}`;
   return renderInstanceXml(form, withMeta);
-}
-
-function safeSegment(s: string): string {
-  const cleaned = s.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 200);
-  return cleaned || 'file';
 }
 
 function withSuffix(path: string, suffix: string): string {
