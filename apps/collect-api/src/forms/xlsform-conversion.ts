@@ -1,6 +1,5 @@
-import { Worker } from 'node:worker_threads';
 import { BadRequestException, Inject, Injectable, Logger } from '@nestjs/common';
-import { convertXlsFormInWorker, type ConversionResult } from '@collect/xlsform';
+import { convertXlsFormInWorker, runInWorker, type ConversionResult } from '@collect/xlsform';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { HttpErrorWithHeaders } from '@collect/contracts';
 import { inputLimitsOf, XmlInputError } from '../openrosa/xml.js';
@@ -77,23 +76,15 @@ export class XlsFormConversion {
     if (xml.length <= PARSE_IN_WORKER_CHARS) return parseXForm(xml, limits);
     await this.slot();
     try {
-      return await new Promise<ParsedForm>((resolve, reject) => {
-        const worker = new Worker(PARSE_WORKER, { workerData: { xml, limits }, resourceLimits: { maxOldGenerationSizeMb: this.config.XLSFORM_CONVERT_MAX_HEAP_MB } });
-        let settled = false;
-        const finish = (fn: () => void) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          fn();
-          void worker.terminate();
-        };
-        const timer = setTimeout(() => finish(() => reject(new XmlInputError(`Reading the XForm took longer than ${this.config.XLSFORM_CONVERT_TIMEOUT_MS} ms.`))), this.config.XLSFORM_CONVERT_TIMEOUT_MS);
-        worker.once('message', (msg: { ok: true; parsed: ParsedForm } | { ok: false; inputError: boolean; status?: number; message: string }) =>
-          finish(() => (msg.ok ? resolve(msg.parsed) : reject(failureOf(msg)))),
-        );
-        worker.once('error', (err) => finish(() => reject(new XmlInputError(`The XForm could not be read: ${err.message}`))));
-        worker.once('exit', (code) => finish(() => reject(new Error(`XForm parse worker exited with code ${code}`))));
-      });
+      let msg: { ok: true; parsed: ParsedForm } | { ok: false; inputError: boolean; status?: number; message: string };
+      try {
+        msg = await runInWorker(PARSE_WORKER, { xml, limits }, { timeoutMs: this.config.XLSFORM_CONVERT_TIMEOUT_MS, maxHeapMb: this.config.XLSFORM_CONVERT_MAX_HEAP_MB });
+      } catch (err) {
+        // A timeout or a worker over its heap limit: the document is too much to read here.
+        throw new XmlInputError(`The XForm could not be read: ${(err as Error).message}.`);
+      }
+      if (msg.ok) return msg.parsed;
+      throw failureOf(msg);
     } finally {
       this.release();
     }
