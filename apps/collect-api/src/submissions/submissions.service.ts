@@ -117,7 +117,7 @@ export class SubmissionsService {
     // The form version the instance was made with (its root's `version`), else the current one (docs/forms.md, "Form versions").
     const version = input.version || form.version;
     if (version.length > 100) throw new FieldValidationError({ xml_submission_file: ['The instance version is longer than 100 characters.'] });
-    if (!form.acceptingSubmissions) throw new ForbiddenException({ detail: `Form "${form.idString}" is not accepting submissions.` });
+    SubmissionsService.requireAccepting(form);
     const record = { ...input.record };
     const instanceId = stripUuidScheme(typeof record['meta/instanceID'] === 'string' ? record['meta/instanceID'] : '') || randomUUID();
     const deprecatedId = typeof record['meta/deprecatedID'] === 'string' ? stripUuidScheme(record['meta/deprecatedID']) : '';
@@ -301,6 +301,11 @@ export class SubmissionsService {
     const submission = Number.isSafeInteger(n) ? await this.repo.findLive(formId, n) : null;
     if (!submission) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     return submission;
+  }
+
+  /** 403 when the form's owner closed it (`downloadable: false`). */
+  static requireAccepting(form: FormEntity): void {
+    if (!form.acceptingSubmissions) throw new ForbiddenException({ detail: `Form "${form.idString}" is not accepting submissions.` });
   }
 
   static successBody(result: SubmissionResult): SubmissionAck {
