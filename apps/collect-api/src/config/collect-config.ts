@@ -76,6 +76,9 @@ export const collectEnvSchema = z
     FORWARD_CONCURRENCY: envField.int(16, 1, 1_000),
     FORWARD_LOG_RETENTION_DAYS: envField.int(90, 0, 3_650),
     FORWARD_LOG_PRUNE_INTERVAL_MS: envField.int(3_600_000, 1_000, 86_400_000),
+    // Hours (fractions allowed) of nothing but failed attempts after which a service is switched off; 0 = never.
+    FORWARD_DISABLE_AFTER_HOURS: z.coerce.number({ message: 'must be a number of hours' }).min(0, 'must be 0 (never) or more').max(8_760, 'must be at most 8760 (a year)').default(24),
+    FORWARD_DISABLE_CHECK_INTERVAL_MS: envField.int(60_000, 100, 86_400_000),
     WORKER_PORT: envField.port(3001),
     METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     SHEETS_API_BASE_URL: envField.url().default('https://sheets.googleapis.com'),
