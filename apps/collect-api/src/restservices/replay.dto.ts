@@ -13,7 +13,7 @@ const isoDate = (description: string) =>
     description,
   });
 
-/** `POST /api/v1/restservices/{pk}/replay` (decisions.md §Rest services). */
+/** `POST /api/v1/restservices/{pk}/replay` (docs/api-conventions.md §Rest services). */
 export class ReplayDto {
   @isoDate('Only submissions received at or after this time (a date alone is midnight UTC).')
   submitted_after?: string;

@@ -139,7 +139,7 @@ export class DeliveryEntity {
 
 export type AttemptStatus = 'success' | 'failed' | 'retrying' | 'skipped';
 
-/** The delivery log: one row per attempt (decisions.md §Operator interfaces). */
+/** The delivery log: one row per attempt (docs/api-conventions.md §Operator interfaces). */
 @Entity({ name: 'rest_delivery_attempts' })
 export class DeliveryAttemptEntity {
   @Column({ primary: true, type: 'bigint', generated: 'increment', transformer: bigintAsNumber })
@@ -178,7 +178,7 @@ export class DeliveryAttemptEntity {
 
 export type ReplayStatus = 'queued' | 'running' | 'done' | 'cancelled';
 
-/** What a replay sends (decisions.md §Rest services, docs/restservices.md "Replay"). */
+/** What a replay sends (docs/api-conventions.md §Rest services, docs/restservices.md "Replay"). */
 export interface ReplayFilters {
   submitted_after?: string;
   submitted_before?: string;

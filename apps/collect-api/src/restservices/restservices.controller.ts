@@ -9,7 +9,7 @@ import { DeliveryLogEntry, DeliveryLogQueryDto, RestServiceBody, RestServiceDto,
 import { RestServicesService } from './restservices.service.js';
 import { ReplayBody, ReplayCount, ReplayDto } from './replay.dto.js';
 
-/** Rest services (spec §2.1, §4.1) and their delivery log (decisions.md §Forwarding). */
+/** Rest services (spec §2.1, §4.1) and their delivery log (docs/api-conventions.md §Forwarding). */
 @ApiTags('restservices')
 @ApiExtraModels(ReplayCount)
 @RequireAuth()

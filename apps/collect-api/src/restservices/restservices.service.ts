@@ -25,7 +25,7 @@ import { ReplayService } from './replay.service.js';
  */
 export { MASKED_SECRET };
 
-/** CRUD of rest services, their delivery log and manual retries; roles per decisions.md. */
+/** CRUD of rest services, their delivery log and manual retries; roles per docs/api-conventions.md. */
 @Injectable()
 export class RestServicesService {
   private readonly box: ServiceCredentials;
