@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { FormEntity, FormRoleEntity } from './form.entity.js';
 import { FormAccessService } from './form-access.service.js';
+import { FormCache } from './form-cache.js';
 import { FormsRepository } from './forms.repository.js';
 import { FormsController } from './forms.controller.js';
 import { FormsService } from './forms.service.js';
@@ -14,7 +15,7 @@ import { UsersModule } from '../users/users.module.js';
 @Module({
   imports: [TypeOrmModule.forFeature([FormEntity, FormRoleEntity]), UsersModule],
   controllers: [FormsController],
-  providers: [FormsRepository, FormAccessService, FormsService],
-  exports: [FormsRepository, FormAccessService, FormsService],
+  providers: [FormsRepository, FormAccessService, FormsService, FormCache],
+  exports: [FormsRepository, FormAccessService, FormsService, FormCache],
 })
 export class FormsModule {}

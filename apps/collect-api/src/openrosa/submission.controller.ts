@@ -21,7 +21,7 @@ import { child, escapeXml, parseXml, XmlInputError, type XmlNode } from './xml.j
 type Res = { status(code: number): Res; setHeader(name: string, value: string): void; send(body: string): void; json(body: unknown): void; end(): void };
 type Req = IncomingMessage & { body?: unknown };
 /** Which form an instance goes to: by the global rule or within one owner's forms. */
-type FormResolver = (idString: string | undefined, root: XmlNode) => Promise<{ form: FormEntity; role: FormRole }>;
+type FormResolver = (idString: string | undefined, root: XmlNode, fresh: boolean) => Promise<{ form: FormEntity; role: FormRole }>;
 
 /** The OpenRosa multipart body: the instance XML and its attachments. */
 const OPENROSA_MULTIPART = {
@@ -86,7 +86,7 @@ export class SubmissionController {
   @ApiOperation({ summary: 'OpenRosa submission (multipart: xml_submission_file + attachments); answers OpenRosa XML.' })
   @OpenRosaSubmissionDocs()
   async openRosa(@CurrentUser() user: AuthenticatedUser, @Req() req: Req, @Res() res: Res): Promise<void> {
-    await this.openRosaSubmission(user, req, res, (idString, root) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root)));
+    await this.openRosaSubmission(user, req, res, (idString, root, fresh) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root), fresh));
   }
 
   @Post(':username/submission')
@@ -94,7 +94,7 @@ export class SubmissionController {
   @ApiOperation({ summary: "OpenRosa submission to that owner's form with the instance's id_string, whatever other forms share it." })
   @OpenRosaSubmissionDocs()
   async ownerOpenRosa(@CurrentUser() user: AuthenticatedUser, @Param('username') username: string, @Req() req: Req, @Res() res: Res): Promise<void> {
-    await this.openRosaSubmission(user, req, res, (idString) => this.submissions.formAndRoleForOwner(user, username, idString));
+    await this.openRosaSubmission(user, req, res, (idString, _root, fresh) => this.submissions.formAndRoleForOwner(user, username, idString, fresh));
   }
 
   private async openRosaSubmission(user: AuthenticatedUser, req: Req, res: Res, resolve: FormResolver): Promise<void> {
@@ -119,7 +119,7 @@ export class SubmissionController {
     this.openRosaHeaders(res);
     let result: SubmissionResult;
     if (contentTypeOf(req) === 'application/json') result = await this.fromJson(user, req.body);
-    else if (isMultipart(req)) result = await this.fromMultipart(user, req, (idString, root) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root)));
+    else if (isMultipart(req)) result = await this.fromMultipart(user, req, (idString, root, fresh) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root), fresh));
     else throw unsupportedMediaType('Send application/json or multipart/form-data (xml_submission_file).');
     res.status(result.outcome === 'duplicate' ? 202 : 201).json(SubmissionsService.successBody(result));
   }
@@ -128,8 +128,7 @@ export class SubmissionController {
     const input = await validateInput(JsonSubmissionDto, body);
     const record = recordFromJson(input.submission);
     const formUuid = typeof record['formhub/uuid'] === 'string' ? record['formhub/uuid'] : undefined;
-    const { form, role } = await this.submissions.formAndRoleForSubmission(user, input.id, formUuid);
-    return this.submissions.submit({ user, form, role, record, files: [] });
+    return this.submissions.receive(user, (fresh) => this.submissions.formAndRoleForSubmission(user, input.id, formUuid, fresh), () => ({ record, files: [] }));
   }
 
   private async fromMultipart(user: AuthenticatedUser, req: Req, resolve: FormResolver): Promise<SubmissionResult> {
@@ -148,9 +147,9 @@ export class SubmissionController {
         if (err instanceof XmlInputError) throw new FieldValidationError({ xml_submission_file: [err.message] });
         throw err;
       }
-      const { form, role } = await resolve(root.attrs.id ?? root.attrs.xmlns?.split('/').pop(), root);
-      const record = recordFromXml(root, form);
-      return await this.submissions.submit({ user, form, role, record, xml: upload.xml, files: upload.files });
+      const idString = root.attrs.id ?? root.attrs.xmlns?.split('/').pop();
+      const xml = upload.xml;
+      return await this.submissions.receive(user, (fresh) => resolve(idString, root, fresh), (form) => ({ record: recordFromXml(root, form), xml, files: upload.files }));
     } finally {
       await upload.cleanup();
     }
