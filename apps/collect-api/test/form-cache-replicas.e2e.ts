@@ -6,7 +6,8 @@ import { createCollectApp } from '../src/app.js';
 import { ChangeNotifications } from '../src/database/change-notifications.js';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
-import { createTestUser, type TestUser } from './test-users.js';
+import { createTestBearerToken, createTestUser, type TestUser } from './test-users.js';
+import { UsersService } from '../src/users/users.service.js';
 
 /**
  * Two collect-api instances on one database (replicas behind a load balancer): a share given,
@@ -97,9 +98,55 @@ describe('form and role cache across replicas', () => {
   });
 });
 
-async function waitFor(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+/**
+ * The authentication caches (AUTH_TOKEN_CACHE_TTL_MS, here far longer than the test) follow a
+ * change of the user row made by another instance when it commits, not after the TTL.
+ */
+describe('authentication caches across replicas', () => {
+  let a: TestCollectApp;
+  let b: NestExpressApplication;
+  let bUrl: string;
+
+  beforeAll(async () => {
+    a = await startTestCollectApp({ AUTH_TOKEN_CACHE_TTL_MS: '300000' });
+    b = await createCollectApp({ ...a.config, MIGRATIONS_RUN: false });
+    await b.listen(0, '127.0.0.1');
+    const address = b.getHttpServer().address();
+    bUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    for (const app of [a.app, b]) await waitFor(() => app.get(ChangeNotifications).live);
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('a user deactivated on one instance is refused by the other (Token and Bearer, cached there)', async () => {
+    const user = await createTestUser(a.app);
+    const bearer = await createTestBearerToken(a.app, user);
+    for (const auth of [user.token, bearer]) await request(bUrl).get('/api/v1/user').set('Authorization', auth).expect(200);
+    await a.app.get(UsersService).setActive(user.id, false);
+    for (const auth of [user.token, bearer]) await waitForStatus(() => request(bUrl).get('/api/v1/user').set('Authorization', auth), 401);
+    await a.app.get(UsersService).setActive(user.id, true);
+    for (const auth of [user.token, bearer]) await waitForStatus(() => request(bUrl).get('/api/v1/user').set('Authorization', auth), 200);
+  });
+
+  it('a Bearer caller sees a changed profile from the other instance', async () => {
+    const user = await createTestUser(a.app, { firstName: 'Before' });
+    const bearer = await createTestBearerToken(a.app, user);
+    expect((await request(bUrl).get('/api/v1/user').set('Authorization', bearer).expect(200)).body.first_name).toBe('Before');
+    await a.app.get(DataSource).query(`UPDATE users SET first_name = 'After' WHERE id = $1`, [user.id]);
+    await waitFor(async () => (await request(bUrl).get('/api/v1/user').set('Authorization', bearer)).body.first_name === 'After');
+  });
+});
+
+async function waitForStatus(send: () => request.Test, status: number): Promise<void> {
+  await waitFor(async () => (await send()).status === status);
+}
+
+/** Polls `check` until it holds; a liveness bound far below the caches' TTL, not a speed assertion. */
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const until = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > until) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 10));
   }

@@ -27,12 +27,12 @@ export class ChangeNotifications1764650000000 implements MigrationInterface {
     await q.query(`
       CREATE FUNCTION collect_notify_user() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        PERFORM pg_notify('collect_changes', 'user:' || OLD.id);
+        PERFORM pg_notify('collect_changes', 'user:' || CASE WHEN TG_OP = 'DELETE' THEN OLD.id ELSE NEW.id END);
         RETURN NULL;
       END $$`);
     await q.query(`CREATE TRIGGER forms_notify AFTER INSERT OR UPDATE OR DELETE ON forms FOR EACH ROW EXECUTE FUNCTION collect_notify_form()`);
     await q.query(`CREATE TRIGGER form_roles_notify AFTER INSERT OR UPDATE OR DELETE ON form_roles FOR EACH ROW EXECUTE FUNCTION collect_notify_form_role()`);
-    await q.query(`CREATE TRIGGER users_notify AFTER UPDATE OR DELETE ON users FOR EACH ROW EXECUTE FUNCTION collect_notify_user()`);
+    await q.query(`CREATE TRIGGER users_notify AFTER INSERT OR UPDATE OR DELETE ON users FOR EACH ROW EXECUTE FUNCTION collect_notify_user()`);
   }
 
   async down(q: QueryRunner): Promise<void> {
