@@ -7,6 +7,7 @@ import type { CollectConfig } from './config/collect-config.js';
 import { ChangeNotificationsModule } from './database/change-notifications.module.js';
 import { dataSourceOptions } from './database/data-source.js';
 import { CollectHealthModule } from './health/collect-health.module.js';
+import { MetricsModule } from './health/metrics.module.js';
 import { featureModules } from './feature-modules.js';
 
 @Module({})
@@ -21,6 +22,7 @@ export class AppModule {
         BullModule.forRoot({ redis: config.REDIS_URL, prefix: config.REDIS_PREFIX }),
         ChangeNotificationsModule,
         CollectHealthModule,
+        MetricsModule,
         ...featureModules,
       ],
     };

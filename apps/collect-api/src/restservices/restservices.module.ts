@@ -6,7 +6,6 @@ import { SubmissionsModule } from '../submissions/submissions.module.js';
 import { DeliveryLogPruner } from './delivery-log-pruner.js';
 import { DeliveryRelay } from './delivery-relay.js';
 import { DeliveryService } from './delivery.service.js';
-import { MetricsController } from './metrics.controller.js';
 import { NetworkGuard } from './network-guard.js';
 import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity } from './restservice.entities.js';
 import { RestServicesController } from './restservices.controller.js';
@@ -35,7 +34,7 @@ import { DELIVERY_QUEUE, NETWORK_GUARD } from './restservices.tokens.js';
       }),
     }),
   ],
-  controllers: [SheetsCallbackController, RestServicesController, MetricsController],
+  controllers: [SheetsCallbackController, RestServicesController],
   providers: [
     { provide: NETWORK_GUARD, inject: [COLLECT_CONFIG], useFactory: (config: CollectConfig) => new NetworkGuard(config.FORWARD_ALLOW_PRIVATE_NETWORKS) },
     RestServicesRepository,
