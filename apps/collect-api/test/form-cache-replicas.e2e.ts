@@ -12,8 +12,8 @@ import { UsersService } from '../src/users/users.service.js';
 /**
  * Two collect-api instances on one database (replicas behind a load balancer): a share given,
  * taken away or a form closed on one is honoured by the other on the very next submission,
- * although intake reads forms and roles from a per-process cache (docs/architecture.md,
- * "Caches and their invalidation").
+ * although intake reads forms and roles from a per-process cache (docs/forms.md,
+ * "Intake: caches and one statement").
  */
 describe('form and role cache across replicas', () => {
   let a: TestCollectApp;

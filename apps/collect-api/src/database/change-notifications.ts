@@ -20,7 +20,7 @@ const RECONNECT_MAX_MS = 5_000;
  *
  * A cache may only serve entries while `live` is true: while the connection is down changes
  * would be missed, so every reset handler drops everything, and after reconnecting the caches
- * start empty again (docs/architecture.md, "Caches and their invalidation").
+ * start empty again (docs/forms.md, "Intake: caches and one statement").
  */
 @Injectable()
 export class ChangeNotifications implements OnModuleInit, OnApplicationShutdown {

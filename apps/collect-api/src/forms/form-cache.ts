@@ -10,8 +10,8 @@ const MAX_FORM_ENTRIES = 1_000;
 const MAX_ROLE_ENTRIES = 50_000;
 
 /**
- * The form and role lookups of submission intake, served from memory (docs/architecture.md,
- * "Caches and their invalidation"). Every change of a form, a role or a user row drops the
+ * The form and role lookups of submission intake, served from memory (docs/forms.md,
+ * "Intake: caches and one statement"). Every change of a form, a role or a user row drops the
  * entries it touches in every process when it commits (ChangeNotifications); FORM_CACHE_TTL_MS
  * bounds an entry's age besides. The cache is never the last word: intake refuses only after
  * reading afresh (`fresh`), and writes the instance with a statement that checks the form and

@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Row changes of the tables processes cache, notified on the `collect_changes` channel
- * (database/change-notifications.ts; docs/architecture.md, "Caches and their invalidation").
+ * (database/change-notifications.ts; docs/forms.md, "Intake: caches and one statement").
  * Payloads: `form:<id>:<id_string>` (old and new id_string on an update), `role:<form_id>:<user_id>`,
  * `user:<id>`. PostgreSQL sends them at commit and folds identical payloads of one transaction.
  */
