@@ -125,8 +125,12 @@ export class SubmissionController {
   }
 
   private async fromJson(user: AuthenticatedUser, body: unknown): Promise<SubmissionResult> {
-    const input = await validateInput(JsonSubmissionDto, body);
-    const record = recordFromJson(input.submission);
+    // The DTO checks that `submission` is an object; class-transformer would first copy it deeply
+    // (a 250-question submission: most of the validation's cost), so it sees an empty stand-in
+    // and recordFromJson reads the answers (bounded depth, field names checked).
+    const answers = isPlainObject(body) && isPlainObject(body.submission) ? body.submission : undefined;
+    const input = await validateInput(JsonSubmissionDto, answers ? { ...body as object, submission: {} } : body);
+    const record = recordFromJson(answers ?? input.submission);
     const formUuid = typeof record['formhub/uuid'] === 'string' ? record['formhub/uuid'] : undefined;
     return this.submissions.receive(user, (fresh) => this.submissions.formAndRoleForSubmission(user, input.id, formUuid, fresh), () => ({ record, files: [] }));
   }
@@ -171,4 +175,8 @@ function openRosaResponse(result: SubmissionResult): string {
     `<submissionMetadata xmlns="http://www.opendatakit.org/xforms/submission" id="${escapeXml(String(body.formid))}" instanceID="${escapeXml(String(body.instanceID))}" submissionDate="${escapeXml(String(body.submissionDate))}" isComplete="true" markedAsCompleteDate="${escapeXml(String(body.markedAsCompleteDate))}"/>` +
     '</OpenRosaResponse>'
   );
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> & { submission?: unknown } {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v);
 }
