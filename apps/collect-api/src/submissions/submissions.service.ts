@@ -15,6 +15,7 @@ import { buildSubmissionJson, formatSubmissionTime, type SubmissionJson } from '
 import { contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
+import { SUBMISSION_OUTBOX, type SubmissionOutbox } from './submission-outbox.js';
 import { SubmissionsRepository } from './submissions.repository.js';
 import type { SubmissionAck } from './submission.dto.js';
 
@@ -45,6 +46,7 @@ export class SubmissionsService {
     private readonly access: FormAccessService,
     private readonly formCache: FormCache,
     private readonly events: SubmissionEvents,
+    @Inject(SUBMISSION_OUTBOX) private readonly outbox: SubmissionOutbox,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
@@ -138,7 +140,7 @@ export class SubmissionsService {
 
   /**
    * Stores one submission (new, edit or duplicate) with its attachment files, in one
-   * transaction that also runs the transactional event hooks (outbox). Files are copied into
+   * transaction that also records the outbox (SubmissionOutbox port). Files are copied into
    * storage inside the transaction and removed again if it fails: no orphan files, no partial
    * records.
    */
@@ -170,7 +172,7 @@ export class SubmissionsService {
           const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version: form.version });
           await this.storeAttachments(m, form, ownerName, updated, record, input.files, stored, 'edit');
           event = { type: 'submission.updated', formId: form.id, submissionId: updated.id, instanceUuid: instanceId };
-          await this.events.inTransaction(event, m);
+          await this.outbox.record(m, event);
           return { outcome: 'updated' as const, submission: updated, form };
         }
         // An edit of an instance we never stored is stored as a new submission (as ODK servers do).
@@ -189,8 +191,8 @@ export class SubmissionsService {
       }
       await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, 'new');
       event = { type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId };
-      // The outbox rows of the rest services, in this transaction (restservices/, docs/restservices.md).
-      await this.events.inTransaction(event, m);
+      // The outbox rows of the rest services, in this transaction (SubmissionOutbox port, docs/restservices.md).
+      await this.outbox.record(m, event);
       return { outcome: 'created' as const, submission: created, form };
     };
     try {
@@ -294,7 +296,7 @@ export class SubmissionsService {
     const event: SubmissionEvent = { type: 'submission.deleted', formId: form.id, submissionId: submission.id, instanceUuid: submission.uuid };
     await this.repo.transaction(async (m) => {
       await this.repo.softDelete(m, submission.id, new Date());
-      await this.events.inTransaction(event, m);
+      await this.outbox.record(m, event);
     });
     this.events.committed(event);
   }
