@@ -95,6 +95,9 @@ interface SharedExtras {
   retryEntry: Record<Caller, number>;
   /** One service per caller for DELETE. */
   deleteServiceId: Record<Caller, number>;
+  /** A form media file of the form, and one per caller for DELETE. */
+  metadataId: number;
+  deleteMetadataId: Record<Caller, number>;
 }
 
 /** CAS subjects and client ids for the platform-admin rows (set up in `beforeAll`). */
@@ -106,6 +109,8 @@ interface Call {
   /** Raw body with its content type (XML, multipart is built with `attachXml`). */
   raw?: { type: string; text: string };
   attachXml?: { field: string; xml: string };
+  /** A multipart form: plain fields and file parts. */
+  form?: { fields: Record<string, string>; files: Record<string, { name: string; data: Buffer }> };
   /** Basic credentials instead of the API token (DELETE /user/expire is Basic only). */
   basic?: boolean;
 }
@@ -197,6 +202,19 @@ const TABLE: RouteCase[] = [
   { route: 'GET /:username/forms/:pk/form.xml', call: (f) => ({ path: `/${f.owner}/forms/${f.formId}/form.xml` }), expect: atLeast('readonly', 200) },
   { route: 'HEAD /:username/submission', call: (f) => ({ path: `/${f.owner}/submission` }), expect: anyUser(204) },
   { route: 'POST /:username/submission', call: (f) => ({ path: `/${f.owner}/submission`, attachXml: { field: 'xml_submission_file', xml: demoInstance({ instanceId: randomUUID(), idString: f.idString }) } }), expect: atLeast('dataentry', 201) },
+  // Form media and the OpenRosa manifest (issue 22; decisions.md "Forms in": editors and above add and delete, readonly reads).
+  {
+    route: 'POST /api/v1/metadata',
+    call: (f) => ({ path: '/api/v1/metadata', form: { fields: { xform: String(f.formId), data_type: 'media', data_value: `m${uniq()}.csv` }, files: { data_file: { name: 'm.csv', data: Buffer.from('a,b\n1,2\n') } } } }),
+    expect: atLeast('editor', 201),
+  },
+  { route: 'GET /api/v1/metadata', call: (f) => ({ path: `/api/v1/metadata?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v1/metadata/:pk', call: (f) => ({ path: `/api/v1/metadata/${f.shared!.metadataId}` }), expect: atLeast('readonly', 200) },
+  { route: 'DELETE /api/v1/metadata/:pk', call: (f, who) => ({ path: `/api/v1/metadata/${f.shared!.deleteMetadataId[who]}` }), expect: atLeast('editor', 204) },
+  { route: 'GET /xformsManifest/:pk', call: (f) => ({ path: `/xformsManifest/${f.formId}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /:username/xformsManifest/:pk', call: (f) => ({ path: `/${f.owner}/xformsManifest/${f.formId}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /xformsMedia/:pk/:mediaId', call: (f) => ({ path: `/xformsMedia/${f.formId}/${f.shared!.metadataId}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /:username/xformsMedia/:pk/:mediaId', call: (f) => ({ path: `/${f.owner}/xformsMedia/${f.formId}/${f.shared!.metadataId}` }), expect: atLeast('readonly', 200) },
   // Submissions and data
   { route: 'POST /api/v1/submissions', call: (f) => ({ path: '/api/v1/submissions', body: { id: f.idString, submission: { name: 'x' } } }), expect: atLeast('dataentry', 201) },
   { route: 'GET /api/v1/data/:formPk', call: (f) => ({ path: `/api/v1/data/${f.formId}` }), expect: atLeast('readonly', 200) },
@@ -334,7 +352,13 @@ describe('hardening: one permission matrix for every collect-api route', () => {
       const [{ id }] = await db.query(`INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, event) VALUES ($1, $2, 1, 'failed', NULL, 1, 'connect ECONNREFUSED', 'created') RETURNING id`, [row, retryServiceId]);
       return Number(id);
     }));
+    const metadata = async () =>
+      (await request(sut.url).post('/api/v1/metadata').set('Authorization', ownerAuth).field('xform', String(f.formId)).field('data_type', 'media').field('data_value', `s${uniq()}.csv`)
+        .attach('data_file', Buffer.from('a,b\n'), 's.csv').expect(201)).body.id as number;
+    const [metadataId, ...deleteMetadataIds] = await Promise.all([metadata(), ...CALLERS.map(() => metadata())]);
     return {
+      metadataId,
+      deleteMetadataId: Object.fromEntries(CALLERS.map((c, i) => [c, deleteMetadataIds[i]])) as Record<Caller, number>,
       mediaId: media.id,
       mediaFilename: media.filename,
       serviceId,
@@ -352,6 +376,11 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     if (credentials) req = req.set('Authorization', credentials);
     let res: request.Response;
     if (c.attachXml) res = await req.attach(c.attachXml.field, Buffer.from(c.attachXml.xml), 'submission.xml');
+    else if (c.form) {
+      for (const [name, value] of Object.entries(c.form.fields)) req = req.field(name, value);
+      for (const [name, file] of Object.entries(c.form.files)) req = req.attach(name, file.data, file.name);
+      res = await req;
+    }
     else if (c.raw) res = await req.set('Content-Type', c.raw.type).send(c.raw.text);
     else if (c.body && method !== 'GET' && method !== 'HEAD') res = await (c.path.startsWith('/o/') ? req.type('form') : req).send(c.body);
     else res = await req;

@@ -54,6 +54,11 @@ export const collectEnvSchema = z
     SUBMISSION_XML_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     FORM_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     SUBMISSION_MAX_ATTACHMENTS: envField.int(100, 1, 10_000),
+    // XLSForm uploads and form media (issue 22, docs/forms.md).
+    XLSFORM_CONVERT_TIMEOUT_MS: envField.int(60_000, 1_000, 600_000),
+    XLSFORM_CONVERT_CONCURRENCY: envField.int(2, 1, 64),
+    XLSFORM_CONVERT_MAX_HEAP_MB: envField.int(512, 64, 8_192),
+    FORM_MEDIA_MAX_BYTES: envField.int(20_971_520, 1_024, 1_073_741_824),
     UPLOAD_TMP_DIR: z.string().min(1).default(join(tmpdir(), 'collect-uploads')),
     // Rest services and forwarding (issue 8, docs/restservices.md).
     FORWARD_ALLOW_PRIVATE_NETWORKS: envField.list(''),

@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, IsNull, type EntityManager, type Repository } from 'typeorm';
-import { FormEntity, FormRoleEntity } from './form.entity.js';
+import { FormEntity, FormRoleEntity, FormVersionEntity } from './form.entity.js';
+
+/** What replacing a definition changes on the form row. */
+export type DefinitionChange = Pick<FormEntity, 'version' | 'title' | 'rootName' | 'xml' | 'jsonDefinition' | 'fields'>;
+
+function versionRow(form: Pick<FormEntity, 'id'> & DefinitionChange): Partial<FormVersionEntity> {
+  return { formId: form.id, version: form.version, title: form.title, rootName: form.rootName, xml: form.xml, jsonDefinition: form.jsonDefinition, fields: form.fields };
+}
 import type { FormRole } from './roles.js';
 
 /** Queries on `forms` and `form_roles`. Deleted forms (`deleted_at` set) are never returned. */
@@ -10,6 +17,7 @@ export class FormsRepository {
   constructor(
     @InjectRepository(FormEntity) private readonly forms: Repository<FormEntity>,
     @InjectRepository(FormRoleEntity) private readonly roles: Repository<FormRoleEntity>,
+    @InjectRepository(FormVersionEntity) private readonly versionRows: Repository<FormVersionEntity>,
   ) {}
 
   findLive(id: number): Promise<FormEntity | null> {
@@ -87,13 +95,34 @@ export class FormsRepository {
     return (await this.roles.find({ where: { formId } })).map((r) => ({ userId: r.userId, role: r.role }));
   }
 
-  /** Inserts the form and its owner role in one transaction. */
+  /** Inserts the form, its owner role and its first version in one transaction. */
   async insertWithOwner(form: Partial<FormEntity>): Promise<FormEntity> {
     return this.forms.manager.transaction(async (m: EntityManager) => {
       const saved = await m.getRepository(FormEntity).save(m.getRepository(FormEntity).create(form));
       await m.getRepository(FormRoleEntity).insert({ formId: saved.id, userId: saved.ownerId, role: 'owner' });
+      await m.getRepository(FormVersionEntity).save(m.getRepository(FormVersionEntity).create(versionRow(saved)));
       return saved;
     });
+  }
+
+  /**
+   * Replaces the form's definition and records it as a new version, in one transaction that
+   * holds the form row: `decide` sees the versions the form had and returns the new definition.
+   */
+  async replaceDefinition(formId: number, decide: (usedVersions: ReadonlySet<string>) => DefinitionChange): Promise<void> {
+    await this.forms.manager.transaction(async (m: EntityManager) => {
+      await m.getRepository(FormEntity).createQueryBuilder('f').setLock('pessimistic_write').where('f.id = :formId', { formId }).getOneOrFail();
+      const used = await m.getRepository(FormVersionEntity).find({ where: { formId }, select: { version: true } });
+      const change = decide(new Set(used.map((v) => v.version)));
+      // jsonb columns: TypeORM's update type cannot express Record<string, unknown> values.
+      await m.getRepository(FormEntity).update({ id: formId }, change as never);
+      await m.getRepository(FormVersionEntity).save(m.getRepository(FormVersionEntity).create(versionRow({ id: formId, ...change })));
+    });
+  }
+
+  /** Every definition the form has had, newest first (docs/forms.md, "Form versions"). */
+  versions(formId: number): Promise<FormVersionEntity[]> {
+    return this.versionRows.find({ where: { formId }, order: { id: 'DESC' } });
   }
 
   async setRole(formId: number, userId: number, role: FormRole): Promise<void> {
@@ -121,6 +150,13 @@ export class FormsRepository {
       [formIds],
     )) as Array<{ form_id: number; count: number; last: Date | null }>;
     return new Map(rows.map((r) => [r.form_id, { count: r.count, last: r.last }]));
+  }
+
+  /** Which of these forms have form media files (`form_metadata`, the metadata/ feature's table). */
+  async formsWithMedia(formIds: number[]): Promise<Set<number>> {
+    if (!formIds.length) return new Set();
+    const rows: Array<{ form_id: number }> = await this.forms.manager.query(`SELECT DISTINCT form_id FROM form_metadata WHERE form_id = ANY($1)`, [formIds]);
+    return new Set(rows.map((r) => r.form_id));
   }
 
   async findOwners(ids: number[]): Promise<Map<number, string>> {

@@ -11,6 +11,8 @@ import { DeliveryLogRetention1764500000000 } from './1764500000000-delivery-log-
 import { CredentialsReset1764600000000 } from './1764600000000-credentials-reset.js';
 import { SubmissionRouting1764600000001 } from './1764600000001-submission-routing.js';
 import { ChangeNotifications1764650000000 } from './1764650000000-change-notifications.js';
+import { FormVersions1764710000000 } from './1764710000000-form-versions.js';
+import { FormMetadata1764710000001 } from './1764710000001-form-metadata.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
@@ -22,3 +24,4 @@ migrations.push(CasIntegration1764300000000);
 migrations.push(DeliveryLogRetention1764500000000);
 migrations.push(CredentialsReset1764600000000, SubmissionRouting1764600000001);
 migrations.push(ChangeNotifications1764650000000);
+migrations.push(FormVersions1764710000000, FormMetadata1764710000001);

@@ -131,6 +131,10 @@ export class SubmissionController {
     const answers = isPlainObject(body) && isPlainObject(body.submission) ? body.submission : undefined;
     const input = await validateInput(JsonSubmissionDto, answers ? { ...body as object, submission: {} } : body);
     const record = recordFromJson(answers ?? input.submission);
+    // A JSON submission without answers is a 400, as the peers answer it (docs/forms.md, "Submissions").
+    if (!Object.keys(record).some((key) => !['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'].includes(key))) {
+      throw new FieldValidationError({ submission: ['The submission has no answers.'] });
+    }
     const formUuid = typeof record['formhub/uuid'] === 'string' ? record['formhub/uuid'] : undefined;
     return this.submissions.receive(user, (fresh) => this.submissions.formAndRoleForSubmission(user, input.id, formUuid, fresh), () => ({ record, files: [] }));
   }
@@ -153,7 +157,11 @@ export class SubmissionController {
       }
       const idString = root.attrs.id ?? root.attrs.xmlns?.split('/').pop();
       const xml = upload.xml;
-      return await this.submissions.receive(user, (fresh) => resolve(idString, root, fresh), (form) => ({ record: recordFromXml(root, form), xml, files: upload.files }));
+      return await this.submissions.receive(
+        user,
+        (fresh) => resolve(idString, root, fresh),
+        (form) => ({ record: recordFromXml(root, form), xml, files: upload.files, version: root.attrs.version }),
+      );
     } finally {
       await upload.cleanup();
     }

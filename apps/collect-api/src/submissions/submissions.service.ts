@@ -10,7 +10,7 @@ import { FormCache } from '../forms/form-cache.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import { FORM_ROLES, MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
-import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
+import { FILE_STORAGE, safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
 import { buildSubmissionJson, formatSubmissionTime, type SubmissionJson } from './submission-json.js';
 import { contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
@@ -123,7 +123,7 @@ export class SubmissionsService {
   async receive(
     user: AuthenticatedUser,
     resolve: (fresh: boolean) => Promise<FormAccess>,
-    content: (form: FormEntity) => { record: SubmissionRecord; xml?: string; files: UploadedFile[] },
+    content: (form: FormEntity) => { record: SubmissionRecord; xml?: string; files: UploadedFile[]; version?: string },
   ): Promise<SubmissionResult> {
     for (let attempt = 0; ; attempt++) {
       const fresh = attempt > 0;
@@ -144,8 +144,13 @@ export class SubmissionsService {
    * storage inside the transaction and removed again if it fails: no orphan files, no partial
    * records.
    */
-  private async submit(input: { user: AuthenticatedUser; form: FormEntity; role: FormRole; record: SubmissionRecord; xml?: string; files: UploadedFile[]; fresh: boolean }): Promise<SubmissionResult> {
+  private async submit(input: {
+    user: AuthenticatedUser; form: FormEntity; role: FormRole; record: SubmissionRecord; xml?: string; files: UploadedFile[]; version?: string; fresh: boolean;
+  }): Promise<SubmissionResult> {
     const { user, form } = input;
+    // The form version the instance was made with (its root's `version`), else the current one (docs/forms.md, "Form versions").
+    const version = input.version || form.version;
+    if (version.length > 100) throw new FieldValidationError({ xml_submission_file: ['The instance version is longer than 100 characters.'] });
     // A form read from the cache may have been re-opened since: only a fresh read refuses.
     if (!form.acceptingSubmissions) throw !input.fresh ? new StaleFormAccess() : new ForbiddenException({ detail: `Form "${form.idString}" is not accepting submissions.` });
     const record = { ...input.record };
@@ -169,7 +174,7 @@ export class SubmissionsService {
           if (!roleAtLeast(role, MIN_ROLE.editSubmissions)) throw new ForbiddenException({ detail: PERMISSION_DENIED });
           const clash = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
           if (clash) return this.duplicateOrConflict(m, clash, hash, form, ownerName, input.files, stored, user, role);
-          const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version: form.version });
+          const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version });
           await this.storeAttachments(m, form, ownerName, updated, record, input.files, stored, 'edit');
           event = { type: 'submission.updated', formId: form.id, submissionId: updated.id, instanceUuid: instanceId };
           await this.outbox.record(m, event);
@@ -180,7 +185,7 @@ export class SubmissionsService {
       // One statement: the row, unless the instance exists, checked against the live form and role.
       const { allowed, created } = await this.repo.insertChecked(
         m,
-        { formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, submittedById: user.id, version: form.version },
+        { formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, submittedById: user.id, version },
         { version: form.version, superuser: user.isSuperuser, roles: SUBMIT_ROLES },
       );
       if (!allowed) throw new StaleFormAccess();
@@ -258,8 +263,8 @@ export class SubmissionsService {
     for (const file of files) {
       if (keep.has(file.name)) continue;
       keep.add(file.name);
-      const dir = `${safeSegment(owner)}/attachments/${form.id}_${form.idString}`;
-      const plain = `${dir}/${safeSegment(file.name)}`;
+      const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}`;
+      const plain = `${dir}/${safeStorageSegment(file.name)}`;
       // The row reserves the path (unique index) before the file is written: a concurrent
       // submission with the same file name waits for our commit and then takes a suffixed
       // name, so no two records ever share (or overwrite) a file.
@@ -351,11 +356,6 @@ function renderOrKeep(form: FormEntity, record: SubmissionRecord, instanceId: st
   const withMeta: SubmissionRecord = { ...record, 'formhub/uuid': form.uuid.replace(/-/g, ''), 'meta/instanceID': `uuid:${instanceId}` };
   if (deprecatedId) withMeta['meta/deprecatedID'] = `uuid:${deprecatedId}`;
   return renderInstanceXml(form, withMeta);
-}
-
-function safeSegment(s: string): string {
-  const cleaned = s.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 200);
-  return cleaned || 'file';
 }
 
 function withSuffix(path: string, suffix: string): string {
