@@ -95,6 +95,8 @@ interface SharedExtras {
   retryEntry: Record<Caller, number>;
   /** One service per caller for DELETE. */
   deleteServiceId: Record<Caller, number>;
+  /** A finished (empty) replay of serviceId. */
+  replayId: number;
   /** A form media file of the form, and one per caller for DELETE. */
   metadataId: number;
   deleteMetadataId: Record<Caller, number>;
@@ -244,6 +246,11 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/restservices/:pk/deliveries', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.retryServiceId}/deliveries` }), expect: atLeast('readonly', 200) },
   { route: 'POST /api/v1/restservices/:pk/deliveries/:id/retry', call: (f, who) => ({ path: `/api/v1/restservices/${f.shared!.retryServiceId}/deliveries/${f.shared!.retryEntry[who]}/retry` }), expect: atLeast('editor', 202) },
   { route: 'POST /api/v1/restservices/:pk/retry-failed', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/retry-failed` }), expect: atLeast('editor', 202) },
+  // Test-fire to a closed port: 200 with the connection error.
+  { route: 'POST /api/v1/restservices/:pk/test', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/test` }), expect: atLeast('editor', 200) },
+  { route: 'POST /api/v1/restservices/:pk/replay', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/replay`, body: { dry_run: true } }), expect: atLeast('editor', 200) },
+  { route: 'GET /api/v1/restservices/:pk/replays/:id', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/replays/${f.shared!.replayId}` }), expect: atLeast('readonly', 200) },
+  { route: 'DELETE /api/v1/restservices/:pk/replays/:id', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/replays/${f.shared!.replayId}` }), expect: atLeast('editor', 204) },
   // The sheet provider's consent redirect: no credentials needed (the single-use state names the user); without code and state 400.
   { route: 'GET /api/v1/restservices/sheets/callback', call: () => ({ path: '/api/v1/restservices/sheets/callback' }), expect: everyone(400) },
   // Prometheus text; METRICS_TOKEN is unset in tests and NODE_ENV is not production: open.
@@ -352,11 +359,14 @@ describe('hardening: one permission matrix for every collect-api route', () => {
       const [{ id }] = await db.query(`INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, event) VALUES ($1, $2, 1, 'failed', NULL, 1, 'connect ECONNREFUSED', 'created') RETURNING id`, [row, retryServiceId]);
       return Number(id);
     }));
+    // A replay of nothing (an id no submission has): over at once, so GET and DELETE change nothing.
+    const replayId = (await request(sut.url).post(`/api/v1/restservices/${serviceId}/replay`).set('Authorization', ownerAuth).send({ submission_ids: [2_000_000_000] }).expect(202)).body.id as number;
     const metadata = async () =>
       (await request(sut.url).post('/api/v1/metadata').set('Authorization', ownerAuth).field('xform', String(f.formId)).field('data_type', 'media').field('data_value', `s${uniq()}.csv`)
         .attach('data_file', Buffer.from('a,b\n'), 's.csv').expect(201)).body.id as number;
     const [metadataId, ...deleteMetadataIds] = await Promise.all([metadata(), ...CALLERS.map(() => metadata())]);
     return {
+      replayId,
       metadataId,
       deleteMetadataId: Object.fromEntries(CALLERS.map((c, i) => [c, deleteMetadataIds[i]])) as Record<Caller, number>,
       mediaId: media.id,

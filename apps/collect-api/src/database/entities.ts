@@ -5,10 +5,10 @@ import { FormEntity, FormRoleEntity, FormVersionEntity } from '../forms/form.ent
 import { FormMediaEntity } from '../metadata/form-media.entity.js';
 import { AttachmentEntity, SubmissionEntity } from '../submissions/submission.entity.js';
 import { DataviewEntity, MergedDatasetEntity } from '../datasets/dataset.entities.js';
-import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity } from '../restservices/restservice.entities.js';
+import { DeliveryAttemptEntity, DeliveryEntity, ReplayEntity, RestServiceEntity } from '../restservices/restservice.entities.js';
 
 /** Every TypeORM entity of collect-api. Append new ones (one line each). */
 export const entities = [UserEntity, ApiTokenEntity, TempTokenEntity, OAuthApplicationEntity, OAuthGrantEntity, OAuthTokenEntity];
 (entities as Function[]).push(FormEntity, FormRoleEntity, SubmissionEntity, AttachmentEntity, MergedDatasetEntity, DataviewEntity);
-(entities as Function[]).push(RestServiceEntity, DeliveryEntity, DeliveryAttemptEntity);
+(entities as Function[]).push(RestServiceEntity, DeliveryEntity, DeliveryAttemptEntity, ReplayEntity);
 (entities as Function[]).push(FormVersionEntity, FormMediaEntity);

@@ -4,7 +4,7 @@ import { FieldValidationError, HttpErrorWithHeaders } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
-import { XmlInputError } from '../openrosa/xml.js';
+import { inputLimitsOf, XmlInputError } from '../openrosa/xml.js';
 import { formUuidHex, formatSubmissionTime } from '../submissions/submission-json.js';
 import type { FormEntity, FormField } from './form.entity.js';
 import { FormAccessService, PERMISSION_DENIED } from './form-access.service.js';
@@ -85,7 +85,7 @@ export class FormsService {
         const converted = await this.xlsforms.convert(upload.xlsx, upload.filename);
         itemsetsCsv = converted.itemsetsCsv;
         parsed = await this.xlsforms.parse(converted.xml);
-      } else parsed = 'xml' in upload ? await this.xlsforms.parse(upload.xml) : parseJsonForm(upload.json);
+      } else parsed = 'xml' in upload ? await this.xlsforms.parse(upload.xml) : parseJsonForm(upload.json, inputLimitsOf(this.config));
     } catch (err) {
       if (err instanceof XmlInputError) throw new FieldValidationError({ [field]: [err.message] });
       throw err;

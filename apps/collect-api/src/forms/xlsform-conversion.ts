@@ -1,7 +1,8 @@
 import { BadRequestException, Inject, Injectable, Logger } from '@nestjs/common';
 import { convertXlsFormInWorker, runInWorker, type ConversionResult } from '@collect/xlsform';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { XmlInputError } from '../openrosa/xml.js';
+import { HttpErrorWithHeaders } from '@collect/contracts';
+import { inputLimitsOf, XmlInputError } from '../openrosa/xml.js';
 import { parseXForm, type ParsedForm } from './form-definition.js';
 
 /** XForms larger than this are read in a worker thread: parsing one takes about 1 ms per 3 KB. */
@@ -71,18 +72,19 @@ export class XlsFormConversion {
    * about a quarter of the conversion's time. Throws XmlInputError as parseXForm does.
    */
   async parse(xml: string): Promise<ParsedForm> {
-    if (xml.length <= PARSE_IN_WORKER_CHARS) return parseXForm(xml);
+    const limits = inputLimitsOf(this.config);
+    if (xml.length <= PARSE_IN_WORKER_CHARS) return parseXForm(xml, limits);
     await this.slot();
     try {
-      let msg: { ok: true; parsed: ParsedForm } | { ok: false; inputError: boolean; message: string };
+      let msg: { ok: true; parsed: ParsedForm } | { ok: false; inputError: boolean; status?: number; message: string };
       try {
-        msg = await runInWorker(PARSE_WORKER, { xml }, { timeoutMs: this.config.XLSFORM_CONVERT_TIMEOUT_MS, maxHeapMb: this.config.XLSFORM_CONVERT_MAX_HEAP_MB });
+        msg = await runInWorker(PARSE_WORKER, { xml, limits }, { timeoutMs: this.config.XLSFORM_CONVERT_TIMEOUT_MS, maxHeapMb: this.config.XLSFORM_CONVERT_MAX_HEAP_MB });
       } catch (err) {
         // A timeout or a worker over its heap limit: the document is too much to read here.
         throw new XmlInputError(`The XForm could not be read: ${(err as Error).message}.`);
       }
       if (msg.ok) return msg.parsed;
-      throw msg.inputError ? new XmlInputError(msg.message) : new Error(msg.message);
+      throw failureOf(msg);
     } finally {
       this.release();
     }
@@ -102,4 +104,11 @@ export class XlsFormConversion {
     if (next) next();
     else this.running--;
   }
+}
+
+/** The worker's refusal as the error parseXForm would have thrown on this thread. */
+function failureOf(msg: { inputError: boolean; status?: number; message: string }): Error {
+  if (msg.inputError) return new XmlInputError(msg.message);
+  if (msg.status !== undefined && msg.status >= 400 && msg.status < 500) return new HttpErrorWithHeaders(msg.status, msg.message, {});
+  return new Error(msg.message);
 }

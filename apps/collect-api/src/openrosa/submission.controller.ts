@@ -16,7 +16,7 @@ import { JsonSubmissionDto, SubmissionAck } from '../submissions/submission.dto.
 import { SubmissionsService, type SubmissionResult } from '../submissions/submissions.service.js';
 import { contentTypeOf } from './body.js';
 import { isMultipart, readMultipartSubmission } from './multipart.js';
-import { child, escapeXml, parseXml, XmlInputError, type XmlNode } from './xml.js';
+import { child, escapeXml, inputLimitsOf, parseXml, XmlInputError, type XmlNode } from './xml.js';
 
 type Res = { status(code: number): Res; setHeader(name: string, value: string): void; send(body: string): void; json(body: unknown): void; end(): void };
 type Req = IncomingMessage & { body?: unknown };
@@ -100,7 +100,7 @@ export class SubmissionController {
   private async openRosaSubmission(user: AuthenticatedUser, req: Req, res: Res, resolve: FormResolver): Promise<void> {
     this.openRosaHeaders(res);
     if (!isMultipart(req)) throw unsupportedMediaType('An OpenRosa submission is multipart/form-data with xml_submission_file.');
-    const result = await this.fromMultipart(user, req, resolve);
+    const result = await this.fromMultipart(user, req, res, resolve);
     res.setHeader('Content-Type', 'text/xml; charset=utf-8');
     // The answer echoes the instance's id and instanceID: never a document a browser runs.
     setInertHeaders(res);
@@ -119,7 +119,7 @@ export class SubmissionController {
     this.openRosaHeaders(res);
     let result: SubmissionResult;
     if (contentTypeOf(req) === 'application/json') result = await this.fromJson(user, req.body);
-    else if (isMultipart(req)) result = await this.fromMultipart(user, req, (idString, root, fresh) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root), fresh));
+    else if (isMultipart(req)) result = await this.fromMultipart(user, req, res, (idString, root, fresh) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root), fresh));
     else throw unsupportedMediaType('Send application/json or multipart/form-data (xml_submission_file).');
     res.status(result.outcome === 'duplicate' ? 202 : 201).json(SubmissionsService.successBody(result));
   }
@@ -127,10 +127,10 @@ export class SubmissionController {
   private async fromJson(user: AuthenticatedUser, body: unknown): Promise<SubmissionResult> {
     // The DTO checks that `submission` is an object; class-transformer would first copy it deeply
     // (a 250-question submission: most of the validation's cost), so it sees an empty stand-in
-    // and recordFromJson reads the answers (bounded depth, field names checked).
+    // and recordFromJson reads the answers (bounded, field names checked).
     const answers = isPlainObject(body) && isPlainObject(body.submission) ? body.submission : undefined;
     const input = await validateInput(JsonSubmissionDto, answers ? { ...body as object, submission: {} } : body);
-    const record = recordFromJson(answers ?? input.submission);
+    const record = recordFromJson(answers ?? input.submission, inputLimitsOf(this.config));
     // A JSON submission without answers is a 400, as the peers answer it (docs/forms.md, "Submissions").
     if (!Object.keys(record).some((key) => !['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'].includes(key))) {
       throw new FieldValidationError({ submission: ['The submission has no answers.'] });
@@ -139,28 +139,51 @@ export class SubmissionController {
     return this.submissions.receive(user, (fresh) => this.submissions.formAndRoleForSubmission(user, input.id, formUuid, fresh), () => ({ record, files: [] }));
   }
 
-  private async fromMultipart(user: AuthenticatedUser, req: Req, resolve: FormResolver): Promise<SubmissionResult> {
-    const upload = await readMultipartSubmission(req, {
-      attachmentMaxBytes: this.config.ATTACHMENT_MAX_BYTES,
-      xmlMaxBytes: this.config.SUBMISSION_XML_MAX_BYTES,
-      maxFiles: this.config.SUBMISSION_MAX_ATTACHMENTS,
-      tmpDir: this.config.UPLOAD_TMP_DIR,
-    });
+  /**
+   * The XML part is parsed and the caller's role on its form checked before any attachment is
+   * read (readMultipartSubmission): a refusal ends the request there, with `Connection: close`
+   * so the rest of the body is not read either (docs/security.md "Bounded work").
+   */
+  private async fromMultipart(user: AuthenticatedUser, req: Req, res: Res, resolve: FormResolver): Promise<SubmissionResult> {
+    const limits = inputLimitsOf(this.config);
+    let upload;
     try {
-      if (upload.xml === null) throw new FieldValidationError({ xml_submission_file: ['This part is required.'] });
-      let root;
-      try {
-        root = parseXml(upload.xml);
-      } catch (err) {
-        if (err instanceof XmlInputError) throw new FieldValidationError({ xml_submission_file: [err.message] });
-        throw err;
-      }
-      const idString = root.attrs.id ?? root.attrs.xmlns?.split('/').pop();
+      upload = await readMultipartSubmission(
+        req,
+        {
+          attachmentMaxBytes: this.config.ATTACHMENT_MAX_BYTES,
+          xmlMaxBytes: this.config.SUBMISSION_XML_MAX_BYTES,
+          maxFiles: this.config.SUBMISSION_MAX_ATTACHMENTS,
+          tmpDir: this.config.UPLOAD_TMP_DIR,
+        },
+        async (xml) => {
+          let root;
+          try {
+            root = parseXml(xml, limits);
+          } catch (err) {
+            if (err instanceof XmlInputError) throw new FieldValidationError({ xml_submission_file: [err.message] });
+            throw err;
+          }
+          const idString = root.attrs.id ?? root.attrs.xmlns?.split('/').pop();
+          let access = await resolve(idString, root, false);
+          // A cached form may have been re-opened since: a closed one is read afresh before refusing.
+          if (!access.form.acceptingSubmissions) access = await resolve(idString, root, true);
+          SubmissionsService.requireAccepting(access.form);
+          return { root, idString, ...access };
+        },
+      );
+    } catch (err) {
+      if (!req.complete) res.setHeader('Connection', 'close');
+      throw err;
+    }
+    try {
+      const { root, idString } = upload.authorized;
       const xml = upload.xml;
+      const files = upload.files;
       return await this.submissions.receive(
         user,
-        (fresh) => resolve(idString, root, fresh),
-        (form) => ({ record: recordFromXml(root, form), xml, files: upload.files, version: root.attrs.version }),
+        (fresh) => (fresh ? resolve(idString, root, true) : Promise.resolve(upload.authorized)),
+        (form) => ({ record: recordFromXml(root, form, limits), xml, files, version: root.attrs.version }),
       );
     } finally {
       await upload.cleanup();

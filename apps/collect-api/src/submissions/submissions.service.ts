@@ -152,7 +152,8 @@ export class SubmissionsService {
     const version = input.version || form.version;
     if (version.length > 100) throw new FieldValidationError({ xml_submission_file: ['The instance version is longer than 100 characters.'] });
     // A form read from the cache may have been re-opened since: only a fresh read refuses.
-    if (!form.acceptingSubmissions) throw !input.fresh ? new StaleFormAccess() : new ForbiddenException({ detail: `Form "${form.idString}" is not accepting submissions.` });
+    if (!form.acceptingSubmissions && !input.fresh) throw new StaleFormAccess();
+    SubmissionsService.requireAccepting(form);
     const record = { ...input.record };
     const instanceId = stripUuidScheme(typeof record['meta/instanceID'] === 'string' ? record['meta/instanceID'] : '') || randomUUID();
     const deprecatedId = typeof record['meta/deprecatedID'] === 'string' ? stripUuidScheme(record['meta/deprecatedID']) : '';
@@ -318,6 +319,11 @@ export class SubmissionsService {
     return { json: (await this.toJsonMany(form, [submission]))[0], submission, form };
   }
 
+  /** `_bamboo_dataset_id` as the dataset service named it (restservices, docs/restservices.md). */
+  recordBambooDatasetId(submissionId: number, datasetId: string): Promise<void> {
+    return this.repo.setBambooDatasetId(submissionId, datasetId);
+  }
+
   async toJsonMany(form: FormEntity, rows: SubmissionEntity[]): Promise<SubmissionJson[]> {
     const attachments = await this.repo.liveAttachmentsOf(rows.map((r) => r.id));
     const bySubmission = new Map<number, AttachmentEntity[]>();
@@ -337,6 +343,11 @@ export class SubmissionsService {
     const submission = Number.isSafeInteger(n) ? await this.repo.findLive(formId, n) : null;
     if (!submission) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     return submission;
+  }
+
+  /** 403 when the form's owner closed it (`downloadable: false`). */
+  static requireAccepting(form: FormEntity): void {
+    if (!form.acceptingSubmissions) throw new ForbiddenException({ detail: `Form "${form.idString}" is not accepting submissions.` });
   }
 
   static successBody(result: SubmissionResult): SubmissionAck {
