@@ -14,6 +14,7 @@ export const collectEnvSchema = z
     COLLECT_HOST: z.string().default('0.0.0.0'),
     DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').default('postgres://postgres:postgres@127.0.0.1:5432/collect'),
     DATABASE_POOL_SIZE: envField.int(10, 1, 200),
+    FORM_CACHE_TTL_MS: envField.int(60_000, 0, 3_600_000),
     REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').default('redis://127.0.0.1:6379'),
     REDIS_PREFIX: z.string().default('collect'),
     LOG_LEVEL: envField.logLevel(),

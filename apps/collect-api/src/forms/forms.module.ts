@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { FormEntity, FormRoleEntity, FormVersionEntity } from './form.entity.js';
 import { FormAccessService } from './form-access.service.js';
+import { FormCache } from './form-cache.js';
 import { FormsRepository } from './forms.repository.js';
 import { FormsController } from './forms.controller.js';
 import { FormsService } from './forms.service.js';
@@ -16,7 +17,7 @@ import { FormMediaStoreModule } from '../metadata/form-media-store.module.js';
 @Module({
   imports: [TypeOrmModule.forFeature([FormEntity, FormRoleEntity, FormVersionEntity]), UsersModule, FormMediaStoreModule],
   controllers: [FormsController],
-  providers: [FormsRepository, FormAccessService, FormsService, XlsFormConversion],
-  exports: [FormsRepository, FormAccessService, FormsService],
+  providers: [FormsRepository, FormAccessService, FormsService, XlsFormConversion, FormCache],
+  exports: [FormsRepository, FormAccessService, FormsService, FormCache],
 })
 export class FormsModule {}

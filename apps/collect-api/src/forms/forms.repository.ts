@@ -22,11 +22,15 @@ export class FormsRepository {
 
   findLive(id: number): Promise<FormEntity | null> {
     if (!Number.isSafeInteger(id) || id <= 0 || id > 2_147_483_647) return Promise.resolve(null);
-    return this.forms.findOneBy({ id, deletedAt: IsNull() });
+    return this.forms.manager
+      .query(`SELECT ${FORM_COLUMNS} FROM forms WHERE id = $1 AND deleted_at IS NULL`, [id])
+      .then((rows: FormRow[]) => (rows[0] ? formFromRow(rows[0]) : null));
   }
 
-  findLiveByIdString(idString: string): Promise<FormEntity[]> {
-    return this.forms.find({ where: { idString, deletedAt: IsNull() }, order: { id: 'ASC' } });
+  /** Plain rows (raw SQL, no entity hydration): the intake path reads these through FormCache. */
+  async findLiveByIdString(idString: string): Promise<FormEntity[]> {
+    const rows = (await this.forms.manager.query(`SELECT ${FORM_COLUMNS} FROM forms WHERE id_string = $1 AND deleted_at IS NULL ORDER BY id`, [idString])) as FormRow[];
+    return rows.map(formFromRow);
   }
 
   findLiveByOwnerAndIdString(ownerId: number, idString: string): Promise<FormEntity | null> {
@@ -35,11 +39,12 @@ export class FormsRepository {
 
   /** The owner-scoped OpenRosa paths: the live form of the (active) user `username` with that id_string. */
   async findLiveByOwnerNameAndIdString(username: string, idString: string): Promise<FormEntity | null> {
-    return this.forms
-      .createQueryBuilder('f')
-      .where('f.owner_id = (SELECT id FROM users WHERE lower(username) = lower(:username) AND is_active)', { username })
-      .andWhere('f.id_string = :idString AND f.deleted_at IS NULL', { idString })
-      .getOne();
+    const rows = (await this.forms.manager.query(
+      `SELECT ${FORM_COLUMNS} FROM forms
+       WHERE owner_id = (SELECT id FROM users WHERE lower(username) = lower($1) AND is_active) AND id_string = $2 AND deleted_at IS NULL`,
+      [username, idString],
+    )) as FormRow[];
+    return rows[0] ? formFromRow(rows[0]) : null;
   }
 
   /** The id of an active user, by username (case-insensitive); null when there is none. */
@@ -56,8 +61,8 @@ export class FormsRepository {
   }
 
   async roleOf(formId: number, userId: number): Promise<FormRole | null> {
-    const row = await this.roles.findOneBy({ formId, userId });
-    return row?.role ?? null;
+    const rows = (await this.roles.manager.query(`SELECT role FROM form_roles WHERE form_id = $1 AND user_id = $2`, [formId, userId])) as Array<{ role: FormRole }>;
+    return rows[0]?.role ?? null;
   }
 
   /** Live forms the user has any role on, with that role, newest first. */
@@ -159,4 +164,33 @@ export class FormsRepository {
     const rows = await this.forms.manager.query(`SELECT id, username FROM users WHERE id = ANY($1)`, [ids]);
     return new Map((rows as Array<{ id: number; username: string }>).map((r) => [r.id, r.username]));
   }
+}
+
+/** The columns of FormEntity, aliased to its property names (raw SQL reads). */
+const FORM_COLUMNS = `id, uuid, id_string, title, owner_id, root_name, version, xml, json_definition, fields,
+  accepting_submissions, date_created, date_modified, deleted_at`;
+
+interface FormRow {
+  id: number;
+  uuid: string;
+  id_string: string;
+  title: string;
+  owner_id: number;
+  root_name: string;
+  version: string;
+  xml: string;
+  json_definition: Record<string, unknown> | null;
+  fields: FormEntity['fields'];
+  accepting_submissions: boolean;
+  date_created: Date;
+  date_modified: Date;
+  deleted_at: Date | null;
+}
+
+function formFromRow(r: FormRow): FormEntity {
+  return {
+    id: r.id, uuid: r.uuid, idString: r.id_string, title: r.title, ownerId: r.owner_id, rootName: r.root_name, version: r.version, xml: r.xml,
+    jsonDefinition: r.json_definition, fields: r.fields, acceptingSubmissions: r.accepting_submissions,
+    dateCreated: r.date_created, dateModified: r.date_modified, deletedAt: r.deleted_at,
+  };
 }
