@@ -59,6 +59,7 @@ const CALLS: Record<string, (f: Fixture) => Call[]> = {
   'GET /api/v1/dataviews/:pk/data': (f) => [{ path: `/api/v1/dataviews/${f.dataviewId}/data` }],
   'GET /api/v1/restservices/:pk': (f) => [{ path: `/api/v1/restservices/${f.serviceId}` }],
   'GET /api/v1/restservices/:pk/deliveries': (f) => [{ path: `/api/v1/restservices/${f.serviceId}/deliveries` }],
+  'GET /api/v1/restservices/:pk/replays/:id': (f) => [{ path: `/api/v1/restservices/${f.serviceId}/replays/1` }],
   // The record as JSON, and each file streamed (Accept: its type).
   'GET /api/v1/media/:pk': (f) => f.media.flatMap((m) => [{ path: `/api/v1/media/${m.id}` }, { path: `/api/v1/media/${m.id}`, accept: m.mimetype }]),
   'GET /api/v1/files/:pk': (f) => f.media.map((m) => ({ path: `/api/v1/files/${m.id}?filename=${encodeURIComponent(m.filename)}` })),

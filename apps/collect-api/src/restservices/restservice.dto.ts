@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ValidateIf } from 'class-validator';
-import { AnyObject, Bool, Check, Choice, Int, MAX_DB_ID, Text, TextList } from '@collect/contracts';
+import { Bool, Check, Choice, Int, MAX_DB_ID, Text, TextList } from '@collect/contracts';
 import { PageQueryDto } from '../submissions/pagination.js';
 import { SERVICE_NAMES, type AttemptStatus, type ServiceName, type ServiceOptions } from './restservice.entities.js';
 import { forbiddenHeaderName } from './service-credentials.js';
@@ -109,8 +109,12 @@ export class RestServiceDto {
   fields?: string[] | null;
 
   /** Write-only. `null` or `{}` removes them; missing leaves them as they are. */
-  @AnyObject({ nullable: true, description: `Write-only: extra request headers (at most ${MAX_HEADERS}), encrypted at rest; responses list their names in header_names. Host, Content-Length, Content-Type, Transfer-Encoding, Connection, X-Submission-Event, webhook-* and X-Delivery-* cannot be set.` })
-  @Check((v) => v === null || headersProblem(v) === null, { message: (args) => headersProblem(args.value) ?? '' })
+  // Not @AnyObject: its value is set aside during validation (ApiValidationPipe), and these
+  // checks must see it. A `__proto__` name is dropped by the pipe (never a header anyway).
+  @Transform(({ obj, key }) => (obj as Record<string, unknown>)[key], { toClassOnly: true })
+  @ValidateIf((_dto, value) => value !== undefined && value !== null)
+  @Check((v) => headersProblem(v) === null, { message: (args) => headersProblem(args.value) ?? '' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, nullable: true, description: `Write-only: extra request headers (at most ${MAX_HEADERS}), encrypted at rest; responses list their names in header_names. Host, Content-Length, Content-Type, Transfer-Encoding, Connection, X-Submission-Event, webhook-* and X-Delivery-* cannot be set.` })
   headers?: Record<string, string> | null;
 
   /** Write-only with basic_auth_password; `null` or `""` removes the credentials. */
