@@ -175,41 +175,44 @@ describe('rest services: destination limits', () => {
   }, 120_000);
 });
 
+/** A collect-api with its worker, an owner and a local receiver, started for the calling describe block. */
+function withWorkerAppAndReceiver(env: Record<string, string>): { sut: TestCollectApp; owner: TestUser; rx: Receiver } {
+  const ctx = {} as { sut: TestCollectApp; owner: TestUser; rx: Receiver };
+  beforeAll(async () => {
+    ctx.sut = await startTestCollectApp(env, { worker: true });
+    ctx.owner = await createTestUser(ctx.sut.app);
+    ctx.rx = await new Receiver().start();
+  });
+  afterAll(async () => {
+    await ctx.sut.close();
+    await ctx.rx.close();
+  });
+  return ctx;
+}
+
 /**
  * Auto-disable (docs/restservices.md, "Auto-disable") with a window of 0.001 h (3.6 s) and a
  * check every 200 ms: the clock is real, the window small.
  */
 describe('rest services: auto-disable and re-enable', () => {
-  let sut: TestCollectApp;
-  let owner: TestUser;
-  let rx: Receiver;
-
-  beforeAll(async () => {
-    sut = await startTestCollectApp({
-      ...FAST, FORWARD_BACKOFF_MAX_MS: '400', FORWARD_DISABLE_AFTER_HOURS: '0.001', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
-    }, { worker: true });
-    owner = await createTestUser(sut.app);
-    rx = await new Receiver().start();
-  });
-  afterAll(async () => {
-    await sut.close();
-    await rx.close();
+  const ctx = withWorkerAppAndReceiver({
+    ...FAST, FORWARD_BACKOFF_MAX_MS: '400', FORWARD_DISABLE_AFTER_HOURS: '0.001', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
   });
 
-  const api = () => request(sut.url);
-  const db = () => sut.app.get(DataSource);
-  const service = async (pk: number) => (await api().get(`/api/v1/restservices/${pk}`).set('Authorization', owner.token).expect(200)).body;
-  const deliveredIds = (path: string) => new Set(rx.to(path).filter((r) => r.body.length).map((r) => JSON.parse(r.body.toString())._id as number));
+  const api = () => request(ctx.sut.url);
+  const db = () => ctx.sut.app.get(DataSource);
+  const service = async (pk: number) => (await api().get(`/api/v1/restservices/${pk}`).set('Authorization', ctx.owner.token).expect(200)).body;
+  const deliveredIds = (path: string) => new Set(ctx.rx.to(path).filter((r) => r.body.length).map((r) => JSON.parse(r.body.toString())._id as number));
 
   it('a receiver down for longer than the window switches its service off with a reason; active: true delivers the backlog', async () => {
-    rx.script('/down', [{ status: 503, body: 'down' }]);
+    ctx.rx.script('/down', [{ status: 503, body: 'down' }]);
     // Fails twice, well inside the window, then answers: stays on.
-    rx.script('/blip', [{ status: 503, body: 'x' }, { status: 503, body: 'x' }, { status: 200, body: 'ok' }]);
-    const formId = (await api().post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm('down')), 'form.xml').expect(201)).body.formid as number;
-    const down = (await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'generic_json', service_url: `${rx.url}/down` }).expect(201)).body;
-    const blip = (await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'generic_json', service_url: `${rx.url}/blip` }).expect(201)).body;
-    for (const name of ['a', 'b', 'c']) await api().post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'down', submission: { name } }).expect(201);
-    const firstFailure = await until('the first failure', () => rx.to('/down')[0]?.at);
+    ctx.rx.script('/blip', [{ status: 503, body: 'x' }, { status: 503, body: 'x' }, { status: 200, body: 'ok' }]);
+    const formId = (await api().post('/api/v1/forms').set('Authorization', ctx.owner.token).attach('xml_file', Buffer.from(demoXForm('down')), 'form.xml').expect(201)).body.formid as number;
+    const down = (await api().post('/api/v1/restservices').set('Authorization', ctx.owner.token).send({ xform: formId, name: 'generic_json', service_url: `${ctx.rx.url}/down` }).expect(201)).body;
+    const blip = (await api().post('/api/v1/restservices').set('Authorization', ctx.owner.token).send({ xform: formId, name: 'generic_json', service_url: `${ctx.rx.url}/blip` }).expect(201)).body;
+    for (const name of ['a', 'b', 'c']) await api().post('/api/v1/submissions').set('Authorization', ctx.owner.token).send({ id: 'down', submission: { name } }).expect(201);
+    const firstFailure = await until('the first failure', () => ctx.rx.to('/down')[0]?.at);
 
     const off = await until('the service switched off', async () => { const s = await service(down.id); return !s.active && s; }, 30_000);
     const offAt = Date.now();
@@ -221,20 +224,20 @@ describe('rest services: auto-disable and re-enable', () => {
 
     // Off: no further attempts; the deliveries wait (none given up).
     await new Promise((r) => setTimeout(r, 1_000));
-    const sent = rx.to('/down').length;
+    const sent = ctx.rx.to('/down').length;
     await new Promise((r) => setTimeout(r, 1_000));
-    expect(rx.to('/down').length).toBe(sent);
+    expect(ctx.rx.to('/down').length).toBe(sent);
     const open = (await db().query(`SELECT status, count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 GROUP BY status`, [down.id])) as Array<{ status: string; n: number }>;
     expect(open.every((r) => ['pending', 'retrying'].includes(r.status))).toBe(true);
     expect(open.reduce((n, r) => n + r.n, 0)).toBe(3);
     // A submission made while it is off is not recorded for it.
-    await api().post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'down', submission: { name: 'while-off' } }).expect(201);
+    await api().post('/api/v1/submissions').set('Authorization', ctx.owner.token).send({ id: 'down', submission: { name: 'while-off' } }).expect(201);
 
     // The receiver is back; re-enabling sends the backlog, and the window starts again.
-    rx.script('/down', [{ status: 200, body: 'ok' }]);
-    const on = (await api().patch(`/api/v1/restservices/${down.id}`).set('Authorization', owner.token).send({ active: true }).expect(200)).body;
+    ctx.rx.script('/down', [{ status: 200, body: 'ok' }]);
+    const on = (await api().patch(`/api/v1/restservices/${down.id}`).set('Authorization', ctx.owner.token).send({ active: true }).expect(200)).body;
     expect(on).toMatchObject({ active: true, inactive_reason: null });
-    const okAfter = () => rx.to('/down').filter((r) => r.at >= offAt);
+    const okAfter = () => ctx.rx.to('/down').filter((r) => r.at >= offAt);
     await until('the backlog delivered', () => okAfter().length >= 3, 30_000);
     const ids = new Set(okAfter().map((r) => JSON.parse(r.body.toString()).name as string));
     expect(ids).toEqual(new Set(['a', 'b', 'c']));
@@ -252,39 +255,27 @@ describe('rest services: auto-disable and re-enable', () => {
 });
 
 describe('rest services: re-enable after attempts ran out', () => {
-  let sut: TestCollectApp;
-  let owner: TestUser;
-  let rx: Receiver;
-
-  beforeAll(async () => {
-    sut = await startTestCollectApp({
-      ...FAST, FORWARD_MAX_ATTEMPTS: '2', FORWARD_DISABLE_AFTER_HOURS: '0.0005', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
-    }, { worker: true });
-    owner = await createTestUser(sut.app);
-    rx = await new Receiver().start();
-  });
-  afterAll(async () => {
-    await sut.close();
-    await rx.close();
+  const ctx = withWorkerAppAndReceiver({
+    ...FAST, FORWARD_MAX_ATTEMPTS: '2', FORWARD_DISABLE_AFTER_HOURS: '0.0005', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
   });
 
   it('deliveries that failed for good during the outage go out on re-enable; one the receiver refused (400) stays failed', async () => {
-    const api = () => request(sut.url);
-    rx.script('/gone-down', [{ status: 400, body: 'bad' }, { status: 502, body: 'down' }]);
-    const formId = (await api().post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm('exhausted')), 'form.xml').expect(201)).body.formid as number;
-    const svc = (await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'generic_json', service_url: `${rx.url}/gone-down` }).expect(201)).body;
-    await api().post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'exhausted', submission: { name: 'refused' } }).expect(201);
-    await until('the refusal', () => rx.to('/gone-down').length === 1);
-    for (const name of ['x', 'y']) await api().post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'exhausted', submission: { name } }).expect(201);
-    const failed = async () => ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 AND status = 'failed'`, [svc.id])) as Array<{ n: number }>)[0].n;
+    const api = () => request(ctx.sut.url);
+    ctx.rx.script('/gone-down', [{ status: 400, body: 'bad' }, { status: 502, body: 'down' }]);
+    const formId = (await api().post('/api/v1/forms').set('Authorization', ctx.owner.token).attach('xml_file', Buffer.from(demoXForm('exhausted')), 'form.xml').expect(201)).body.formid as number;
+    const svc = (await api().post('/api/v1/restservices').set('Authorization', ctx.owner.token).send({ xform: formId, name: 'generic_json', service_url: `${ctx.rx.url}/gone-down` }).expect(201)).body;
+    await api().post('/api/v1/submissions').set('Authorization', ctx.owner.token).send({ id: 'exhausted', submission: { name: 'refused' } }).expect(201);
+    await until('the refusal', () => ctx.rx.to('/gone-down').length === 1);
+    for (const name of ['x', 'y']) await api().post('/api/v1/submissions').set('Authorization', ctx.owner.token).send({ id: 'exhausted', submission: { name } }).expect(201);
+    const failed = async () => ((await ctx.sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 AND status = 'failed'`, [svc.id])) as Array<{ n: number }>)[0].n;
     await until('all three failed', async () => (await failed()) === 3);
-    await until('switched off', async () => !(await api().get(`/api/v1/restservices/${svc.id}`).set('Authorization', owner.token)).body.active, 30_000);
-    rx.script('/gone-down', [{ status: 200, body: 'ok' }]);
-    await api().patch(`/api/v1/restservices/${svc.id}`).set('Authorization', owner.token).send({ active: true }).expect(200);
-    await until('x and y delivered', () => rx.to('/gone-down').filter((r) => ['x', 'y'].includes(JSON.parse(r.body.toString()).name)).length >= 6);
-    await until('two successes', async () => ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 AND status = 'success'`, [svc.id])) as Array<{ n: number }>)[0].n === 2);
+    await until('switched off', async () => !(await api().get(`/api/v1/restservices/${svc.id}`).set('Authorization', ctx.owner.token)).body.active, 30_000);
+    ctx.rx.script('/gone-down', [{ status: 200, body: 'ok' }]);
+    await api().patch(`/api/v1/restservices/${svc.id}`).set('Authorization', ctx.owner.token).send({ active: true }).expect(200);
+    await until('x and y delivered', () => ctx.rx.to('/gone-down').filter((r) => ['x', 'y'].includes(JSON.parse(r.body.toString()).name)).length >= 6);
+    await until('two successes', async () => ((await ctx.sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 AND status = 'success'`, [svc.id])) as Array<{ n: number }>)[0].n === 2);
     expect(await failed()).toBe(1);
-    expect(rx.to('/gone-down').filter((r) => JSON.parse(r.body.toString()).name === 'refused')).toHaveLength(1);
+    expect(ctx.rx.to('/gone-down').filter((r) => JSON.parse(r.body.toString()).name === 'refused')).toHaveLength(1);
   }, 60_000);
 });
 
