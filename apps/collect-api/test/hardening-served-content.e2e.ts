@@ -33,6 +33,8 @@ interface Fixture {
   /** A finished asynchronous CSV export. */
   exportId: string;
   media: Array<{ id: number; filename: string; mimetype: string }>;
+  /** Form media files (metadata ids) whose names and bytes carry the marker. */
+  formMedia: number[];
 }
 
 interface Call {
@@ -59,6 +61,7 @@ const CALLS: Record<string, (f: Fixture) => Call[]> = {
   'GET /api/v1/dataviews/:pk/data': (f) => [{ path: `/api/v1/dataviews/${f.dataviewId}/data` }],
   'GET /api/v1/restservices/:pk': (f) => [{ path: `/api/v1/restservices/${f.serviceId}` }],
   'GET /api/v1/restservices/:pk/deliveries': (f) => [{ path: `/api/v1/restservices/${f.serviceId}/deliveries` }],
+  'GET /api/v1/restservices/:pk/replays/:id': (f) => [{ path: `/api/v1/restservices/${f.serviceId}/replays/1` }],
   // The record as JSON, and each file streamed (Accept: its type).
   'GET /api/v1/media/:pk': (f) => f.media.flatMap((m) => [{ path: `/api/v1/media/${m.id}` }, { path: `/api/v1/media/${m.id}`, accept: m.mimetype }]),
   'GET /api/v1/files/:pk': (f) => f.media.map((m) => ({ path: `/api/v1/files/${m.id}?filename=${encodeURIComponent(m.filename)}` })),
@@ -71,6 +74,11 @@ const CALLS: Record<string, (f: Fixture) => Call[]> = {
   'GET /api/v1/dataviews/:pk/data.xlsx': (f) => [{ path: `/api/v1/dataviews/${f.dataviewId}/data.xlsx` }],
   'GET /api/v1/export/:id': (f) => [{ path: `/api/v1/export/${f.exportId}` }],
   'GET /api/v1/export/:id/download': (f) => [{ path: `/api/v1/export/${f.exportId}/download` }],
+  'GET /api/v1/metadata/:pk': (f) => f.formMedia.map((id) => ({ path: `/api/v1/metadata/${id}` })),
+  'GET /xformsManifest/:pk': (f) => [{ path: `/xformsManifest/${f.formId}` }],
+  'GET /:username/xformsManifest/:pk': (f) => [{ path: `/${f.owner.username}/xformsManifest/${f.formId}` }],
+  'GET /xformsMedia/:pk/:mediaId': (f) => f.formMedia.map((id) => ({ path: `/xformsMedia/${f.formId}/${id}` })),
+  'GET /:username/xformsMedia/:pk/:mediaId': (f) => f.formMedia.map((id) => ({ path: `/${f.owner.username}/xformsMedia/${f.formId}/${id}` })),
 };
 
 /** Routes that serve stored bytes as they are: each must be seen carrying the marker, so the check cannot pass empty. */
@@ -88,6 +96,10 @@ const STORED_BYTES_ROUTES = [
   'GET /api/v1/dataviews/:pk/data.csv',
   'GET /api/v1/export/:id/download',
   'GET /api/v1/media.zip',
+  'GET /xformsManifest/:pk',
+  'GET /:username/xformsManifest/:pk',
+  'GET /xformsMedia/:pk/:mediaId',
+  'GET /:username/xformsMedia/:pk/:mediaId',
 ];
 
 /** An XForm whose title and head carry the marker, with an XHTML script a browser would run inline. */
@@ -131,7 +143,12 @@ describe('hardening: every answer with stored bytes is inert', () => {
       if (status === 'failed' || i > 600) throw new Error(`export ${exportId}: ${status}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-    f = { owner, formId, submissionId, mergedId, dataviewId, serviceId, appId, exportId, media };
+    // Form media whose names and bytes ask for active types (an HTML page, an SVG with a script) and a CSV lookup.
+    const formMedia: number[] = [];
+    for (const [name, bytes] of [[`page_${MARK}.html`, `<html><script>alert("${MARK}")</script></html>`], [`img_${MARK}.svg`, svg.toString()], [`lookup_${MARK}.csv`, `name,label\n${MARK},x\n`]]) {
+      formMedia.push((await auth(api().post('/api/v1/metadata')).field('xform', String(formId)).field('data_type', 'media').field('data_value', name).attach('data_file', Buffer.from(bytes), name).expect(201)).body.id as number);
+    }
+    f = { owner, formId, submissionId, mergedId, dataviewId, serviceId, appId, exportId, media, formMedia };
   });
   afterAll(() => sut.close());
 

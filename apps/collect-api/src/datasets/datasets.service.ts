@@ -39,6 +39,9 @@ export class DatasetsService {
   // ----- merged datasets ------------------------------------------------------------------
 
   async createMerged(user: AuthenticatedUser, body: CreateMergedDatasetDto) {
+    const max = this.config.MERGED_DATASET_MAX_FORMS;
+    // Every read of a merged dataset checks the caller's role on each form: the list is bounded.
+    if (body.xforms.length > max) throw new FieldValidationError({ xforms: [`At most ${max} forms (MERGED_DATASET_MAX_FORMS).`] });
     const hidden: string[] = [];
     for (const id of body.xforms) if (!(await this.access.access(user, id))) hidden.push(`Form ${id} not found.`);
     if (hidden.length) throw new FieldValidationError({ xforms: hidden });

@@ -6,8 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * "Indexes"). `jsonb_path_ops` indexes the key/value paths only: smaller and faster to update
  * than the default operator class, and containment is the one operator the API uses on it.
  */
-export class SubmissionJsonIndex1764700000000 implements MigrationInterface {
-  name = 'SubmissionJsonIndex1764700000000';
+export class SubmissionJsonIndex1764830000000 implements MigrationInterface {
+  name = 'SubmissionJsonIndex1764830000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`CREATE INDEX IF NOT EXISTS submissions_json_path_idx ON submissions USING gin (json jsonb_path_ops)`);

@@ -1,8 +1,8 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** Asynchronous exports (docs/exports.md, "Asynchronous exports"). */
-export class ExportJobs1764700000001 implements MigrationInterface {
-  name = 'ExportJobs1764700000001';
+export class ExportJobs1764830000001 implements MigrationInterface {
+  name = 'ExportJobs1764830000001';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`CREATE TABLE export_jobs (
