@@ -1,10 +1,13 @@
+import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
 import request from 'supertest';
+import { freePort, startServiceProcess } from '@collect/testing';
 import { binary, DATA_FORM, seedSubmissions, TAGS, type Answers, type SeededSubmission } from './data-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
+const WORKER = fileURLToPath(new URL('../dist/worker.js', import.meta.url));
 const N = 10_000;
 const T = 300_000;
 
@@ -130,15 +133,52 @@ describe('exports: CSV and XLSX of 10,000 submissions with repeats parse back to
     expect(wb.worksheets.map((w) => w.name)).toEqual(['data']);
   }, T);
 
-  it('asynchronous export: 202, progress to done, download equals the synchronous CSV; only the requester sees it', async () => {
+  it('columns come from every version of the form: a question only an older definition had keeps its column, after its group', async () => {
+    const v1 = { id_string: 'versioned_out', title: 'Versions', fields: [
+      { name: 'name', type: 'text', label: 'Name' },
+      { name: 'place', type: 'group', label: 'Place', children: [{ name: 'village', type: 'text', label: 'Village' }, { name: 'street', type: 'text', label: 'Street' }] },
+      { name: 'note', type: 'text', label: 'Note' },
+    ] };
+    const id = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).send(v1).expect(201)).body.formid as number;
+    await request(sut.url).post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'versioned_out', submission: { name: 'old', 'place/street': 'Elm', note: 'n1' } }).expect(201);
+    // Version 2 drops place/street and adds `extra`.
+    const v2 = { ...v1, fields: [v1.fields[0], { ...v1.fields[1], children: [v1.fields[1].children![0]] }, { name: 'extra', type: 'text', label: 'Extra' }, v1.fields[2]] };
+    await request(sut.url).patch(`/api/v1/forms/${id}`).set('Authorization', owner.token).send(v2).expect(200);
+    await request(sut.url).post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'versioned_out', submission: { name: 'new', 'place/village': 'V', extra: 'e' } }).expect(201);
+    const [header, ...body] = parse((await get(`/api/v1/data/${id}.csv`).expect(200)).body as Buffer) as string[][];
+    expect(header.slice(0, 5)).toEqual(['name', 'place/village', 'place/street', 'extra', 'note']);
+    const cells = body.map((row) => Object.fromEntries(header.slice(0, 5).map((h, c) => [h, row[c]])));
+    expect(cells).toEqual([
+      { name: 'old', 'place/village': '', 'place/street': 'Elm', extra: '', note: 'n1' },
+      { name: 'new', 'place/village': 'V', 'place/street': '', extra: 'e', note: '' },
+    ]);
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.load((await get(`/api/v1/data/${id}.xlsx`).expect(200)).body as Buffer);
+    expect((wb.getWorksheet('data')!.getRow(1).values as unknown[]).slice(1, 6)).toEqual(['name', 'place/village', 'place/street', 'extra', 'note']);
+  }, T);
+
+  it('asynchronous export: 202, written by the worker process (not the API), progress to done, download equals the synchronous CSV; only the requester sees it', async () => {
     const created = await request(sut.url).post('/api/v1/export').set('Authorization', owner.token).send({ xform: formId, format: 'csv' }).expect(202);
     expect(created.body).toEqual(expect.objectContaining({ id: expect.any(String), status: 'pending', progress: 0 }));
-    let state = created.body as { status: string; progress: number; download_url: string | null; expires_at: string };
-    for (let i = 0; i < 600 && state.status !== 'done' && state.status !== 'failed'; i++) {
-      await new Promise((r) => setTimeout(r, 250));
-      state = (await request(sut.url).get(`/api/v1/export/${created.body.id as string}`).set('Authorization', owner.token).expect(200)).body;
-      expect(state.progress).toBeGreaterThanOrEqual(0);
-      expect(state.progress).toBeLessThanOrEqual(1);
+    const read = async () => (await request(sut.url).get(`/api/v1/export/${created.body.id as string}`).set('Authorization', owner.token).expect(200)).body as { status: string; progress: number; download_url: string | null; expires_at: string };
+    // The API process only queues the `export` job: with no worker running, nothing writes it.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await read()).toEqual(expect.objectContaining({ status: 'pending', progress: 0, download_url: null }));
+    const port = await freePort();
+    const worker = await startServiceProcess(WORKER, {
+      NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: sut.config.DATABASE_URL, REDIS_URL: sut.config.REDIS_URL, REDIS_PREFIX: sut.config.REDIS_PREFIX,
+      MEDIA_ROOT: sut.config.MEDIA_ROOT, WORKER_PORT: String(port), COLLECT_PORT: String(port),
+    }, port);
+    let state = await read();
+    try {
+      for (let i = 0; i < 1200 && state.status !== 'done' && state.status !== 'failed'; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        state = await read();
+        expect(state.progress).toBeGreaterThanOrEqual(0);
+        expect(state.progress).toBeLessThanOrEqual(1);
+      }
+    } finally {
+      await worker.stop();
     }
     expect(state).toEqual(expect.objectContaining({ status: 'done', progress: 1, error: null }));
     expect(Date.parse(state.expires_at)).toBeGreaterThan(Date.now());

@@ -1,7 +1,6 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify';
-import ExcelJS from 'exceljs';
 import type { FormField } from '../forms/form.entity.js';
 import type { SubmissionExportRow } from '../submissions/submission-data.repository.js';
 import {
@@ -67,6 +66,8 @@ export async function writeCsv(plan: ExportPlan, o: ExportOptions, out: Writable
  */
 export async function writeXlsx(plan: ExportPlan, o: ExportOptions, out: Writable, progress: Progress = () => undefined): Promise<void> {
   const tree = scopeTree(plan.fields);
+  // Loaded on the first XLSX export only: exceljs is large, and most processes never write one.
+  const ExcelJS = (await import('exceljs')).default;
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: false, useSharedStrings: false });
   const taken = new Set<string>();
   const scopes: RepeatScope[] = [tree, ...allRepeats(tree)];

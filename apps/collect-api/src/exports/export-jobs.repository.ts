@@ -20,6 +20,11 @@ export class ExportJobsRepository {
     await this.jobs.update({ id }, changes);
   }
 
+  /** Progress of a running export; a late write after `done`/`failed` changes nothing. */
+  async progress(id: string, fraction: number): Promise<void> {
+    await this.jobs.update({ id, status: 'running' }, { progress: fraction });
+  }
+
   /** Expired exports (their files are removed, then the rows). */
   expired(now: Date, limit = 100): Promise<ExportJobEntity[]> {
     return this.jobs.find({ where: { expiresAt: LessThan(now) }, take: limit });

@@ -4,6 +4,8 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { DatasetsService } from '../datasets/datasets.service.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormAccessService } from '../forms/form-access.service.js';
+import { FormsRepository } from '../forms/forms.repository.js';
+import { FormsService } from '../forms/forms.service.js';
 import { MIN_ROLE } from '../forms/roles.js';
 import { SubmissionDataRepository, type SubmissionScope } from '../submissions/submission-data.repository.js';
 import { writeCsv, writeXlsx, needsChoices, type ExportPlan, type Progress } from './data-export.js';
@@ -39,13 +41,20 @@ export class ExportsService {
     private readonly data: SubmissionDataRepository,
     private readonly access: FormAccessService,
     private readonly datasets: DatasetsService,
+    private readonly forms: FormsService,
+    private readonly formsRepo: FormsRepository,
   ) {}
+
+  /** What an export of a whole form covers (the caller was checked already). */
+  formSource(form: FormEntity): ExportSource {
+    return { forms: [form], scope: { formIds: [form.id], where: () => 'true' }, name: form.idString, columns: null };
+  }
 
   /** Checks the caller's access (404/403 as the listing answers) and returns what to export. */
   async source(user: AuthenticatedUser | undefined, target: ExportTarget): Promise<ExportSource> {
     if (target.kind === 'form') {
       const { form } = await this.access.requireRole(user, String(target.pk), MIN_ROLE.view);
-      return { forms: [form], scope: { formIds: [form.id], where: () => 'true' }, name: form.idString, columns: null };
+      return this.formSource(form);
     }
     if (target.kind === 'merged') {
       const forms = await this.datasets.mergedForms(user, target.pk);
@@ -60,10 +69,15 @@ export class ExportsService {
     };
   }
 
-  /** The fields, choices and repeat sizes of an export, and its row stream. */
+  /**
+   * The fields, choices and repeat sizes of an export, and its row stream. The columns are the
+   * fields of every version of each form (FormsService.fieldsOfAllVersions, docs/forms.md "Form
+   * versions"), so answers given to an older definition keep their column; a merged dataset
+   * adds each later form's fields the earlier ones lack.
+   */
   async plan(source: ExportSource, o: ExportOptions): Promise<ExportPlan> {
-    const [first, ...rest] = source.forms;
-    let fields = exportFields(first.fields, rest.map((f) => f.fields));
+    const [first, ...rest] = await Promise.all(source.forms.map((f) => this.forms.fieldsOfAllVersions(f.id)));
+    let fields = exportFields(first, rest);
     if (source.columns) {
       const keep = source.columns;
       fields = fields.filter((f) => keep.some((c) => f.xpath === c || f.xpath.startsWith(`${c}/`) || c.startsWith(`${f.xpath}/`)));
@@ -71,11 +85,16 @@ export class ExportsService {
     const tree = scopeTree(fields);
     const repeats = allRepeats(tree);
     const [counts, total] = await Promise.all([this.data.repeatCounts(source.scope, repeats.map((r) => r.jsonPath)), this.data.count(source.scope)]);
+    const split = needsChoices(fields, o);
     const declared = new Map<string, Choice[]>();
-    for (const form of source.forms) for (const [k, v] of xformChoices(form.xml)) if (!declared.has(k)) declared.set(k, v);
+    // Choices of every version, newest first (labels of the current definition win).
+    for (const form of split.length ? source.forms : []) {
+      for (const version of await this.formsRepo.versions(form.id)) for (const [k, v] of xformChoices(version.xml)) if (!declared.has(k)) declared.set(k, v);
+      for (const [k, v] of xformChoices(form.xml)) if (!declared.has(k)) declared.set(k, v);
+    }
     const choices = new Map<string, Choice[]>();
     const scopeOf = new Map([tree, ...repeats].map((s) => [s.xpath, s]));
-    for (const f of needsChoices(fields, o)) {
+    for (const f of split) {
       const scope = scopeOf.get(f.repeat ?? '')!;
       const path = scope.xpath ? `${scope.jsonPath}[*].${JSON.stringify(f.xpath)}` : `$.${JSON.stringify(f.xpath)}`;
       choices.set(f.xpath, mergeChoices(declared.get(f.xpath), await this.data.distinctTokens(source.scope, path)));
