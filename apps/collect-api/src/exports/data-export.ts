@@ -1,4 +1,4 @@
-import { once } from 'node:events';
+import { once, type EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { FormField } from '../forms/form.entity.js';
@@ -29,6 +29,30 @@ async function drained(out: Writable): Promise<void> {
 }
 
 /**
+ * The part of exceljs 4.4's StreamBuf (a worksheet's `stream`) that leads into the zip: archiver
+ * wraps it in a readable-stream 2 PassThrough (no `writableNeedDrain` there, hence `_writableState`).
+ */
+interface SheetStream {
+  pipes?: Array<EventEmitter & { writableNeedDrain?: boolean; _writableState?: { needDrain?: boolean } }>;
+}
+
+/**
+ * Waits until the sheet's zip entry has taken what the rows wrote, then until `out` has.
+ * exceljs's StreamBuf writes each 64 KB of sheet XML into the zip entry's stream without
+ * looking at its answer, so when deflating is slower than making XML (it is), the uncompressed
+ * sheet piled up in front of the deflate stream: +64 MB of ArrayBuffers for 100,000 rows
+ * (docs/exports.md, "Streaming and memory"). Waiting for that stream's `drain` after each
+ * batch keeps about one batch of XML in memory.
+ */
+async function sheetDrained(sheet: unknown, out: Writable): Promise<void> {
+  for (const pipe of (sheet as { stream?: SheetStream }).stream?.pipes ?? []) {
+    const full = pipe.writableNeedDrain ?? pipe._writableState?.needDrain ?? false;
+    if (full && !out.destroyed) await Promise.race([once(pipe, 'drain'), once(pipe, 'close'), once(out, 'close')]);
+  }
+  await drained(out);
+}
+
+/**
  * CSV (docs/exports.md): one row per submission, columns in form order with group paths,
  * repeats as `rep[i]/q` columns, select-multiples split on request, then the metadata; a
  * second header row of labels with `include_labels`. Streamed through csv-stringify.
@@ -49,7 +73,8 @@ export async function writeCsv(plan: ExportPlan, o: ExportOptions, out: Writable
     if (out.destroyed) break;
     for (const row of batch) {
       const m = metadataOf(row);
-      await write([...columns.map((c) => c.cell(row.json) ?? ''), ...meta.map((c) => c.cell(m) ?? '')]);
+      const answers = JSON.parse(row.json) as Record<string, unknown>;
+      await write([...columns.map((c) => c.cell(answers) ?? ''), ...meta.map((c) => c.cell(m) ?? '')]);
     }
     progress((done += batch.length), plan.total);
   }
@@ -109,9 +134,9 @@ export async function writeXlsx(plan: ExportPlan, o: ExportOptions, out: Writabl
     let submissionIndex = 0;
     for await (const batch of plan.rows()) {
       if (out.destroyed) break;
-      for (const row of batch) visit(tree, row.json, ++submissionIndex, 0, row);
+      for (const row of batch) visit(tree, JSON.parse(row.json) as Record<string, unknown>, ++submissionIndex, 0, row);
       progress((done += batch.length), plan.total * passes);
-      await drained(out);
+      await sheetDrained(sheet, out);
     }
     sheet.commit();
   }

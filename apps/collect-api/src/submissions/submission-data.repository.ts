@@ -29,11 +29,16 @@ export interface SubmissionDocRow {
   attachments: AttachmentRow[] | null;
 }
 
-/** The answers and metadata an export flattens (exports/): one row per submission. */
+/**
+ * The answers and metadata an export flattens (exports/): one row per submission. The answers
+ * come as JSON text, parsed by the writer when it writes that row (docs/exports.md, "Streaming
+ * and memory"): a batch of texts waits cheaply, the parsed objects live for one row only.
+ */
 export interface SubmissionExportRow {
   id: number;
   uuid: string;
-  json: Record<string, unknown>;
+  /** The stored answers' JSON text (`submissions.json::text`). */
+  json: string;
   submission_time: string;
   version: string;
   submitted_by: string | null;
@@ -123,7 +128,7 @@ export class SubmissionDataRepository {
   /** The rows an export flattens, in `_id` order, streamed. */
   exportRows(scope: SubmissionScope): AsyncGenerator<SubmissionExportRow[]> {
     const p = new SqlParams();
-    const sql = `SELECT s.id, s.uuid, s.json, ${TIME('s.date_created')} AS submission_time, s.version, u.username AS submitted_by, s.form_id
+    const sql = `SELECT s.id, s.uuid, s.json::text AS json, ${TIME('s.date_created')} AS submission_time, s.version, u.username AS submitted_by, s.form_id
       ${this.from(scope, p)} ORDER BY s.id`;
     return cursorRows<SubmissionExportRow>(this.db, sql, p.values);
   }
