@@ -188,4 +188,22 @@ describe('data API: query, sort, fields, start/limit over 10,000 submissions (Po
     const stranger = await createTestUser(sut.app);
     await request(sut.url).get(`/api/v1/data/${formId}`).query({ query: '{"district":"north"}' }).set('Authorization', stranger.token).expect(404);
   });
+
+  it('_geolocation built in SQL equals the forwarders\u2019 builder for every shape of geopoint answer', async () => {
+    const geo = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token)
+      .send({ id_string: 'geo_page', title: 'Geo', fields: [{ name: 'loc', type: 'geopoint' }, { name: 'n', type: 'text' }] }).expect(201)).body.formid as number;
+    const answers = ['-1.2864 36.8172 0 0', '  1.5   2  ', '1', 'a b', '1 b', '.5 -3.', '1e3 2E-2 5', '', '12 34\n'];
+    for (const [i, loc] of answers.entries()) {
+      await request(sut.url).post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'geo_page', submission: { loc, n: String(i) } }).expect(201);
+    }
+    await request(sut.url).post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'geo_page', submission: { n: 'none' } }).expect(201);
+    const page = (await request(sut.url).get(`/api/v1/data/${geo}`).set('Authorization', owner.token).expect(200)).body as Row[];
+    expect(page).toHaveLength(answers.length + 1);
+    const { SubmissionsService } = await import('../src/submissions/submissions.service.js');
+    for (const item of page) {
+      const built = await sut.app.get(SubmissionsService).loadSubmissionJson(item._id as number);
+      expect([item.n, item._geolocation]).toEqual([item.n, built!.json._geolocation]);
+    }
+    expect(page.map((r) => r._geolocation)).toEqual([[-1.2864, 36.8172], [1.5, 2], [null, null], [null, null], [null, null], [0.5, -3], [1000, 0.02], [null, null], [12, 34], [null, null]]);
+  }, T);
 });
