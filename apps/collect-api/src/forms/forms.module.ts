@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { FormEntity, FormRoleEntity } from './form.entity.js';
 import { FormAccessService } from './form-access.service.js';
 import { FormsRepository } from './forms.repository.js';
+import { FormListController } from './form-list.controller.js';
 import { FormsController } from './forms.controller.js';
 import { FormsService } from './forms.service.js';
 import { UsersModule } from '../users/users.module.js';
@@ -13,7 +14,7 @@ import { UsersModule } from '../users/users.module.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([FormEntity, FormRoleEntity]), UsersModule],
-  controllers: [FormsController],
+  controllers: [FormsController, FormListController],
   providers: [FormsRepository, FormAccessService, FormsService],
   exports: [FormsRepository, FormAccessService, FormsService],
 })

@@ -5,7 +5,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 import { SubmissionEvents } from '../submissions/submission-events.js';
 import { MediaRepository } from './media.repository.js';
 import { hasVariants, MediaVariantsService } from './media-variants.service.js';
-import { VARIANT_SIZES, type VariantName } from './media-urls.js';
+import { VARIANT_SIZES, type VariantName } from '../wire-formats/media-urls.js';
 
 export const MEDIA_VARIANTS_QUEUE = 'media-variants';
 

@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { AttachmentEntity } from '../submissions/submission.entity.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
-import { VARIANT_SIZES, extensionOf, type VariantName } from './media-urls.js';
+import { VARIANT_SIZES, extensionOf, type VariantName } from '../wire-formats/media-urls.js';
 
 /** Image types sharp decodes from its prebuilt libvips; others get no variant (original served). */
 const VARIANT_INPUTS = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/tiff', 'image/avif']);

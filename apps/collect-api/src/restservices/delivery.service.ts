@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { SecretBox } from '../auth/secrets.js';
+import { SecretBox } from '../crypto/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { SubmissionsService } from '../submissions/submissions.service.js';
 import { deliveryMetrics } from './delivery-metrics.js';

@@ -1,7 +1,7 @@
 import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { FieldValidationError, NOT_FOUND_DETAIL, validateInput } from '@collect/contracts';
 import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authenticated-user.js';
-import { SecretBox } from '../auth/secrets.js';
+import { SecretBox } from '../crypto/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { FormAccessService } from '../forms/form-access.service.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { hashToken, newHexKey, SecretBox } from '../auth/secrets.js';
-import { TtlCache } from '../auth/ttl-cache.js';
+import { hashToken, newHexKey, SecretBox } from '../crypto/secrets.js';
+import { TtlCache } from '../cache/ttl-cache.js';
 import { UserTokensRepository, type TokenOwnerRow, type TokenTable } from './user-tokens.repository.js';
 
 /** What a token resolves to; `createdAt` lets the caller check temporary-token expiry. */

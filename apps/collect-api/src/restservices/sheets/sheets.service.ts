@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { InjectQueue } from '@nestjs/bull';
 import { BadRequestException, Inject, Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
-import { SecretBox } from '../../auth/secrets.js';
+import { SecretBox } from '../../crypto/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
 import type { FormEntity } from '../../forms/form.entity.js';
 import { FormsRepository } from '../../forms/forms.repository.js';
