@@ -13,7 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import exitHook from 'async-exit-hook';
 import { ConfigError, loadConfigOrExit } from '@collect/contracts';
-import { startPostgres, startRedis, stopChild, type ServiceProcess } from '@collect/testing';
+import { startPostgres, startRedis, stopChild, type ServiceProcess } from '@collect/embedded';
 import { embeddedPostgresDir } from './embedded-data.js';
 import { checkPortsFree, loadLauncherConfig } from './launcher-config.js';
 import { devEnvironment, serviceDefinitions } from './services.js';
