@@ -1,4 +1,4 @@
-import { loadConfigOrExit, installGracefulShutdown } from '@collect/contracts';
+import { loadConfigOrExit, installGracefulShutdown } from '@collect/platform';
 import { Logger } from 'nestjs-pino';
 import { createCasApp } from './app.js';
 import { loadCasConfig } from './config/cas-config.js';

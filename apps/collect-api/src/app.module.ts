@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { BullModule } from '@nestjs/bull';
-import { structuredLoggerModule } from '@collect/contracts';
+import { structuredLoggerModule } from '@collect/platform';
 import { ConfigModule } from './config/config.module.js';
 import type { CollectConfig } from './config/collect-config.js';
 import { dataSourceOptions } from './database/data-source.js';

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import helmet from 'helmet';
-import { applyHttpServerLimits, configureHttpApp, securityHeaders } from '@collect/contracts';
+import { applyHttpServerLimits, configureHttpApp, securityHeaders } from '@collect/platform';
 import { AppModule } from './app.module.js';
 import type { CollectConfig } from './config/collect-config.js';
 import { runMigrations } from './database/data-source.js';

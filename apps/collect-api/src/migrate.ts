@@ -1,4 +1,4 @@
-import { loadConfigOrExit } from '@collect/contracts';
+import { loadConfigOrExit } from '@collect/platform';
 import { loadCollectConfig } from './config/collect-config.js';
 import { runMigrations } from './database/data-source.js';
 

@@ -5,7 +5,13 @@ import {
   ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsObject, IsBoolean, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateBy, ValidateIf, ValidateNested,
   type ValidationArguments, type ValidationOptions,
 } from 'class-validator';
-import { AS_DETAIL } from './validation-pipe.js';
+
+/**
+ * Constraint context that makes a failed check a non-field error, `{"detail": message}`, instead
+ * of `{"<field>": [message]}` (the media filters keep their documented detail messages,
+ * docs/media.md). Pass it as `context` in a decorator's validation options.
+ */
+export const AS_DETAIL = { asDetail: true } as const;
 
 /**
  * Field decorators of the DTOs of both services: each one is the class-validator checks of a

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import exitHook from 'async-exit-hook';
-import { ConfigError, loadConfigOrExit } from '@collect/contracts';
+import { ConfigError, loadConfigOrExit } from '@collect/platform';
 import { startPostgres, startRedis, stopChild, type ServiceProcess } from '@collect/embedded';
 import { embeddedPostgresDir } from './embedded-data.js';
 import { checkPortsFree, loadLauncherConfig } from './launcher-config.js';

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ValidateIf, type ValidationArguments } from 'class-validator';
-import { Bool, Choice, Nested, RejectUnknownFields, Text } from '@collect/contracts';
+import { Bool, Choice, Nested, Text } from '@collect/contracts';
+import { RejectUnknownFields } from '@collect/platform';
 import { JSON_FIELD_TYPES, JSON_TYPE_ALIASES, NAME_RE } from './form-definition.js';
 import type { FormField } from './form.entity.js';
 import { FORM_ROLES, type FormRole } from './roles.js';

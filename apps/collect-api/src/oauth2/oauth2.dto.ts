@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ValidateIf } from 'class-validator';
-import { Choice, RejectUnknownFields, Text } from '@collect/contracts';
+import { Choice, Text } from '@collect/contracts';
+import { RejectUnknownFields } from '@collect/platform';
 import type { ValidationArguments } from 'class-validator';
 import type { NewApplication } from './oauth-applications.service.js';
 import { isAllowedRedirectUri, splitRedirectUris } from './redirect-uris.js';

@@ -1,5 +1,6 @@
 import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
-import { FieldValidationError, NOT_FOUND_DETAIL, validateInput } from '@collect/contracts';
+import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
+import { validateInput } from '@collect/platform';
 import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { SecretBox } from '../crypto/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';

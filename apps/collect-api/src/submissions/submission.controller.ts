@@ -1,7 +1,8 @@
 import { applyDecorators, Controller, Head, HttpCode, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBody, ApiConsumes, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { IncomingMessage } from 'node:http';
-import { FieldValidationError, NOT_FOUND_DETAIL, validateInput } from '@collect/contracts';
+import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
+import { validateInput } from '@collect/platform';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';

@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import { BadRequestException, HttpException, ValidationPipe, type ArgumentMetadata, type PipeTransform, type Type } from '@nestjs/common';
 import type { ValidationError } from 'class-validator';
-import type { ErrorBody, FieldErrors } from './errors.js';
-import { FieldValidationError } from './http-errors.js';
+import { FieldValidationError, type ErrorBody, type FieldErrors } from '@collect/contracts';
 
 /** The body of a non-object JSON payload (a list, a string, a number) sent where an object is expected. */
 export const EXPECTED_OBJECT = 'Expected a JSON object.';
@@ -19,13 +18,6 @@ const MAX_MESSAGES = 50;
 
 /** A field the DTO does not declare, on a DTO marked `@RejectUnknownFields()`. */
 export const UNKNOWN_FIELD = 'Unknown field.';
-
-/**
- * Constraint context that makes a failed check a non-field error, `{"detail": message}`, instead
- * of `{"<field>": [message]}` (the media filters keep their documented detail messages,
- * docs/media.md). Pass it as `context` in a decorator's validation options.
- */
-export const AS_DETAIL = { asDetail: true } as const;
 
 const REJECT_UNKNOWN = Symbol('collect:reject-unknown-fields');
 
