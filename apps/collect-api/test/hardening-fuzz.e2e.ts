@@ -13,7 +13,7 @@ import type { TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
 /**
- * Property: every write endpoint answers any body with 2xx or 4xx in the decisions.md shape
+ * Property: every write endpoint answers any body with 2xx or 4xx in the docs/api-conventions.md shape
  * (OAuth: RFC 6749), within the deadline, and a refusal leaves the counted tables unchanged.
  * Seeded (FUZZ_SEED); `pnpm fuzz` runs more cases (FUZZ_RUNS) with a random seed.
  *
@@ -202,7 +202,7 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
         input: queryStrings({ page: fc.nat().map(String), page_size: fc.nat().map(String), query: nastyString(), sort: nastyString(), start: nastyString(), limit: nastyString(), fields: nastyString() }).map((query) => ({ body: { kind: 'none' as const }, query })) },
       { name: 'GET /api/v1/dataviews/:pk/data (query)', method: 'GET', path: () => `/api/v1/dataviews/${dataviewId}/data`, headers: auth, answers: 'drf', weight: 0.3,
         input: queryStrings({ page: fc.nat().map(String), page_size: fc.nat().map(String), count: fc.constantFrom('true', 'x') }).map((query) => ({ body: { kind: 'none' as const }, query })) },
-      // Rest services (decisions.md §Rest services, §Forwarding). Only loopback targets (allowed in tests) and names that fail fast in DNS.
+      // Rest services (docs/api-conventions.md §Rest services, §Forwarding). Only loopback targets (allowed in tests) and names that fail fast in DNS.
       { name: 'POST /api/v1/restservices', method: 'POST', path: '/api/v1/restservices', headers: auth, answers: 'drf', tables: ['rest_services'], weight: 0.8,
         input: body(jsonBodies(fc.oneof(
           mutatedObject(
@@ -224,7 +224,7 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
       { name: 'POST /api/v1/restservices/:pk/deliveries/:id/retry, .../retry-failed (path)', method: 'POST', path: '/api/v1/restservices/1/retry-failed', headers: auth, answers: 'drf', tables: ['rest_deliveries', 'rest_delivery_attempts'], weight: 0.4,
         input: fc.tuple(fc.oneof(fc.constant(String(logService)), pathSegment()), fc.oneof(fc.constantFrom(...logEntries.map(String), logDeliveryId, randomUUID()), pathSegment()), fc.boolean(), jsonBodies())
           .map(([pk, id, all, b]) => ({ body: b, path: all ? `/api/v1/restservices/${pk}/retry-failed` : `/api/v1/restservices/${pk}/deliveries/${id}/retry` })) },
-      // Media (decisions.md §Media): listing filters and pages, count, the record/download segment, /files.
+      // Media (docs/api-conventions.md §Media): listing filters and pages, count, the record/download segment, /files.
       { name: 'GET /api/v1/media (query)', method: 'GET', path: '/api/v1/media', headers: auth, answers: 'drf', weight: 0.5,
         input: queries(mediaFilters()) },
       { name: 'GET /api/v1/media/count (query)', method: 'GET', path: '/api/v1/media/count', headers: auth, answers: 'drf', weight: 0.3,

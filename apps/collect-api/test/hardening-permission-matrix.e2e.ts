@@ -9,7 +9,7 @@ import { createTestBearerToken, createTestUser, type TestUser } from './test-use
 
 /**
  * One permission matrix for every collect-api route × every kind of caller, expected statuses
- * from decisions.md ("Roles and permissions", "Small points"). Routes are read from the
+ * from docs/api-conventions.md (§Roles and permissions, §Errors). Routes are read from the
  * Express router at run time: a route without a row here fails the test, so a new endpoint
  * cannot ship without its permissions written down.
  *
@@ -19,7 +19,7 @@ import { createTestBearerToken, createTestUser, type TestUser } from './test-use
  * on any form, so it answers like `stranger`, except where the scheme matters (Basic-only routes).
  *
  * `admin` is a platform admin (is_superuser) with no role on any form. FormAccessService treats
- * platform admins as owners of every form (they see and change all of them); decisions.md only
+ * platform admins as owners of every form (they see and change all of them); docs/api-conventions.md only
  * says that they, and nobody else, use /api/v1/cas-users and /api/v1/service-accounts.
  *
  * The scope axis (issue 17): the owner again through a read-only Bearer token, a read-write
@@ -48,7 +48,7 @@ const CREDENTIAL_FIELDS = ['api_token', 'temp_token', 'client_secret'];
 const MAY_READ_MESSAGING_SECRET: ReadonlySet<Caller> = new Set(['owner', 'manager', 'editor', 'admin', 'token']);
 
 /**
- * decisions.md: a form the caller cannot see is 404, a visible form with too low a role 403, no
+ * docs/api-conventions.md: a form the caller cannot see is 404, a visible form with too low a role 403, no
  * credentials 401. A platform admin acts as the owner of every form (FormAccessService).
  */
 function atLeast(min: FormRole, ok: number): Expect {
@@ -65,7 +65,7 @@ function everyone(s: number): Expect {
 }
 /** Only the owner of a per-user object (an OAuth application), or a platform admin. */
 const ownerOnly = (ok: number): Expect => ({ ...everyone(404), owner: ok, admin: ok, anonymous: 401 });
-/** Platform admins only (decisions.md §Operator interfaces): others 403, anonymous 401. */
+/** Platform admins only (docs/api-conventions.md §Roles and permissions): others 403, anonymous 401. */
 const adminOnly = (ok: number): Expect => ({ ...everyone(403), admin: ok, anonymous: 401 });
 
 interface Fixture {
@@ -215,7 +215,7 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/dataviews/:pk/data', call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}/data` }), expect: atLeast('readonly', 200) },
   { route: 'PATCH /api/v1/dataviews/:pk', fresh: true, call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}`, body: { name: 'w' } }), expect: atLeast('editor', 200) },
   { route: 'DELETE /api/v1/dataviews/:pk', fresh: true, call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}` }), expect: atLeast('editor', 204) },
-  // Rest services (decisions.md: see readonly, create/change editor, delete manager). Targets are
+  // Rest services (docs/api-conventions.md: see readonly, create/change editor, delete manager). Targets are
   // 127.0.0.1:9 (FORWARD_ALLOW_PRIVATE_NETWORKS allows loopback in tests); nothing is sent.
   { route: 'GET /api/v1/restservices', call: (f) => ({ path: `/api/v1/restservices?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
   { route: 'POST /api/v1/restservices', call: (f) => ({ path: '/api/v1/restservices', body: { xform: f.formId, name: 'generic_json', service_url: `http://127.0.0.1:9/c${uniq()}` } }), expect: atLeast('editor', 201) },
@@ -230,13 +230,13 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/restservices/sheets/callback', call: () => ({ path: '/api/v1/restservices/sheets/callback' }), expect: everyone(400) },
   // Prometheus text; METRICS_TOKEN is unset in tests and NODE_ENV is not production: open.
   { route: 'GET /metrics', call: () => ({ path: '/metrics' }), expect: everyone(200) },
-  // Media (decisions.md: readonly sees a form's media). Unfiltered listings cover the forms the caller can see (empty for others).
+  // Media (docs/api-conventions.md: readonly sees a form's media). Unfiltered listings cover the forms the caller can see (empty for others).
   { route: 'GET /api/v1/media', call: (f) => ({ path: `/api/v1/media?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/media.json', call: () => ({ path: '/api/v1/media.json' }), expect: anyUser(200) },
   { route: 'GET /api/v1/media/count', call: (f) => ({ path: `/api/v1/media/count?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/media/:pk', call: (f) => ({ path: `/api/v1/media/${f.shared!.mediaId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/files/:pk', call: (f) => ({ path: `/api/v1/files/${f.shared!.mediaId}?filename=${encodeURIComponent(f.shared!.mediaFilename)}` }), expect: atLeast('readonly', 200) },
-  // On-boarding (decisions.md §Operator interfaces: platform admins only), against the real CAS.
+  // On-boarding (docs/api-conventions.md §Roles and permissions: platform admins only), against the real CAS.
   { route: 'GET /api/v1/cas-users', call: () => ({ path: '/api/v1/cas-users?search=a' }), expect: adminOnly(200) },
   { route: 'POST /api/v1/cas-users', call: () => ({ path: '/api/v1/cas-users', body: { cas_user_id: cas.onboardId } }), expect: adminOnly(201) },
   { route: 'DELETE /api/v1/cas-users/:casUserId', call: () => ({ path: `/api/v1/cas-users/${cas.offboardId}` }), expect: adminOnly(204) },
@@ -387,7 +387,7 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     expect([...covered].filter((r) => !routes.includes(r))).toEqual([]);
   });
 
-  it('answers each (route, caller) pair as decisions.md says, and no Bearer answer carries a credential', async () => {
+  it('answers each (route, caller) pair as docs/api-conventions.md says, and no Bearer answer carries a credential', async () => {
     const shared = await fixture(true);
     // Before the table (whose last row rotates the owner's API token). The stored messaging secret: in clear for editors and above with a full credential, masked otherwise.
     const token = async (who: Caller) => ((await send('GET', who, { path: `/api/v1/restservices/${shared.shared!.messagingId}` })).body as { auth_token?: string }).auth_token;

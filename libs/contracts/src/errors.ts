@@ -1,5 +1,5 @@
 /**
- * Error body shapes of decisions.md: `{"detail": "..."}` for non-field errors and
+ * Error body shapes of docs/api-conventions.md: `{"detail": "..."}` for non-field errors and
  * `{"<field>": ["message", ...]}` for field errors. Every service answers in one of these.
  */
 export type DetailError = { detail: string };

@@ -26,7 +26,7 @@ const PARSER_DETAILS: Record<string, string> = {
 };
 
 /**
- * Turns every error into the body shapes of decisions.md. Unknown errors become a 500 whose
+ * Turns every error into the body shapes of docs/api-conventions.md. Unknown errors become a 500 whose
  * body carries only an error id; the details go to the log under that id.
  */
 export interface HttpErrorFilterOptions {

@@ -82,7 +82,7 @@ export class ShareFormDto {
   remove?: boolean;
 }
 
-/** A form as the API shows it (decisions.md §Forms). */
+/** A form as the API shows it (docs/api-conventions.md §Forms and submissions). */
 export class FormBody {
   @ApiProperty({ type: 'string', format: 'uri' })
   url: string;

@@ -25,7 +25,7 @@ function isSigningSecret(value: string): boolean {
 }
 
 /**
- * A rest service as `POST` creates it and `PUT` replaces it (decisions.md §Rest services). The
+ * A rest service as `POST` creates it and `PUT` replaces it (docs/api-conventions.md §Rest services). The
  * fields of one kind are checked only for that kind (`messaging` needs `auth_token`,
  * `flow_uuid`, `contacts`; `spreadsheet` needs `spreadsheet_title`); others are dropped.
  * Unknown fields are dropped, so a client may send back what it read (docs/security.md).
@@ -231,7 +231,7 @@ export class RestServiceBody {
   date_modified?: string;
 }
 
-/** One attempt of the delivery log (decisions.md §Operator interfaces). */
+/** One attempt of the delivery log (docs/api-conventions.md §Rest services). */
 export class DeliveryLogEntry {
   @ApiProperty({ type: 'integer' })
   id: number;

@@ -8,7 +8,7 @@ import { pageHeaders, pageRequest } from '../submissions/pagination.js';
 import { DeliveryLogEntry, DeliveryLogQueryDto, RestServiceBody, RestServiceDto, RestServiceListQueryDto, RestServicePatchDto, RetryAck, RetryFailedAck } from './restservice.dto.js';
 import { RestServicesService } from './restservices.service.js';
 
-/** Rest services (spec §2.1, §4.1) and their delivery log (decisions.md §Forwarding). */
+/** Rest services (spec §2.1, §4.1) and their delivery log (docs/api-conventions.md §Forwarding). */
 @ApiTags('restservices')
 @RequireAuth()
 @Controller('api/v1/restservices')

@@ -22,7 +22,7 @@ import { SheetsService } from './sheets/sheets.service.js';
  */
 export const MASKED_SECRET = '********';
 
-/** CRUD of rest services, their delivery log and manual retries; roles per decisions.md. */
+/** CRUD of rest services, their delivery log and manual retries; roles per docs/api-conventions.md §Roles and permissions. */
 @Injectable()
 export class RestServicesService {
   private readonly box: SecretBox;

@@ -32,7 +32,7 @@ export function attachmentJson(a: AttachmentEntity, baseUrl: string): Attachment
 export type SubmissionJson = Record<string, unknown>;
 
 /**
- * The one submission JSON (spec §2.2 + decisions.md), used by the data endpoint, the rest
+ * The one submission JSON (spec §2.2 + docs/api-conventions.md §Submission JSON), used by the data endpoint, the rest
  * service forwarders and media: form fields by xpath (strings), then the metadata fields.
  * `attachments` are the live attachments of this submission.
  */

@@ -49,7 +49,7 @@ export class UserTokensService {
     return owner.createdAt + this.tempLifetimeMs <= now;
   }
 
-  /** The user's API token, created on first use (decisions.md). */
+  /** The user's API token, created on first use (docs/api-conventions.md §Users and tokens). */
   async apiToken(userId: number): Promise<string> {
     const existing = await this.readKey('api_tokens', userId);
     if (existing) return existing;
