@@ -5,4 +5,5 @@ export * from '@collect/embedded';
 export * from './test-env.js';
 export * from './fuzz/index.js';
 export * from './secret-ledger.js';
+export * from './mock-of.js';
 export * from './pnpm.js';
