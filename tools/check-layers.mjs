@@ -16,9 +16,9 @@ import ts from 'typescript';
  */
 export const LAYERS = {
   'apps/collect-api/src': [
-    ['config', 'migrations'],
-    ['storage', 'crypto', 'cache'],
-    ['openrosa'],
+    ['config'],
+    ['storage', 'crypto', 'cache', 'jobs'],
+    ['openrosa', 'database'],
     ['wire-formats'],
     ['users'],
     ['auth'],
@@ -28,10 +28,11 @@ export const LAYERS = {
     ['submissions'],
     ['datasets'],
     ['media'],
-    ['restservices'],
+    ['restservices', 'metadata', 'exports'],
     ['root', 'rate-limit', 'health', 'seed'],
-    ['database', 'feature-modules.ts'],
-    ['app.module.ts'],
+    ['migrations', 'entities.ts', 'feature-modules.ts'],
+    ['data-source.ts'],
+    ['app.module.ts', 'worker.module.ts'],
     ['openapi-document.ts'],
     ['app.ts', 'cli.ts', 'migrate.ts', 'openapi.ts'],
     ['main.ts', 'worker.ts'],
@@ -39,9 +40,9 @@ export const LAYERS = {
   'apps/cas/src': [
     ['config', 'migrations'],
     ['accounts', 'rate-limit'],
-    ['clients', 'cas-api'],
+    ['clients'],
     ['oidc'],
-    ['interactions'],
+    ['interactions', 'cas-api'],
     ['health'],
     ['database', 'feature-modules.ts'],
     ['cli', 'app.module.ts'],
@@ -188,7 +189,8 @@ export function readImportGraph(repoRoot) {
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const edges = readImportGraph(REPO_ROOT);
+  // An optional argument checks another checkout (a helper's worktree) with this order.
+  const edges = readImportGraph(process.argv[2] ? resolve(process.argv[2]) : REPO_ROOT);
   const problems = checkImports(edges);
   for (const p of problems) process.stderr.write(`${p.kind}: ${p.message}\n`);
   process.stdout.write(`check:layers: ${edges.length} imports read, ${problems.length} problem(s)\n`);

@@ -5,7 +5,7 @@ import helmet from 'helmet';
 import { applyHttpServerLimits, configureHttpApp, securityHeaders } from '@collect/platform';
 import { AppModule } from './app.module.js';
 import type { CollectConfig } from './config/collect-config.js';
-import { runMigrations } from './database/data-source.js';
+import { runMigrations } from './data-source.js';
 import { COLLECT_API_DOCS } from './openapi-document.js';
 
 /** Builds the HTTP application (not listening). Tests and main.ts both start here. */

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { FieldValidationError } from '@collect/contracts';
 import { loadConfigOrExit, validateInput } from '@collect/platform';
 import { loadCollectConfig } from './config/collect-config.js';
-import { dataSourceOptions, runMigrations } from './database/data-source.js';
+import { dataSourceOptions, runMigrations } from './data-source.js';
 import { OAuthApplicationsService } from './oauth2/oauth-applications.service.js';
 import { applicationInput, CreateOAuthApplicationDto } from './oauth2/oauth2.dto.js';
 import { OAuthApplicationEntity, OAuthGrantEntity, OAuthTokenEntity } from './oauth2/oauth2.entities.js';
