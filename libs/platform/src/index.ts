@@ -11,3 +11,4 @@ export * from './openapi.js';
 export * from './rate-limit.js';
 export * from './validation-pipe.js';
 export * from './client-address.js';
+export * from './work-limiter.js';

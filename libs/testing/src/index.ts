@@ -6,4 +6,5 @@ export * from './test-env.js';
 export * from './fuzz/index.js';
 export * from './secret-ledger.js';
 export * from './mock-of.js';
+export * from './complexity.js';
 export * from './pnpm.js';

@@ -53,6 +53,11 @@ export const collectEnvSchema = z
     SUBMISSION_XML_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     FORM_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     SUBMISSION_MAX_ATTACHMENTS: envField.int(100, 1, 10_000),
+    // Parsers of user input: linear, and capped (issue 17, docs/security.md).
+    INPUT_MAX_NODES: envField.int(500_000, 100, 10_000_000),
+    INPUT_MAX_DEPTH: envField.int(64, 8, 1_000),
+    FORM_MAX_FIELDS: envField.int(10_000, 10, 1_000_000),
+    MERGED_DATASET_MAX_FORMS: envField.int(100, 2, 10_000),
     UPLOAD_TMP_DIR: z.string().min(1).default(join(tmpdir(), 'collect-uploads')),
     // Rest services and forwarding (issue 8, docs/restservices.md).
     FORWARD_ALLOW_PRIVATE_NETWORKS: envField.list(''),
@@ -108,6 +113,12 @@ export const collectEnvSchema = z
     RATE_LIMIT_TOKEN_PER_CLIENT: envField.int(300, 1, 1_000_000),
     RATE_LIMIT_LOGIN_PER_IP: envField.int(100, 1, 1_000_000),
     RATE_LIMIT_LOGIN_PER_USERNAME: envField.int(30, 1, 1_000_000),
+    // Authentication work an anonymous client can cause (issue 17, docs/security.md "Bounded work").
+    RATE_LIMIT_AUTH_FAILURES_PER_IP: envField.int(100, 1, 1_000_000),
+    RATE_LIMIT_BASIC_PER_IP: envField.int(600, 1, 1_000_000),
+    RATE_LIMIT_BASIC_PER_USERNAME: envField.int(300, 1, 1_000_000),
+    PASSWORD_HASH_CONCURRENCY: envField.int(4, 1, 256),
+    PASSWORD_HASH_QUEUE: envField.int(32, 0, 100_000),
   })
   .superRefine((env, ctx) => {
     if (env.STORAGE_BACKEND === 's3' && !env.S3_BUCKET) {

@@ -12,7 +12,8 @@ export class CreateMergedDatasetDto {
   @Text({ ...NAME, required: true })
   name: string;
 
-  @IntList({ required: true, minItems: 2, maxItems: 100, unique: true, min: 1, max: MAX_DB_ID, message: 'A list of at least two different form ids.', description: 'Forms the caller can see.' })
+  // The configured cap (MERGED_DATASET_MAX_FORMS) is checked by the service; this is its largest value.
+  @IntList({ required: true, minItems: 2, maxItems: 10_000, unique: true, min: 1, max: MAX_DB_ID, message: 'A list of at least two different form ids.', description: 'Forms the caller can see; at most MERGED_DATASET_MAX_FORMS of them (100 unless configured).' })
   xforms: number[];
 
   @Text({ ...NAME, nullable: true })

@@ -4,7 +4,7 @@ import { FieldValidationError, HttpErrorWithHeaders } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
-import { XmlInputError } from '../openrosa/xml.js';
+import { inputLimitsOf, XmlInputError } from '../openrosa/xml.js';
 import { formatSubmissionTime } from '../wire-formats/api-time.js';
 import { formUuidHex } from '../wire-formats/form-uuid.js';
 import type { FormEntity } from './form.entity.js';
@@ -27,7 +27,8 @@ export class FormsService {
   async create(user: AuthenticatedUser, upload: { xml: string } | { json: JsonFormDefinition }): Promise<FormBody> {
     let parsed: ParsedForm;
     try {
-      parsed = 'xml' in upload ? parseXForm(upload.xml) : parseJsonForm(upload.json);
+      const limits = inputLimitsOf(this.config);
+      parsed = 'xml' in upload ? parseXForm(upload.xml, limits) : parseJsonForm(upload.json, limits);
     } catch (err) {
       if (err instanceof XmlInputError) throw new FieldValidationError({ xml_file: [err.message] });
       throw err;

@@ -10,15 +10,33 @@ export function isXmlContentType(type: string): boolean {
   return type === 'application/xml' || type === 'text/xml';
 }
 
-/** The raw request body as UTF-8, at most `max` bytes (413 beyond, after reading it). */
+/** 413 for a body refused before its end: the connection is closed so the rest is never read. */
+function bodyTooLarge(detail: string): HttpErrorWithHeaders {
+  return new HttpErrorWithHeaders(413, detail, { Connection: 'close' });
+}
+
+/**
+ * The raw request body as UTF-8, at most `max` bytes: a larger Content-Length is refused before
+ * reading, a body that grows past `max` as soon as it does (413, connection closed).
+ */
 export async function readRawBody(req: IncomingMessage, max: number): Promise<string> {
+  const detail = `The body is larger than ${max} bytes.`;
+  if (Number(req.headers['content-length'] ?? 0) > max) throw bodyTooLarge(detail);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size <= max) chunks.push(chunk as Buffer);
-  }
-  if (size > max) throw new HttpErrorWithHeaders(413, `The body is larger than ${max} bytes.`, {});
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= max) return void chunks.push(chunk);
+      // Stop reading without destroying the socket: the 413 must still reach the client.
+      req.off('data', onData);
+      req.pause();
+      reject(bodyTooLarge(detail));
+    };
+    req.on('data', onData);
+    req.on('end', () => resolve());
+    req.on('error', () => reject(new HttpErrorWithHeaders(400, 'Request aborted.', {})));
+  });
   return Buffer.concat(chunks).toString('utf8');
 }
 

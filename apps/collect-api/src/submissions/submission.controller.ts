@@ -18,7 +18,7 @@ import { SubmissionsService, type SubmissionResult } from './submissions.service
 import { contentTypeOf } from '../openrosa/body.js';
 import { isMultipart, readMultipartSubmission } from '../openrosa/multipart.js';
 import { setOpenRosaHeaders } from '../openrosa/openrosa-headers.js';
-import { child, escapeXml, parseXml, XmlInputError, type XmlNode } from '../openrosa/xml.js';
+import { child, escapeXml, inputLimitsOf, parseXml, XmlInputError, type XmlNode } from '../openrosa/xml.js';
 
 type Res = { status(code: number): Res; setHeader(name: string, value: string): void; send(body: string): void; json(body: unknown): void; end(): void };
 type Req = IncomingMessage & { body?: unknown };
@@ -101,7 +101,7 @@ export class SubmissionController {
   private async openRosaSubmission(user: AuthenticatedUser, req: Req, res: Res, resolve: FormResolver): Promise<void> {
     this.openRosaHeaders(res);
     if (!isMultipart(req)) throw unsupportedMediaType('An OpenRosa submission is multipart/form-data with xml_submission_file.');
-    const result = await this.fromMultipart(user, req, resolve);
+    const result = await this.fromMultipart(user, req, res, resolve);
     res.setHeader('Content-Type', 'text/xml; charset=utf-8');
     // The answer echoes the instance's id and instanceID: never a document a browser runs.
     setInertHeaders(res);
@@ -120,37 +120,56 @@ export class SubmissionController {
     this.openRosaHeaders(res);
     let result: SubmissionResult;
     if (contentTypeOf(req) === 'application/json') result = await this.fromJson(user, req.body);
-    else if (isMultipart(req)) result = await this.fromMultipart(user, req, (idString, root) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root)));
+    else if (isMultipart(req)) result = await this.fromMultipart(user, req, res, (idString, root) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root)));
     else throw unsupportedMediaType('Send application/json or multipart/form-data (xml_submission_file).');
     res.status(result.outcome === 'duplicate' ? 202 : 201).json(SubmissionsService.successBody(result));
   }
 
   private async fromJson(user: AuthenticatedUser, body: unknown): Promise<SubmissionResult> {
     const input = await validateInput(JsonSubmissionDto, body);
-    const record = recordFromJson(input.submission);
+    const record = recordFromJson(input.submission, inputLimitsOf(this.config));
     const formUuid = typeof record['formhub/uuid'] === 'string' ? record['formhub/uuid'] : undefined;
     const { form, role } = await this.submissions.formAndRoleForSubmission(user, input.id, formUuid);
     return this.submissions.submit({ user, form, role, record, files: [] });
   }
 
-  private async fromMultipart(user: AuthenticatedUser, req: Req, resolve: FormResolver): Promise<SubmissionResult> {
-    const upload = await readMultipartSubmission(req, {
-      attachmentMaxBytes: this.config.ATTACHMENT_MAX_BYTES,
-      xmlMaxBytes: this.config.SUBMISSION_XML_MAX_BYTES,
-      maxFiles: this.config.SUBMISSION_MAX_ATTACHMENTS,
-      tmpDir: this.config.UPLOAD_TMP_DIR,
-    });
+  /**
+   * The XML part is parsed and the caller's role on its form checked before any attachment is
+   * read (readMultipartSubmission): a refusal ends the request there, with `Connection: close`
+   * so the rest of the body is not read either (docs/security.md "Bounded work").
+   */
+  private async fromMultipart(user: AuthenticatedUser, req: Req, res: Res, resolve: FormResolver): Promise<SubmissionResult> {
+    const limits = inputLimitsOf(this.config);
+    let upload;
     try {
-      if (upload.xml === null) throw new FieldValidationError({ xml_submission_file: ['This part is required.'] });
-      let root;
-      try {
-        root = parseXml(upload.xml);
-      } catch (err) {
-        if (err instanceof XmlInputError) throw new FieldValidationError({ xml_submission_file: [err.message] });
-        throw err;
-      }
-      const { form, role } = await resolve(root.attrs.id ?? root.attrs.xmlns?.split('/').pop(), root);
-      const record = recordFromXml(root, form);
+      upload = await readMultipartSubmission(
+        req,
+        {
+          attachmentMaxBytes: this.config.ATTACHMENT_MAX_BYTES,
+          xmlMaxBytes: this.config.SUBMISSION_XML_MAX_BYTES,
+          maxFiles: this.config.SUBMISSION_MAX_ATTACHMENTS,
+          tmpDir: this.config.UPLOAD_TMP_DIR,
+        },
+        async (xml) => {
+          let root;
+          try {
+            root = parseXml(xml, limits);
+          } catch (err) {
+            if (err instanceof XmlInputError) throw new FieldValidationError({ xml_submission_file: [err.message] });
+            throw err;
+          }
+          const { form, role } = await resolve(root.attrs.id ?? root.attrs.xmlns?.split('/').pop(), root);
+          SubmissionsService.requireAccepting(form);
+          return { root, form, role };
+        },
+      );
+    } catch (err) {
+      if (!req.complete) res.setHeader('Connection', 'close');
+      throw err;
+    }
+    try {
+      const { root, form, role } = upload.authorized;
+      const record = recordFromXml(root, form, limits);
       return await this.submissions.submit({ user, form, role, record, xml: upload.xml, files: upload.files });
     } finally {
       await upload.cleanup();

@@ -113,7 +113,7 @@ export class SubmissionsService {
    */
   async submit(input: { user: AuthenticatedUser; form: FormEntity; role?: FormRole; record: SubmissionRecord; xml?: string; files: UploadedFile[] }): Promise<SubmissionResult> {
     const { user, form } = input;
-    if (!form.acceptingSubmissions) throw new ForbiddenException({ detail: `Form "${form.idString}" is not accepting submissions.` });
+    SubmissionsService.requireAccepting(form);
     const record = { ...input.record };
     const instanceId = stripUuidScheme(typeof record['meta/instanceID'] === 'string' ? record['meta/instanceID'] : '') || randomUUID();
     const deprecatedId = typeof record['meta/deprecatedID'] === 'string' ? stripUuidScheme(record['meta/deprecatedID']) : '';
@@ -292,6 +292,11 @@ export class SubmissionsService {
     const submission = Number.isSafeInteger(n) ? await this.repo.findLive(formId, n) : null;
     if (!submission) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     return submission;
+  }
+
+  /** 403 when the form's owner closed it (`downloadable: false`). */
+  static requireAccepting(form: FormEntity): void {
+    if (!form.acceptingSubmissions) throw new ForbiddenException({ detail: `Form "${form.idString}" is not accepting submissions.` });
   }
 
   static successBody(result: SubmissionResult): SubmissionAck {

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AdminBootstrap } from './admin-bootstrap.js';
 import { CurrentProfileService } from './current-profile.service.js';
+import { PasswordHasher } from './password-hasher.js';
 import { ApiTokenEntity, TempTokenEntity } from './user-token.entity.js';
 import { UserEntity } from './user.entity.js';
 import { UserTokensRepository } from './user-tokens.repository.js';
@@ -12,7 +13,7 @@ import { UsersService } from './users.service.js';
 /** Accounts and their API and temporary tokens (the HTTP side is in profiles/). */
 @Module({
   imports: [TypeOrmModule.forFeature([UserEntity, ApiTokenEntity, TempTokenEntity])],
-  providers: [CurrentProfileService, UsersRepository, UserTokensRepository, UsersService, UserTokensService, AdminBootstrap],
+  providers: [CurrentProfileService, PasswordHasher, UsersRepository, UserTokensRepository, UsersService, UserTokensService, AdminBootstrap],
   exports: [UsersService, UserTokensService, CurrentProfileService],
 })
 export class UsersModule {}

@@ -207,7 +207,8 @@ export function sheetColumns(form: Pick<FormEntity, 'fields'>): string[] {
 
 export function sheetRow(columns: string[], json: SubmissionJson): string[] {
   return columns.map((c) => {
-    const v = json[c];
+    // Own answers only: a question named `constructor` must not read Object.prototype's.
+    const v = Object.hasOwn(json, c) ? json[c] : undefined;
     if (v === null || v === undefined) return '';
     return typeof v === 'string' ? v : JSON.stringify(v);
   });
