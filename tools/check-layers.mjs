@@ -32,9 +32,10 @@ export const LAYERS = {
     ['root', 'rate-limit', 'health', 'seed'],
     ['migrations', 'entities.ts', 'feature-modules.ts'],
     ['data-source.ts'],
-    ['app.module.ts', 'worker.module.ts'],
+    ['worker.module.ts'],
+    ['app.module.ts'],
     ['openapi-document.ts'],
-    ['app.ts', 'cli.ts', 'migrate.ts', 'openapi.ts'],
+    ['app.ts', 'cli.ts', 'migrate.ts', 'openapi.ts', 'worker-probes.ts'],
     ['main.ts', 'worker.ts'],
   ],
   'apps/cas/src': [

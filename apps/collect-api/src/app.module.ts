@@ -8,10 +8,12 @@ import { dataSourceOptions } from './data-source.js';
 import { CollectHealthModule } from './health/collect-health.module.js';
 import { MetricsModule } from './health/metrics.module.js';
 import { featureModules } from './feature-modules.js';
+import { backgroundModules } from './worker.module.js';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: CollectConfig): DynamicModule {
+  /** `worker: true` adds the worker's background modules (tests and local runs in one process). */
+  static forRoot(config: CollectConfig, options: { worker?: boolean } = {}): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -22,6 +24,7 @@ export class AppModule {
         CollectHealthModule,
         MetricsModule,
         ...featureModules,
+        ...(options.worker ? backgroundModules : []),
       ],
     };
   }

@@ -8,10 +8,13 @@ import type { CollectConfig } from './config/collect-config.js';
 import { runMigrations } from './data-source.js';
 import { COLLECT_API_DOCS } from './openapi-document.js';
 
-/** Builds the HTTP application (not listening). Tests and main.ts both start here. */
-export async function createCollectApp(config: CollectConfig): Promise<NestExpressApplication> {
+/**
+ * Builds the HTTP application (not listening). Tests and main.ts both start here; `worker: true`
+ * composes the worker's background modules into it (one-process tests), see worker.module.ts.
+ */
+export async function createCollectApp(config: CollectConfig, options: { worker?: boolean } = {}): Promise<NestExpressApplication> {
   if (config.MIGRATIONS_RUN) await runMigrations(config);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bufferLogs: true, bodyParser: true });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options), { bufferLogs: true, bodyParser: true });
   // The client address (rate limits) is the X-Forwarded-For entry written by the N-th trusted
   // proxy from us, never one the client wrote itself (docs/security.md, "Client addresses").
   app.set('trust proxy', config.HTTP_TRUSTED_PROXY_HOPS);

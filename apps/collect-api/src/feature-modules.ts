@@ -8,6 +8,7 @@ import { FormsModule } from './forms/forms.module.js';
 import { SubmissionsModule } from './submissions/submissions.module.js';
 import { DatasetsModule } from './datasets/datasets.module.js';
 import { RestServicesModule } from './restservices/restservices.module.js';
+import { DeliveryOutboxModule } from './restservices/delivery-outbox.module.js';
 import { MediaModule } from './media/media.module.js';
 import { CasClientModule } from './cas-client/cas-client.module.js';
 import { OnboardingModule } from './onboarding/onboarding.module.js';
@@ -16,7 +17,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
 export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module, ProfilesModule];
 featureModules.push(StorageModule, FormsModule, SubmissionsModule, DatasetsModule);
-featureModules.push(RestServicesModule);
+featureModules.push(RestServicesModule, DeliveryOutboxModule);
 featureModules.push(MediaModule);
 featureModules.push(CasClientModule, OnboardingModule);
 featureModules.push(RateLimitModule);

@@ -10,6 +10,7 @@ import { Receiver, until } from './restservices-receiver.js';
 import { FakeSheetsProvider } from './restservices-sheets.js';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const WORKER = fileURLToPath(new URL('../dist/worker.js', import.meta.url));
 const CAS_MAIN = fileURLToPath(new URL('../../cas/dist/main.js', import.meta.url));
 const CAS_DEV_SEED = fileURLToPath(new URL('../../cas/seed/dev-seed.json', import.meta.url));
 const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
@@ -56,6 +57,7 @@ function hiddenFields(html: string): Record<string, string> {
  */
 describe('hardening: log hygiene (collect-api)', () => {
   let proc: ServiceProcess;
+  let worker: ServiceProcess;
   let cas: ServiceProcess;
   let receiver: Receiver;
   let sheets: FakeSheetsProvider;
@@ -94,7 +96,7 @@ describe('hardening: log hygiene (collect-api)', () => {
       CAS_DEV_SEED_FILE: CAS_DEV_SEED,
       CAS_SEED_FILE: join(seedDir, 'seed.json'),
     }, casPort);
-    proc = await startServiceProcess(MAIN, {
+    const collectEnv = {
       NODE_ENV: 'test',
       LOG_LEVEL: 'trace',
       COLLECT_PORT: String(port),
@@ -106,8 +108,7 @@ describe('hardening: log hygiene (collect-api)', () => {
       COLLECT_ADMIN_PASSWORD: keep('admin password', 'Adm1n-pa55word-for-logs'),
       COLLECT_SECRET_KEY: keep('secret key', 'collect-secret-key-for-the-log-hygiene-test'),
       PUBLIC_BASE_URL: collectUrl,
-      // Rest services: deliveries in this process, fast retries, loopback receivers allowed.
-      FORWARD_DELIVER_IN_PROCESS: 'true',
+      // Rest services: fast retries, loopback receivers allowed (delivered by the worker process).
       FORWARD_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128',
       FORWARD_RELAY_INTERVAL_MS: '50',
       FORWARD_BACKOFF_BASE_MS: '50',
@@ -125,10 +126,14 @@ describe('hardening: log hygiene (collect-api)', () => {
       CAS_CLIENT_SECRET: secrets.get('CAS_CLIENT_SECRET'),
       CAS_ONBOARDING_CLIENT_ID: 'logs-onboarding',
       CAS_ONBOARDING_CLIENT_SECRET: secrets.get('CAS_ONBOARDING_CLIENT_SECRET'),
-    }, port);
+    };
+    proc = await startServiceProcess(MAIN, collectEnv, port);
+    const workerPort = await freePort();
+    worker = await startServiceProcess(WORKER, { ...collectEnv, WORKER_PORT: String(workerPort) }, workerPort);
   });
   afterAll(async () => {
     await proc?.stop();
+    await worker?.stop();
     await cas?.stop();
     await receiver?.close();
     await sheets?.close();
@@ -183,8 +188,9 @@ describe('hardening: log hygiene (collect-api)', () => {
     await casFlows();
 
     await proc.stop();
+    await worker.stop();
     await cas.stop();
-    const lines = proc.output().split('\n').filter(Boolean);
+    const lines = [...proc.output().split('\n'), ...worker.output().split('\n')].filter(Boolean);
     const casLines = cas.output().split('\n').filter(Boolean);
     // The capture works: requests, the failed login, failed deliveries and the CAS sign-in were logged.
     expect(lines.length).toBeGreaterThan(20);

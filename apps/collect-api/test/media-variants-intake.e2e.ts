@@ -20,9 +20,8 @@ describe('media: variants made at submission time', () => {
   beforeAll(async () => {
     sut = await startTestCollectApp({
       MEDIA_VARIANTS_AT_SUBMISSION: 'true',
-      FORWARD_DELIVER_IN_PROCESS: 'true',
       MEDIA_ROOT: mkdtempSync(join(tmpdir(), 'collect-media-variants-')),
-    });
+    }, { worker: true });
     owner = await createTestUser(sut.app);
     formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).send(mediaFormDefinition('variants_at_intake')).expect(201)).body.formid;
   });
@@ -58,7 +57,7 @@ describe('media: variants made at submission time', () => {
     const submissionId = await submitMedia(sut, owner, formId, 'variants_at_intake', { instanceId: 'a5f1c0de-0000-4000-8000-000000000002', age: '31', photo: { name: 'broken.jpg', data: corruptJpeg(), type: 'image/jpeg' } });
     const broken = await item(submissionId);
     // The job runs and makes nothing for this submission.
-    await expect(jobs.makeVariants(submissionId)).resolves.toBe(0);
+    await expect(jobs.makeVariants({ submissionId })).resolves.toBe(0);
     expect(await sut.app.get<FileStorage>(FILE_STORAGE).exists(MediaVariantsService.variantPath(broken, 'small'))).toBe(false);
     await request(sut.url).get(`/api/v1/media/${broken.id}-small.jpg`).set('Authorization', owner.token).expect(422);
     await request(sut.url).get(`/api/v1/media/${broken.id}.jpg`).set('Authorization', owner.token).expect(200);

@@ -28,7 +28,7 @@ describe('rest services: role matrix for every endpoint', () => {
   beforeAll(async () => {
     // The in-process worker turns deliveries to a closed port into failed ones (one attempt
     // allowed), which the retry endpoints need.
-    sut = await startTestCollectApp({ FORWARD_DELIVER_IN_PROCESS: 'true', FORWARD_MAX_ATTEMPTS: '1', FORWARD_TIMEOUT_MS: '500', FORWARD_RELAY_INTERVAL_MS: '50' });
+    sut = await startTestCollectApp({ FORWARD_MAX_ATTEMPTS: '1', FORWARD_TIMEOUT_MS: '500', FORWARD_RELAY_INTERVAL_MS: '50' }, { worker: true });
     for (const w of WHO) if (w !== 'anonymous') users[w] = await createTestUser(sut.app);
     formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', users.owner.token).attach('xml_file', Buffer.from(demoXForm('roles_form')), 'form.xml').expect(201)).body.formid;
     for (const role of ['manager', 'editor', 'dataentry', 'readonly'] as const) {

@@ -33,7 +33,7 @@ describe('rest services: delivery-log retention', () => {
   const attemptsOf = async (ids: number[]): Promise<number> => Number((await db.query(`SELECT count(*) AS n FROM rest_delivery_attempts WHERE delivery_row_id = ANY($1)`, [ids]))[0].n);
 
   beforeAll(async () => {
-    // No in-process worker: the test calls the pruner itself instead of waiting for its timer.
+    // No in-process worker (no pruner timer): the test runs a pruner of its own.
     sut = await startTestCollectApp({ FORWARD_LOG_RETENTION_DAYS: '30' });
     db = sut.app.get(DataSource);
     owner = await createTestUser(sut.app);
@@ -49,7 +49,7 @@ describe('rest services: delivery-log retention', () => {
     const old = await Promise.all(['success', 'failed', 'skipped'].map((s) => delivery(s, 40)));
     const kept = [await delivery('success', 10), await delivery('failed', 29), await delivery('pending', 40), await delivery('retrying', 40), await delivery('queued', 40)];
 
-    expect(await sut.app.get(DeliveryLogPruner).pruneOnce()).toBe(3);
+    expect(await new DeliveryLogPruner(sut.app.get(RestServicesRepository), sut.config).pruneOnce()).toBe(3);
 
     expect(await remaining()).toEqual(kept);
     expect(await attemptsOf(old)).toBe(0);
@@ -57,7 +57,7 @@ describe('rest services: delivery-log retention', () => {
     const log = (await request(sut.url).get(`/api/v1/restservices/${serviceId}/deliveries`).set('Authorization', owner.token).expect(200)).body as Array<{ status: string }>;
     expect(log).toHaveLength(kept.length);
     // A second run finds nothing more.
-    expect(await sut.app.get(DeliveryLogPruner).pruneOnce()).toBe(0);
+    expect(await new DeliveryLogPruner(sut.app.get(RestServicesRepository), sut.config).pruneOnce()).toBe(0);
     await db.query(`DELETE FROM rest_deliveries WHERE service_id = $1`, [serviceId]);
   });
 
@@ -68,7 +68,7 @@ describe('rest services: delivery-log retention', () => {
       [serviceId, submissionId],
     );
     const fresh = await delivery('success', 1);
-    expect(await sut.app.get(DeliveryLogPruner).pruneOnce()).toBe(12_001);
+    expect(await new DeliveryLogPruner(sut.app.get(RestServicesRepository), sut.config).pruneOnce()).toBe(12_001);
     expect(await remaining()).toEqual([fresh]);
   });
 
@@ -85,7 +85,7 @@ describe('rest services: the worker prunes on its own schedule', () => {
   afterAll(() => sut?.close());
 
   it('runs the clean-up by timer, again and again', async () => {
-    sut = await startTestCollectApp({ FORWARD_DELIVER_IN_PROCESS: 'true', FORWARD_LOG_RETENTION_DAYS: '30', FORWARD_LOG_PRUNE_INTERVAL_MS: '1000' });
+    sut = await startTestCollectApp({ FORWARD_LOG_RETENTION_DAYS: '30', FORWARD_LOG_PRUNE_INTERVAL_MS: '1000' }, { worker: true });
     const db = sut.app.get(DataSource);
     const owner = await createTestUser(sut.app);
     const formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm('retention_timer')), 'form.xml').expect(201)).body.formid;

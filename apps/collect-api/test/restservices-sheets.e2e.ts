@@ -15,10 +15,10 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
   beforeAll(async () => {
     sheets = await new FakeSheetsProvider().start();
     sut = await startTestCollectApp({
-      FORWARD_DELIVER_IN_PROCESS: 'true', FORWARD_RELAY_INTERVAL_MS: '50', FORWARD_BACKOFF_BASE_MS: '50', FORWARD_TIMEOUT_MS: '5000',
+      FORWARD_RELAY_INTERVAL_MS: '50', FORWARD_BACKOFF_BASE_MS: '50', FORWARD_TIMEOUT_MS: '5000',
       SHEETS_API_BASE_URL: sheets.url, SHEETS_OAUTH_AUTHORIZE_URL: `${sheets.url}/o/oauth2/auth`, SHEETS_OAUTH_TOKEN_URL: `${sheets.url}/token`,
       SHEETS_CLIENT_ID: sheets.clientId, SHEETS_CLIENT_SECRET: sheets.clientSecret,
-    });
+    }, { worker: true });
     owner = await createTestUser(sut.app);
   });
   afterAll(async () => {

@@ -22,7 +22,7 @@ const FAST = {
 /**
  * The real worker process (dist/worker.js) against our own redis-server child, so Redis can be
  * stopped and restarted without disturbing other suites. The API in this process only writes
- * outbox rows and relays them (FORWARD_DELIVER_IN_PROCESS=false).
+ * outbox rows; relaying and delivering is the worker's (worker.module.ts).
  */
 describe('rest services: worker process crash, drain and Redis restart', () => {
   let redis: RedisHandle;
@@ -91,7 +91,15 @@ describe('rest services: worker process crash, drain and Redis restart', () => {
     const formId = await form('drain_form', '/slow');
     rx.script('/slow', [{ status: 200, body: 'slow ok', delayMs: 1500 }]);
     await submitMany('drain_form', 0, 12);
+    // Without a worker nothing leaves the outbox: the API process neither relays nor delivers.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await rowStatuses(formId)).toEqual({ pending: 12 });
+    expect(rx.to('/slow')).toHaveLength(0);
     const w = await startWorker({ FORWARD_CONCURRENCY: '4', SHUTDOWN_GRACE_MS: '15000' });
+    // The worker's HTTP surface is its probes and metrics, no API route.
+    expect((await fetch(`${w.url}/health/ready`)).status).toBe(200);
+    expect(await (await fetch(`${w.url}/metrics`)).text()).toContain('collect_restservice_deliveries_total');
+    expect((await fetch(`${w.url}/api/v1/user`, { headers: { Authorization: owner.token } })).status).toBe(404);
     await until('deliveries in flight', () => rx.to('/slow').length >= 4, 20_000);
     w.child.kill('SIGTERM');
     const { code, signal } = await exited(w);

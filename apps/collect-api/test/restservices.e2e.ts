@@ -1,9 +1,8 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { getQueueToken } from '@nestjs/bull';
-import type { Queue } from 'bull';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { DELIVERY_QUEUE } from '../src/restservices/restservices.tokens.js';
+import { JobQueue } from '../src/jobs/job-queue.js';
+import { QueueName } from '../src/jobs/job.types.js';
 import { RestServicesRepository } from '../src/restservices/restservices.repository.js';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
 import { headerNames, Receiver, until } from './restservices-receiver.js';
@@ -11,7 +10,6 @@ import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
 const FAST = {
-  FORWARD_DELIVER_IN_PROCESS: 'true',
   FORWARD_BACKOFF_BASE_MS: '40',
   FORWARD_BACKOFF_FACTOR: '2',
   FORWARD_RELAY_INTERVAL_MS: '50',
@@ -26,7 +24,7 @@ describe('rest services: CRUD, forwarders on the wire, retries, delivery log', (
   let formId: number;
 
   beforeAll(async () => {
-    sut = await startTestCollectApp(FAST);
+    sut = await startTestCollectApp(FAST, { worker: true });
     rx = await new Receiver().start();
     owner = await createTestUser(sut.app);
     formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm()), 'form.xml').expect(201)).body.formid;
@@ -234,7 +232,7 @@ describe('rest services: CRUD, forwarders on the wire, retries, delivery log', (
     it('a submission deleted before the worker runs is never sent: skipped', async () => {
       const form = await newForm('del_form');
       const svc = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/deleted` }).expect(201)).body;
-      const queue = sut.app.get<Queue>(getQueueToken(DELIVERY_QUEUE));
+      const queue = sut.app.get(JobQueue).queue(QueueName.Delivery);
       await queue.pause(true);
       try {
         const sub = await submitJson({ name: 'Gone' }, form);
@@ -336,7 +334,7 @@ describe('rest services: CRUD, forwarders on the wire, retries, delivery log', (
     });
 
     it('refuses at send time when the address is not allowed (DNS re-checked per request)', async () => {
-      const strict = await startTestCollectApp({ ...FAST, FORWARD_ALLOW_PRIVATE_NETWORKS: '' });
+      const strict = await startTestCollectApp({ ...FAST, FORWARD_ALLOW_PRIVATE_NETWORKS: '' }, { worker: true });
       try {
         const u = await createTestUser(strict.app);
         const form = (await request(strict.url).post('/api/v1/forms').set('Authorization', u.token).attach('xml_file', Buffer.from(demoXForm('ssrf_form')), 'form.xml').expect(201)).body.formid;

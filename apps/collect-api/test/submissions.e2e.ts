@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { SubmissionEvents, type SubmissionEvent } from '../src/submissions/submission-events.js';
 import { demoInstance, demoXForm, jpeg, png, wav } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
@@ -26,10 +27,6 @@ describe('submissions: OpenRosa + JSON intake, data endpoint (local storage)', (
     sut = await startTestCollectApp({ MEDIA_ROOT: mediaRoot, ATTACHMENT_MAX_BYTES: '200000' });
     sut.app.get(SubmissionEvents).onCommitted((e) => {
       events.push(e);
-    });
-    // Stands in for a failing outbox write: the whole submission must roll back.
-    sut.app.get(SubmissionEvents).useTransactionalHook(async (e) => {
-      if (e.instanceUuid === 'hook-fails') throw new Error('outbox write failed');
     });
     owner = await createTestUser(sut.app);
     const res = await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm()), 'form.xml').expect(201);
@@ -222,10 +219,20 @@ describe('submissions: OpenRosa + JSON intake, data endpoint (local storage)', (
       await request(sut.url).patch(`/api/v1/forms/${formId}`).set('Authorization', owner.token).send({ downloadable: true }).expect(200);
     });
 
-    it('a failing transactional hook rolls back the record and removes the stored files', async () => {
+    it('a failing outbox write rolls back the record and removes the stored files', async () => {
       const before = events.length;
-      await post('hook-fails').expect(500);
+      const filesBefore = listFiles(mediaRoot).sort();
+      const db = sut.app.get(DataSource);
+      // The outbox statement reads rest_services: without that table it fails inside the transaction.
+      await db.query('ALTER TABLE rest_services RENAME TO rest_services_away');
+      try {
+        await post('outbox-fails').expect(500);
+      } finally {
+        await db.query('ALTER TABLE rest_services_away RENAME TO rest_services');
+      }
       expect(events.length).toBe(before);
+      expect(await db.query(`SELECT id FROM submissions WHERE uuid = 'outbox-fails'`)).toEqual([]);
+      expect(listFiles(mediaRoot).sort()).toEqual(filesBefore);
     });
 
     it('anonymous: 401', async () => {

@@ -14,12 +14,20 @@ export interface TestCollectApp {
   close(): Promise<void>;
 }
 
+export interface TestAppOptions {
+  /** Listen here (when the public URL must be known before start, e.g. as a CAS redirect URI). */
+  port?: number;
+  /** Also run the worker's background modules (queues consumed, outbox relayed) in this process. */
+  worker?: boolean;
+}
+
 /**
  * Boots the real collect-api in this process on a fresh database of the shared embedded
- * PostgreSQL and a fresh key prefix on the shared Redis, listening on a free port (or `port`,
- * when its public URL must be known before it starts, e.g. as a CAS redirect URI).
+ * PostgreSQL and a fresh key prefix on the shared Redis, listening on a free port.
  */
-export async function startTestCollectApp(env: Record<string, string> = {}, port = 0): Promise<TestCollectApp> {
+export async function startTestCollectApp(env: Record<string, string> = {}, options: number | TestAppOptions = {}): Promise<TestCollectApp> {
+  const { port = 0, worker = false } = typeof options === 'number' ? { port: options } : options;
+  if ('FORWARD_DELIVER_IN_PROCESS' in env) throw new Error('FORWARD_DELIVER_IN_PROCESS is gone: pass { worker: true } to startTestCollectApp');
   const databaseUrl = await freshTestDatabase('collect');
   const config = loadCollectConfig({
     NODE_ENV: 'test',
@@ -33,7 +41,7 @@ export async function startTestCollectApp(env: Record<string, string> = {}, port
     UPLOAD_TMP_DIR: mkdtempSync(join(tmpdir(), 'collect-uploads-test-')),
     ...env,
   });
-  const app = await createCollectApp(config);
+  const app = await createCollectApp(config, { worker });
   await app.listen(port, '127.0.0.1');
   const address = app.getHttpServer().address();
   const bound = typeof address === 'object' && address ? address.port : 0;

@@ -41,22 +41,25 @@ export class HealthController {
   @ApiOkResponse({ type: HealthBody })
   @ApiServiceUnavailableResponse({ type: HealthUnavailableBody })
   async ready(): Promise<HealthBody> {
-    const results = await Promise.all(
-      this.checks.map(async (c) => {
-        try {
-          await withTimeout(c.check(), 2000);
-          return [c.name, 'up'] as const;
-        } catch {
-          return [c.name, 'down'] as const;
-        }
-      }),
-    );
-    const checks = Object.fromEntries(results);
-    if (results.some(([, state]) => state === 'down')) {
-      throw new ServiceUnavailableException({ detail: 'Service unavailable.', status: 'unavailable', checks });
-    }
-    return { status: 'ok', checks };
+    const report = await readiness(this.checks);
+    if (report.status !== 'ok') throw new ServiceUnavailableException({ detail: 'Service unavailable.', ...report });
+    return report;
   }
+}
+
+/** Runs every check (2 s each); `unavailable` when one fails. Also served by processes without Nest HTTP (the worker). */
+export async function readiness(checks: ReadinessCheck[]): Promise<Required<HealthBody>> {
+  const results = await Promise.all(
+    checks.map(async (c) => {
+      try {
+        await withTimeout(c.check(), 2000);
+        return [c.name, 'up'] as const;
+      } catch {
+        return [c.name, 'down'] as const;
+      }
+    }),
+  );
+  return { status: results.some(([, state]) => state === 'down') ? 'unavailable' : 'ok', checks: Object.fromEntries(results) };
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

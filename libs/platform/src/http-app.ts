@@ -75,7 +75,7 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions)
  * hooks finish, then exit 0. Nest's own shutdown hooks re-raise the signal (exit 143), which
  * Kubernetes and process managers read as a crash.
  */
-export function installGracefulShutdown(app: INestApplication, graceMs: number, log: (msg: string) => void): void {
+export function installGracefulShutdown(app: Pick<INestApplication, 'close'>, graceMs: number, log: (msg: string) => void): void {
   let closing = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (closing) return;

@@ -21,17 +21,23 @@ export class MetricsController {
 
   @Get()
   async metrics(@Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
-    const token = this.config.METRICS_TOKEN;
-    if (!token && this.config.NODE_ENV === 'production') throw new NotFoundException({ detail: 'Not found.' });
-    if (token) {
-      const sent = parseAuthorization(req.headers.authorization);
-      if (sent.kind !== 'credentials' || sent.scheme !== 'bearer' || !safeEqual(sent.credentials, token)) {
-        res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
-        throw new UnauthorizedException({ detail: 'Authentication credentials were not provided.' });
-      }
+    const refused = metricsRefusal(this.config, req.headers.authorization);
+    if (refused === 404) throw new NotFoundException({ detail: 'Not found.' });
+    if (refused === 401) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
+      throw new UnauthorizedException({ detail: 'Authentication credentials were not provided.' });
     }
     res.setHeader('Content-Type', register.contentType);
     res.setHeader('Cache-Control', 'no-store');
     res.send(await register.metrics());
   }
+}
+
+/** Who may scrape: 404 in production without METRICS_TOKEN, 401 without that token, else null (allowed). */
+export function metricsRefusal(config: Pick<CollectConfig, 'METRICS_TOKEN' | 'NODE_ENV'>, authorization: string | undefined): 404 | 401 | null {
+  const token = config.METRICS_TOKEN;
+  if (!token && config.NODE_ENV === 'production') return 404;
+  if (!token) return null;
+  const sent = parseAuthorization(authorization);
+  return sent.kind === 'credentials' && sent.scheme === 'bearer' && safeEqual(sent.credentials, token) ? null : 401;
 }

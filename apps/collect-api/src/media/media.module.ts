@@ -1,4 +1,3 @@
-import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DatasetsModule } from '../datasets/datasets.module.js';
@@ -7,12 +6,13 @@ import { AttachmentEntity } from '../submissions/submission.entity.js';
 import { MediaController } from './media.controller.js';
 import { MediaRepository } from './media.repository.js';
 import { MediaService } from './media.service.js';
-import { MEDIA_VARIANTS_QUEUE, MediaVariantsQueue } from './media-variants.queue.js';
+import { MediaVariantsQueue } from './media-variants.queue.js';
+import { JobsModule } from '../jobs/jobs.module.js';
 import { MediaVariantsService } from './media-variants.service.js';
 
 /** Media listing, counts, downloads and image variants (issue 9, docs/media.md). */
 @Module({
-  imports: [TypeOrmModule.forFeature([AttachmentEntity]), SubmissionsModule, DatasetsModule, BullModule.registerQueue({ name: MEDIA_VARIANTS_QUEUE })],
+  imports: [TypeOrmModule.forFeature([AttachmentEntity]), SubmissionsModule, DatasetsModule, JobsModule],
   controllers: [MediaController],
   providers: [MediaRepository, MediaService, MediaVariantsService, MediaVariantsQueue],
   exports: [MediaVariantsService],

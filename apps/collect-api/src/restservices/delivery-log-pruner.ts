@@ -8,8 +8,8 @@ const MAX_BATCHES_PER_RUN = 20;
 
 /**
  * Keeps the delivery log bounded: every submission writes one delivery row per active service
- * and one attempt row per try, forever, unless something removes them. Runs in the delivery
- * worker only; several workers pruning at once just find fewer rows.
+ * and one attempt row per try, forever, unless something removes them. Provided in the worker
+ * composition only (DeliveryWorkerModule); several workers pruning at once just find fewer rows.
  */
 @Injectable()
 export class DeliveryLogPruner implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -24,7 +24,7 @@ export class DeliveryLogPruner implements OnApplicationBootstrap, BeforeApplicat
   ) {}
 
   onApplicationBootstrap(): void {
-    if (!this.config.FORWARD_DELIVER_IN_PROCESS || this.config.FORWARD_LOG_RETENTION_DAYS === 0) return;
+    if (this.config.FORWARD_LOG_RETENTION_DAYS === 0) return;
     const interval = this.config.FORWARD_LOG_PRUNE_INTERVAL_MS;
     const schedule = (delay: number) => {
       if (this.stopped) return;

@@ -1,23 +1,21 @@
-import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import type { Queue } from 'bull';
+import pg from 'pg';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { SubmissionEvents } from '../submissions/submission-events.js';
-import { DeliveryService } from './delivery.service.js';
-import { namesFor } from './forwarders/index.js';
+import { JobQueue } from '../jobs/job-queue.js';
+import { DELIVERY_CHANNEL } from './delivery-outbox.js';
 import { RestServicesRepository } from './restservices.repository.js';
 import { SheetsRepository } from './sheets/sheets.repository.js';
-import { SheetsService } from './sheets/sheets.service.js';
-import { DELIVERY_QUEUE, type DeliveryJob } from './restservices.tokens.js';
 
 const BATCH = 500;
 const NUDGE_DELAY_MS = 5;
+const RELISTEN_DELAY_MS = 1_000;
 
 /**
- * Outbox → Bull. Every process writes outbox rows in the submission transaction and nudges the
- * relay after commit; the worker process (dist/worker.js, or FORWARD_DELIVER_IN_PROCESS) also
- * polls (due retries, rows whose lease ran out) and consumes the queue. The Bull job id is the
- * row id, so re-adding a row that is still waiting in Redis is a no-op.
+ * Outbox → Bull, in the worker process only. The outbox statement NOTIFYs at commit and the
+ * relay LISTENs, so a new row is claimed within milliseconds; the poll every
+ * FORWARD_RELAY_INTERVAL_MS stays as the fallback and finds due retries and rows whose lease
+ * ran out (lost Redis job, killed worker). Rows are claimed in batches and added with one
+ * addBulk; the job id is the row id, so re-adding a row still waiting in Redis is a no-op.
  */
 @Injectable()
 export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -26,39 +24,54 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
   private again = false;
   private timer: NodeJS.Timeout | null = null;
   private nudgeTimer: NodeJS.Timeout | null = null;
+  private listener: pg.Client | null = null;
   private stopped = false;
 
   constructor(
     private readonly repo: RestServicesRepository,
-    private readonly delivery: DeliveryService,
-    private readonly sheets: SheetsService,
     private readonly sheetsRepo: SheetsRepository,
-    private readonly events: SubmissionEvents,
-    @InjectQueue(DELIVERY_QUEUE) private readonly queue: Queue<DeliveryJob>,
+    private readonly jobs: JobQueue,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
-  ) {
-    events.useTransactionalHook(async (event, manager) => {
-      const kind = event.type === 'submission.created' ? 'created' : event.type === 'submission.updated' ? 'updated' : 'deleted';
-      await this.repo.enqueueForSubmission(manager, event.formId, event.submissionId, kind, namesFor(kind));
-    });
-    events.onCommitted(() => this.nudge());
-  }
-
-  get delivering(): boolean {
-    return this.config.FORWARD_DELIVER_IN_PROCESS;
-  }
+  ) {}
 
   onApplicationBootstrap(): void {
-    this.queue.on('error', (err) => this.logger.warn({ err: err.message }, 'delivery queue error'));
-    if (!this.delivering) return;
-    this.queue.on('failed', (job, err) => this.logger.error({ rowId: job.data.rowId, err: err.message }, 'delivery job failed; the row is re-queued when its lease ends'));
-    void this.queue.process(this.config.FORWARD_CONCURRENCY, (job) => (job.data.backfillServiceId ? this.sheets.backfill(job.data.backfillServiceId) : this.delivery.deliver(job.data.rowId)));
+    void this.listen();
     const loop = () => {
       if (this.stopped) return;
-      this.timer = setTimeout(() => void this.tick().finally(loop), this.config.FORWARD_RELAY_INTERVAL_MS);
+      this.timer = setTimeout(() => void this.tick().then(() => this.resumeBackfills()).finally(loop), this.config.FORWARD_RELAY_INTERVAL_MS);
     };
     this.nudge();
     loop();
+  }
+
+  /** A dedicated connection (a pooled one could not keep LISTEN); reconnects after a loss. */
+  private async listen(): Promise<void> {
+    if (this.stopped) return;
+    const client = new pg.Client({ connectionString: this.config.DATABASE_URL });
+    let retried = false;
+    const retry = () => {
+      if (retried) return;
+      retried = true;
+      if (this.listener === client) this.listener = null;
+      void client.end().catch(() => undefined);
+      if (!this.stopped) setTimeout(() => void this.listen(), RELISTEN_DELAY_MS).unref();
+    };
+    client.on('error', (err) => {
+      this.logger.warn({ err: err.message }, 'outbox LISTEN connection lost; polling until it is back');
+      retry();
+    });
+    client.on('end', retry);
+    client.on('notification', () => this.nudge());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${DELIVERY_CHANNEL}`);
+      this.listener = client;
+      if (this.stopped) return void (await client.end());
+      this.nudge(); // rows committed while nobody listened
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'could not LISTEN for outbox rows; polling until it works');
+      retry();
+    }
   }
 
   /** Moves due rows onto the queue soon; calls while a pass runs fold into one more pass. */
@@ -86,11 +99,9 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
           do {
             claimed = await this.repo.claimForQueue(BATCH, this.config.FORWARD_LEASE_MS);
             // If Redis is down this throws; the rows stay leased and are claimed again after FORWARD_LEASE_MS.
-            if (claimed.length) await this.queue.addBulk(claimed.map((rowId) => ({ data: { rowId }, opts: { jobId: String(rowId), removeOnComplete: true, removeOnFail: true } })));
+            if (claimed.length) await this.jobs.addBulk(claimed.map((rowId) => ({ name: 'deliver' as const, data: { rowId } })));
           } while (claimed.length === BATCH && !this.stopped);
         } while (this.again && !this.stopped);
-        // Spreadsheet back-fills not finished (lost job, crashed worker) resume from their cursor.
-        if (this.delivering) for (const id of await this.sheetsRepo.pendingBackfills()) await this.sheets.queueBackfill(id);
       } catch (err) {
         this.logger.warn({ err: (err as Error).message }, 'delivery relay pass failed; will retry');
       } finally {
@@ -100,15 +111,21 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
     return this.running;
   }
 
-  /**
-   * SIGTERM: stop taking new jobs, let the ones in flight finish (their rows stay leased if the
-   * grace period runs out and are re-queued by the next worker), leave waiting jobs in Redis.
-   */
+  /** Spreadsheet back-fills not finished (lost job, crashed worker) resume from their cursor; on the poll only. */
+  private async resumeBackfills(): Promise<void> {
+    try {
+      for (const serviceId of await this.sheetsRepo.pendingBackfills()) await this.jobs.add({ name: 'sheets-backfill', data: { serviceId } });
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'could not resume spreadsheet back-fills; will retry');
+    }
+  }
+
+  /** SIGTERM: no new passes; the pass running finishes (the job worker drains the queue). */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.nudgeTimer) clearTimeout(this.nudgeTimer);
+    await this.listener?.end().catch(() => undefined);
     await this.running?.catch(() => undefined);
-    if (this.delivering) await this.queue.pause(true, false).catch((err: Error) => this.logger.warn({ err: err.message }, 'could not drain the delivery queue'));
   }
 }

@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SecretBox } from '../crypto/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { OnJob } from '../jobs/on-job.decorator.js';
+import type { JobData } from '../jobs/job.types.js';
 import { SubmissionsService } from '../submissions/submissions.service.js';
 import { deliveryMetrics } from './delivery-metrics.js';
 import { backoffMs, deliveryHeaders, isRetryable, sendOnce, type SendResult } from './delivery-sender.js';
@@ -36,7 +38,8 @@ export class DeliveryService {
     return this.config.FORWARD_TIMEOUT_MS * 2 + Math.min(5_000, this.config.FORWARD_TIMEOUT_MS);
   }
 
-  async deliver(rowId: number): Promise<void> {
+  @OnJob('deliver')
+  async deliver({ rowId }: JobData<'deliver'>): Promise<void> {
     const row = await this.repo.claimForSending(rowId, this.sendingLeaseMs);
     if (!row) return; // finished already, or another worker holds it
     const service = await this.repo.findService(row.serviceId);

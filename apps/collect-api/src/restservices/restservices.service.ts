@@ -7,7 +7,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 import { FormAccessService } from '../forms/form-access.service.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { PageRequest } from '../submissions/submissions.service.js';
-import { DeliveryRelay } from './delivery-relay.js';
+import { DeliveryOutbox } from './delivery-outbox.js';
 import { FORWARDERS } from './forwarders/index.js';
 import type { NetworkGuard } from './network-guard.js';
 import { RestServiceDto, restServiceInput, type DeliveryLogEntry, type RestServiceBody, type RestServiceInput, type RestServicePatchDto, type RetryAck, type RetryFailedAck } from './restservice.dto.js';
@@ -30,7 +30,7 @@ export class RestServicesService {
   constructor(
     private readonly repo: RestServicesRepository,
     private readonly access: FormAccessService,
-    private readonly relay: DeliveryRelay,
+    private readonly outbox: DeliveryOutbox,
     private readonly sheets: SheetsService,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
@@ -112,7 +112,7 @@ export class RestServicesService {
     if (!['success', 'failed', 'skipped'].includes(delivery.status)) throw new BadRequestException({ detail: 'This delivery is still in progress.' });
     if (!service.active) throw new BadRequestException({ detail: 'The service is inactive; PATCH it with "active": true first.' });
     await this.repo.requeue([delivery.id]);
-    this.relay.nudge();
+    await this.outbox.wake();
     return { detail: 'Delivery queued.', delivery_id: delivery.deliveryId };
   }
 
@@ -120,7 +120,7 @@ export class RestServicesService {
     const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
     if (!service.active) throw new BadRequestException({ detail: 'The service is inactive; PATCH it with "active": true first.' });
     const count = await this.repo.requeueFailed(service.id);
-    this.relay.nudge();
+    await this.outbox.wake();
     return { detail: 'Failed deliveries queued.', count };
   }
 

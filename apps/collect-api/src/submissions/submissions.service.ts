@@ -15,6 +15,7 @@ import { buildSubmissionJson, type SubmissionJson } from './submission-json.js';
 import { contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
+import { SUBMISSION_OUTBOX, type SubmissionOutbox } from './submission-outbox.js';
 import { SubmissionsRepository } from './submissions.repository.js';
 import type { SubmissionAck } from './submission.dto.js';
 
@@ -40,6 +41,7 @@ export class SubmissionsService {
     private readonly forms: FormsRepository,
     private readonly access: FormAccessService,
     private readonly events: SubmissionEvents,
+    @Inject(SUBMISSION_OUTBOX) private readonly outbox: SubmissionOutbox,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
@@ -107,7 +109,7 @@ export class SubmissionsService {
 
   /**
    * Stores one submission (new, edit or duplicate) with its attachment files, in one
-   * transaction that also runs the transactional event hooks (outbox). Files are copied into
+   * transaction that also records the outbox (SubmissionOutbox port). Files are copied into
    * storage inside the transaction and removed again if it fails: no orphan files, no partial
    * records.
    */
@@ -139,7 +141,7 @@ export class SubmissionsService {
           const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version: form.version });
           await this.storeAttachments(m, form, ownerName, updated, record, input.files, stored, true);
           event = { type: 'submission.updated', formId: form.id, submissionId: updated.id, instanceUuid: instanceId };
-          await this.events.inTransaction(event, m);
+          await this.outbox.record(m, event);
           return { outcome: 'updated' as const, submission: updated, form };
         }
         // An edit of an instance we never stored is stored as a new submission (as ODK servers do).
@@ -156,7 +158,7 @@ export class SubmissionsService {
       }
       await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, false);
       event = { type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId };
-      await this.events.inTransaction(event, m);
+      await this.outbox.record(m, event);
       return { outcome: 'created' as const, submission: created, form };
     };
     try {
@@ -256,7 +258,7 @@ export class SubmissionsService {
     const event: SubmissionEvent = { type: 'submission.deleted', formId: form.id, submissionId: submission.id, instanceUuid: submission.uuid };
     await this.repo.transaction(async (m) => {
       await this.repo.softDelete(m, submission.id, new Date());
-      await this.events.inTransaction(event, m);
+      await this.outbox.record(m, event);
     });
     this.events.committed(event);
   }

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { InjectQueue } from '@nestjs/bull';
 import { BadRequestException, Inject, Injectable, Logger } from '@nestjs/common';
-import type { Queue } from 'bull';
 import { SecretBox } from '../../crypto/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
 import type { FormEntity } from '../../forms/form.entity.js';
@@ -11,7 +9,9 @@ import { SubmissionsService } from '../../submissions/submissions.service.js';
 import type { SendResult } from '../delivery-sender.js';
 import type { DeliveryEntity, RestServiceEntity } from '../restservice.entities.js';
 import { RestServicesRepository } from '../restservices.repository.js';
-import { DELIVERY_QUEUE, type DeliveryJob } from '../restservices.tokens.js';
+import { JobQueue } from '../../jobs/job-queue.js';
+import type { JobData } from '../../jobs/job.types.js';
+import { OnJob } from '../../jobs/on-job.decorator.js';
 import { firstRowOf, SheetsClient, type SheetsCall } from './sheets-client.js';
 import { SheetsRepository } from './sheets.repository.js';
 
@@ -47,7 +47,7 @@ export class SheetsService {
     private readonly services: RestServicesRepository,
     private readonly forms: FormsRepository,
     private readonly submissions: SubmissionsService,
-    @InjectQueue(DELIVERY_QUEUE) private readonly queue: Queue<DeliveryJob>,
+    private readonly jobs: JobQueue,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
     this.box = new SecretBox(config.COLLECT_SECRET_KEY);
@@ -103,7 +103,7 @@ export class SheetsService {
   }
 
   async queueBackfill(serviceId: number): Promise<void> {
-    await this.queue.add({ rowId: 0, backfillServiceId: serviceId }, { jobId: `backfill-${serviceId}`, removeOnComplete: true, removeOnFail: true }).catch((err: Error) =>
+    await this.jobs.add({ name: 'sheets-backfill', data: { serviceId } }).catch((err: Error) =>
       this.logger.warn({ err: err.message, serviceId }, 'could not queue the back-fill; the relay retries it'));
   }
 
@@ -126,7 +126,8 @@ export class SheetsService {
   }
 
   /** Appends every live submission not in the sheet yet, in `_id` order, BATCH rows per call. */
-  async backfill(serviceId: number): Promise<void> {
+  @OnJob('sheets-backfill')
+  async backfill({ serviceId }: JobData<'sheets-backfill'>): Promise<void> {
     for (;;) {
       const service = await this.services.findService(serviceId);
       const options = service?.options as SheetOptions | undefined;

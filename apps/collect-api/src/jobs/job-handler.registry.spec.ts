@@ -1,0 +1,60 @@
+import { Injectable, type Type } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
+import { JobHandlerRegistry } from './job-handler.registry.js';
+import type { JobData } from './job.types.js';
+import { OnJob } from './on-job.decorator.js';
+
+const ran: string[] = [];
+
+@Injectable()
+class Deliveries {
+  @OnJob('deliver')
+  async deliver({ rowId }: JobData<'deliver'>): Promise<void> {
+    ran.push(`deliver ${rowId}`);
+  }
+
+  @OnJob('sheets-backfill')
+  async backfill({ serviceId }: JobData<'sheets-backfill'>): Promise<void> {
+    ran.push(`backfill ${serviceId}`);
+  }
+}
+
+@Injectable()
+class Variants {
+  @OnJob('make-variants')
+  async make({ submissionId }: JobData<'make-variants'>): Promise<number> {
+    ran.push(`variants ${submissionId}`);
+    return 0;
+  }
+}
+
+@Injectable()
+class SecondDeliverer {
+  @OnJob('deliver')
+  async deliverToo(): Promise<void> {}
+}
+
+async function boot(...providers: Type[]): Promise<JobHandlerRegistry> {
+  const moduleRef = await Test.createTestingModule({ imports: [DiscoveryModule], providers: [JobHandlerRegistry, ...providers] }).compile();
+  await moduleRef.init();
+  return moduleRef.get(JobHandlerRegistry);
+}
+
+describe('JobHandlerRegistry', () => {
+  it('finds one handler per job kind and runs each with its payload', async () => {
+    const sut = await boot(Deliveries, Variants);
+    await sut.run({ name: 'deliver', data: { rowId: 7 } });
+    await sut.run({ name: 'sheets-backfill', data: { serviceId: 3 } });
+    await sut.run({ name: 'make-variants', data: { submissionId: 9 } });
+    expect(ran).toEqual(['deliver 7', 'backfill 3', 'variants 9']);
+  });
+
+  it('refuses to boot when a job kind has no handler', async () => {
+    await expect(boot(Deliveries)).rejects.toThrow('job "make-variants" has no @OnJob handler');
+  });
+
+  it('refuses to boot when a job kind has two handlers, naming both', async () => {
+    await expect(boot(Deliveries, Variants, SecondDeliverer)).rejects.toThrow('job "deliver" has 2 handlers (Deliveries.deliver, SecondDeliverer.deliverToo)');
+  });
+});

@@ -1,0 +1,38 @@
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { JobHandlerRegistry } from './job-handler.registry.js';
+import { JobQueue } from './job-queue.js';
+import { QUEUE_NAMES, QueueName, type JobItem } from './job.types.js';
+
+/**
+ * The consumer side: every queue processed by the registry's handlers. Exists only in the
+ * worker composition (worker.module.ts, or a test app built with the worker). On shutdown it
+ * stops taking jobs and waits for the ones running (SIGTERM drain); waiting jobs stay in Redis.
+ */
+@Injectable()
+export class JobWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(JobWorker.name);
+
+  constructor(
+    private readonly registry: JobHandlerRegistry,
+    private readonly jobs: JobQueue,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {}
+
+  private concurrency(queue: QueueName): number {
+    return queue === QueueName.Delivery ? this.config.FORWARD_CONCURRENCY : 2;
+  }
+
+  onApplicationBootstrap(): void {
+    for (const name of QUEUE_NAMES) {
+      const queue = this.jobs.queue(name);
+      queue.on('failed', (job, err) => this.logger.error({ queue: name, job: job.name, data: job.data as unknown, err: err.message }, 'job failed'));
+      // '*': one processor for every kind of the queue; the job's name picks the handler.
+      void queue.process('*', this.concurrency(name), (job) => this.registry.run({ name: job.name, data: job.data } as JobItem));
+    }
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(QUEUE_NAMES.map((name) => this.jobs.queue(name).pause(true, false).catch((err: Error) => this.logger.warn({ queue: name, err: err.message }, 'could not drain the queue'))));
+  }
+}

@@ -1,0 +1,52 @@
+import type { JobOptions } from 'bull';
+
+/**
+ * Every background job of collect-api, typed in one place (docs/architecture.md, "Jobs"):
+ * the Bull queues, the discriminated union of job payloads and each kind's queue and options.
+ * Producers call JobQueue.add(item); the worker process runs the one `@OnJob(name)` handler of
+ * each kind (JobHandlerRegistry refuses to boot with a kind handled zero or two times).
+ */
+export const QueueName = {
+  /** Rest-service work: one outbox row to send, a spreadsheet back-fill. */
+  Delivery: 'restservice-deliveries',
+  /** Image variants made right after a submission (MEDIA_VARIANTS_AT_SUBMISSION). */
+  MediaVariants: 'media-variants',
+} as const;
+export type QueueName = (typeof QueueName)[keyof typeof QueueName];
+export const QUEUE_NAMES = Object.values(QueueName);
+
+export type JobItem =
+  /** Send one outbox row (rest_deliveries.id) once; the row decides what and whether. */
+  | { name: 'deliver'; data: { rowId: number } }
+  /** Append every live submission not yet in a spreadsheet service's sheet (resumable). */
+  | { name: 'sheets-backfill'; data: { serviceId: number } }
+  /** Make the image variants of one submission's attachments. */
+  | { name: 'make-variants'; data: { submissionId: number } };
+
+export type JobName = JobItem['name'];
+export type JobData<N extends JobName> = Extract<JobItem, { name: N }>['data'];
+
+/** The queue of each kind; a kind missing here does not compile. */
+export const JOB_QUEUE: { [N in JobName]: QueueName } = {
+  deliver: QueueName.Delivery,
+  'sheets-backfill': QueueName.Delivery,
+  'make-variants': QueueName.MediaVariants,
+};
+export const JOB_NAMES = Object.keys(JOB_QUEUE) as JobName[];
+
+/** Bull options of one job: de-duplication ids and clean-up, per kind. */
+export function jobOptions(item: JobItem): JobOptions {
+  const done = { removeOnComplete: true, removeOnFail: true };
+  switch (item.name) {
+    // The row id as job id: re-adding a row that still waits in Redis is a no-op. No Bull
+    // retries: the row's lease and next_attempt_at in PostgreSQL drive every retry.
+    case 'deliver':
+      return { ...done, jobId: `deliver-${item.data.rowId}` };
+    // One back-fill per service at a time.
+    case 'sheets-backfill':
+      return { ...done, jobId: `sheets-backfill-${item.data.serviceId}` };
+    // A lost variant job costs only speed: the variant is made on its first request.
+    case 'make-variants':
+      return { ...done, attempts: 1 };
+  }
+}
