@@ -11,6 +11,7 @@ import type { FormRole } from '../forms/roles.js';
 import type { FileStorage } from '../storage/file-storage.js';
 import { contentHash } from './submission-record.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
+import type { SubmissionOutbox } from './submission-outbox.js';
 import type { SubmissionEntity } from './submission.entity.js';
 import { SubmissionsRepository } from './submissions.repository.js';
 import { SubmissionsService } from './submissions.service.js';
@@ -28,9 +29,10 @@ function stored(form: FormEntity, uuid: string, json: Record<string, unknown>, e
 }
 
 /** The service with its repositories mocked: only the calls a test allows may happen. */
-function makeSut(deps: { repo?: SubmissionsRepository; forms?: FormsRepository; access?: FormAccessService; events?: SubmissionEvents }) {
+function makeSut(deps: { repo?: SubmissionsRepository; forms?: FormsRepository; access?: FormAccessService; events?: SubmissionEvents; outbox?: SubmissionOutbox }) {
   const events = deps.events ?? new SubmissionEvents();
-  return new SubmissionsService(deps.repo ?? mockOf<SubmissionsRepository>(), deps.forms ?? mockOf<FormsRepository>(), deps.access ?? mockOf<FormAccessService>(), events, mockOf<FileStorage>(), config);
+  const outbox = deps.outbox ?? mockOf<SubmissionOutbox>();
+  return new SubmissionsService(deps.repo ?? mockOf<SubmissionsRepository>(), deps.forms ?? mockOf<FormsRepository>(), deps.access ?? mockOf<FormAccessService>(), events, outbox, mockOf<FileStorage>(), config);
 }
 
 /** A repository whose transaction runs its callback at once with a stand-in manager. */
@@ -96,17 +98,17 @@ describe('SubmissionsService: intake rules (repositories mocked)', () => {
     expect(repo.mock.callsOf('transaction')).toEqual([]);
   });
 
-  it('stores a new instance and raises submission.created inside the transaction, then after commit', async () => {
+  it('stores a new instance, records submission.created in the outbox inside the transaction, then tells listeners after commit', async () => {
     const seen: string[] = [];
     const events = new SubmissionEvents();
-    events.useTransactionalHook(async (event, m) => void seen.push(`in-tx ${event.type} ${m === manager}`));
+    const outbox = mockOf<SubmissionOutbox>({ record: async (m, event) => void seen.push(`in-tx ${event.type} ${m === manager}`) });
     events.onCommitted((event: SubmissionEvent) => void seen.push(`committed ${event.type}`));
     const repo = repoWith({
       findByUuidForUpdate: async () => null,
       insertIfAbsent: async (_m, row) => stored(form, row.uuid!, row.json as Record<string, unknown>),
       liveAttachmentsOf: async () => [],
     });
-    const sut = makeSut({ repo, events });
+    const sut = makeSut({ repo, events, outbox });
     const result = await sut.submit({ user: alice, form, role: 'dataentry', record: { q: 'a', 'meta/instanceID': 'uuid:i-1' }, files: [] });
     expect(result.outcome).toBe('created');
     const [[, row]] = repo.mock.callsOf('insertIfAbsent') as Array<[unknown, Partial<SubmissionEntity>]>;
@@ -117,16 +119,14 @@ describe('SubmissionsService: intake rules (repositories mocked)', () => {
   });
 
   it('answers the same instanceID with the same content as a duplicate (no event), and with other content 409', async () => {
-    const raised: string[] = [];
-    const events = new SubmissionEvents();
-    events.useTransactionalHook(async (event) => void raised.push(event.type));
+    const outbox = mockOf<SubmissionOutbox>();
     const existing = stored(form, 'i-1', { q: 'a' });
     const repo = repoWith({ findByUuidForUpdate: async () => existing, liveAttachmentsOf: async () => [] });
-    const sut = makeSut({ repo, events });
+    const sut = makeSut({ repo, outbox });
     await expect(sut.submit({ user: alice, form, role: 'dataentry', record: { q: 'a', 'meta/instanceID': 'uuid:i-1' }, files: [] })).resolves.toMatchObject({ outcome: 'duplicate', submission: existing });
     await expect(sut.submit({ user: alice, form, role: 'dataentry', record: { q: 'b', 'meta/instanceID': 'uuid:i-1' }, files: [] })).rejects.toBeInstanceOf(ConflictException);
     expect(repo.mock.callsOf('insertIfAbsent')).toEqual([]);
-    expect(raised).toEqual([]);
+    expect(outbox.mock.calls).toEqual([]);
   });
 
   it('lets only an editor replace a stored instance through meta/deprecatedID', async () => {
