@@ -14,6 +14,14 @@ describe('check:layers on made-up import graphs', () => {
     expect(sut).toEqual([expect.objectContaining({ kind: 'upward', from: `${API}/forms/forms.service.ts` })]);
   });
 
+  it('fails a migration importing feature code: a migration may use only helpers below the features', () => {
+    const sut = checkImports([
+      { from: `${API}/migrations/1764710000000-form-versions.ts`, to: `${API}/forms/forms.service.ts` },
+      { from: `${API}/migrations/1764710000000-form-versions.ts`, to: `${API}/openrosa/xform-edit.ts` },
+    ]);
+    expect(sut).toEqual([expect.objectContaining({ kind: 'upward', to: `${API}/forms/forms.service.ts` })]);
+  });
+
   it('fails an import between two folders of one layer (a loop waiting to happen)', () => {
     const sut = checkImports([{ from: `${API}/oauth2/token.controller.ts`, to: `${API}/profiles/profiles.controller.ts` }]);
     expect(sut.map((p) => p.kind)).toEqual(['sibling']);

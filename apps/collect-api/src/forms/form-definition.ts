@@ -62,8 +62,8 @@ export function parseXForm(xml: string, limits: InputLimits = DEFAULT_INPUT_LIMI
   const seen = new Set<string>();
   const walk = (node: XmlNode, path: string, repeat: string | undefined) => {
     for (const el of node.children) {
-      // meta/* (instanceID, deprecatedID) are metadata columns of the record, not questions.
-      if (!path && el.name === 'meta') continue;
+      // meta/* (instanceID, deprecatedID) and formhub/uuid are metadata of the record, not questions.
+      if (!path && (el.name === 'meta' || el.name === 'formhub')) continue;
       const xpath = path ? `${path}/${el.name}` : el.name;
       if (seen.has(xpath)) continue; // repeat templates + instances share a path
       seen.add(xpath);
@@ -82,6 +82,31 @@ export function parseXForm(xml: string, limits: InputLimits = DEFAULT_INPUT_LIMI
   };
   walk(root, '', undefined);
   return { idString, title, rootName: root.name, version: root.attrs.version ?? '', fields, xml, jsonDefinition: null };
+}
+
+/**
+ * The fields of every version of a form, for data-out (docs/forms.md, "Form versions"): the
+ * newest version's fields in its order, then each field only older versions had (newest of them
+ * first), after the fields of its group where that group still exists.
+ */
+export function fieldsOfAllVersions(newestFirst: ReadonlyArray<readonly FormField[]>): FormField[] {
+  const out: FormField[] = [...(newestFirst[0] ?? [])];
+  const seen = new Set(out.map((f) => f.xpath));
+  for (const fields of newestFirst.slice(1)) {
+    for (const field of fields) {
+      if (seen.has(field.xpath)) continue;
+      seen.add(field.xpath);
+      const parent = field.xpath.includes('/') ? field.xpath.slice(0, field.xpath.lastIndexOf('/')) : '';
+      // After the last field of the same group (or at the end when the group is gone too).
+      let at = out.length;
+      if (parent) {
+        const last = out.map((f) => f.xpath === parent || f.xpath.startsWith(`${parent}/`)).lastIndexOf(true);
+        if (last !== -1) at = last + 1;
+      }
+      out.splice(at, 0, field);
+    }
+  }
+  return out;
 }
 
 function questionType(bind: XmlNode | undefined, control: XmlNode | undefined): string {

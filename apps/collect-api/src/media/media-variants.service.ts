@@ -1,11 +1,14 @@
 import { Inject, Injectable, Logger, UnprocessableEntityException } from '@nestjs/common';
 import { Readable } from 'node:stream';
-import sharp from 'sharp';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { AttachmentEntity } from '../submissions/submission.entity.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
 import { VARIANT_SIZES, extensionOf, type VariantName } from '../wire-formats/media-urls.js';
 import { MediaRepository } from './media.repository.js';
+
+/** sharp (libvips) loads with the first variant made, not at start-up: idle memory (docs/benchmarks.md). */
+let sharpModule: Promise<typeof import('sharp')> | undefined;
+const loadSharp = () => (sharpModule ??= import('sharp'));
 
 /** Image types sharp decodes from its prebuilt libvips; others get no variant (original served). */
 const VARIANT_INPUTS = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/tiff', 'image/avif']);
@@ -93,6 +96,7 @@ export class MediaVariantsService {
     const out = OUTPUT[a.mimetype];
     const size = VARIANT_SIZES[variant];
     const source = await this.storage.read(a.filename);
+    const sharp = (await loadSharp()).default;
     const pipeline = sharp({ limitInputPixels: this.config.MEDIA_VARIANT_MAX_INPUT_PIXELS, failOn: 'error' })
       // EXIF orientation applied to the pixels; sharp writes no metadata unless asked (stripped).
       .rotate()

@@ -10,7 +10,7 @@ import { JsonFormDefinitionDto } from '../forms/form.dto.js';
 import { JsonSubmissionDto } from '../submissions/submission.dto.js';
 import type { FormField } from '../forms/form.entity.js';
 import { recordFromJson, recordFromXml } from '../submissions/submission-record.js';
-import { readMultipartPart } from './body.js';
+import { readMultipartForm } from './body.js';
 import { readMultipartSubmission } from './multipart.js';
 import { parseXml, type InputLimits } from './xml.js';
 
@@ -142,7 +142,7 @@ describe('parsers of user input are linear (time(4n)/time(n) < 8)', () => {
       make: (n) => n,
       run: (n: number) => {
         const parts = Array.from({ length: n }, (_, i) => ({ name: `other${i}`, body: 'y'.repeat(200) }));
-        return readMultipartPart(multipartRequest([...parts, { name: 'xml_file', filename: 'form.xml', body: '<a/>' }]), 'xml_file', 1e9);
+        return readMultipartForm(multipartRequest([...parts, { name: 'xml_file', filename: 'form.xml', body: '<a/>' }]), ['xml_file'], 1e9);
       },
     },
   ];

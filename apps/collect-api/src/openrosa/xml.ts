@@ -45,8 +45,13 @@ export function inputTooLarge(what: string, max: number, variable: 'INPUT_MAX_NO
   return new HttpErrorWithHeaders(413, `The ${what} has more than ${max} ${unit} (${variable}).`, {});
 }
 
+const XML_SPECIAL = /[&<>"]/;
+const XML_SPECIAL_ALL = /[&<>"]/g;
+const XML_ENTITY: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
+
+/** One pass, and none for the usual answer without a special character (intake renders every answer). */
 export function escapeXml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return XML_SPECIAL.test(s) ? s.replace(XML_SPECIAL_ALL, (c) => XML_ENTITY[c]!) : s;
 }
 
 /** Characters XML 1.0 forbids (§2.2); NUL among them cannot be stored by PostgreSQL either. */

@@ -6,6 +6,7 @@ import type { FormEntity } from '../forms/form.entity.js';
 import type { SubmissionsService } from '../submissions/submissions.service.js';
 import type { SubmissionEntity } from '../submissions/submission.entity.js';
 import { DeliveryService } from './delivery.service.js';
+import { DestinationGate } from './destination-gate.js';
 import { NetworkGuard } from './network-guard.js';
 import type { AttemptStatus, DeliveryEntity, RestServiceEntity } from './restservice.entities.js';
 import type { RestServicesRepository } from './restservices.repository.js';
@@ -14,9 +15,13 @@ import type { SheetsService } from './sheets/sheets.service.js';
 /**
  * Retry classification of DeliveryService with its repository and the submission loader mocked.
  * The receiver is a real local HTTP server (outside the platform), answering what each test
- * scripts.
+ * scripts; the destination gate is the real one on the test run's Redis.
  */
-const config = loadCollectConfig({ FORWARD_MAX_ATTEMPTS: '3', FORWARD_BACKOFF_BASE_MS: '1000', FORWARD_BACKOFF_FACTOR: '2', FORWARD_TIMEOUT_MS: '2000' });
+const config = loadCollectConfig({
+  FORWARD_MAX_ATTEMPTS: '3', FORWARD_BACKOFF_BASE_MS: '1000', FORWARD_BACKOFF_FACTOR: '2', FORWARD_TIMEOUT_MS: '2000',
+  REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_PREFIX: `delivery-spec-${process.pid}-${Date.now()}`,
+});
+const gate = new DestinationGate(config);
 let receiver: Server;
 let answer: { status: number; headers?: Record<string, string> };
 let url: string;
@@ -32,7 +37,10 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 });
 
-afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+afterAll(async () => {
+  gate.onModuleDestroy();
+  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+});
 
 interface Recorded {
   status: AttemptStatus;
@@ -41,20 +49,25 @@ interface Recorded {
 }
 
 /** The service under test, with a row on its `attempts`-th attempt and a live submission unless `deleted`. */
+let serviceIds = 0;
+
+/** A fresh service id per call: the real gate keeps a destination's Retry-After pause in Redis. */
 function makeSut(opts: { attempts: number; deleted?: boolean; active?: boolean }) {
-  const service = { id: 5, name: 'generic_json', serviceUrl: url, active: opts.active ?? true, inactiveReason: null, authTokenEnc: null, signingSecretEnc: null } as unknown as RestServiceEntity;
-  const row = { id: 9, deliveryId: '7d3c1c2e-0000-4000-8000-000000000000', serviceId: 5, submissionId: 40, event: 'created', attempts: opts.attempts, attemptBase: 0 } as DeliveryEntity;
+  const serviceId = ++serviceIds;
+  const service = { id: serviceId, name: 'generic_json', serviceUrl: url, active: opts.active ?? true, inactiveReason: null, authTokenEnc: null, signingSecretEnc: null, basicAuthEnc: null, headersEnc: null, rateLimitPerMinute: null, options: {} } as unknown as RestServiceEntity;
+  const row = { id: 9, deliveryId: '7d3c1c2e-0000-4000-8000-000000000000', serviceId, submissionId: 40, event: 'created', attempts: opts.attempts, attemptBase: 0 } as DeliveryEntity;
   const recorded: Recorded[] = [];
   const repo = mockOf<RestServicesRepository>({
     claimForSending: async () => row,
     findService: async () => service,
     recordAttempt: async (a, next) => void recorded.push({ status: next.status, retryAt: next.retryAt, statusCode: a.statusCode }),
     deactivate: async () => undefined,
+    release: async () => undefined,
   });
   const submissions = mockOf<SubmissionsService>({
     loadSubmissionJson: async () => (opts.deleted ? null : { json: { _id: 40 }, submission: { id: 40 } as SubmissionEntity, form: { id: 1 } as FormEntity }),
   });
-  const sut = new DeliveryService(repo, submissions, mockOf<SheetsService>(), new NetworkGuard(['127.0.0.0/8']), config);
+  const sut = new DeliveryService(repo, submissions, mockOf<SheetsService>(), gate, new NetworkGuard(['127.0.0.0/8']), config);
   return { sut, repo, recorded };
 }
 
@@ -103,7 +116,7 @@ describe('DeliveryService: retry classification (repository mocked, real receive
     expect(gone.repo.mock.callsOf('deactivate')).toHaveLength(1);
   });
 
-  it('skips a submission deleted before the send, and a service made inactive, without a request', async () => {
+  it('skips a submission deleted before the send, and holds the row of a service made inactive, without a request', async () => {
     answer = { status: 500 };
     hits = 0;
     const deleted = makeSut({ attempts: 1, deleted: true });
@@ -111,7 +124,9 @@ describe('DeliveryService: retry classification (repository mocked, real receive
     expect(deleted.recorded).toEqual([{ status: 'skipped', retryAt: null, statusCode: null }]);
     const inactive = makeSut({ attempts: 1, active: false });
     await inactive.sut.deliver({ rowId: 9 });
-    expect(inactive.recorded).toEqual([{ status: 'skipped', retryAt: null, statusCode: null }]);
+    // Held, not an attempt: `active: true` resumes it (docs/restservices.md).
+    expect(inactive.recorded).toEqual([]);
+    expect(inactive.repo.mock.callsOf('release')).toEqual([[9, 'held']]);
     expect(hits).toBe(0);
   });
 });

@@ -175,28 +175,31 @@ export function renderInstanceXml(form: Pick<FormEntity, 'fields' | 'rootName' |
   const order = new Map(form.fields.map((f, i) => [f.xpath, i]));
   const build = (rec: SubmissionRecord, prefix: string): TreeNode => {
     const root: TreeNode = { children: new Map() };
-    const keys = Object.keys(rec).sort((a, b) => (order.get(a) ?? 1e9) - (order.get(b) ?? 1e9));
-    for (const key of keys) {
+    // Form order; keys the form does not know keep their order, after the known ones (stable sort).
+    const keys = Object.keys(rec).map((key) => ({ key, rank: order.get(key) ?? 1e9 })).sort((a, b) => a.rank - b.rank);
+    for (const { key } of keys) {
       const rel = prefix && key.startsWith(`${prefix}/`) ? key.slice(prefix.length + 1) : key;
       const parts = rel.split('/');
       let node = root;
-      for (const part of parts.slice(0, -1)) {
-        let next = node.children.get(part);
-        if (!next || typeof next === 'string' || Array.isArray(next)) node.children.set(part, (next = { children: new Map() }));
+      for (let i = 0; i < parts.length - 1; i++) {
+        let next = node.children.get(parts[i]!);
+        if (!next || typeof next === 'string' || Array.isArray(next)) node.children.set(parts[i]!, (next = { children: new Map() }));
         node = next;
       }
-      const last = parts[parts.length - 1];
-      const value = rec[key];
-      node.children.set(last, Array.isArray(value) ? value.map((item) => build(item, key)) : value);
+      const value = rec[key]!;
+      node.children.set(parts[parts.length - 1]!, Array.isArray(value) ? value.map((item) => build(item, key)) : value);
     }
     return root;
   };
-  const render = (node: TreeNode): string =>
-    [...node.children.entries()]
-      .map(([name, v]) =>
-        typeof v === 'string' ? `<${name}>${escapeXml(v)}</${name}>` : Array.isArray(v) ? v.map((item) => `<${name}>${render(item)}</${name}>`).join('') : `<${name}>${render(v)}</${name}>`,
-      )
-      .join('');
+  const render = (node: TreeNode): string => {
+    let out = '';
+    for (const [name, v] of node.children) {
+      if (typeof v === 'string') out += `<${name}>${escapeXml(v)}</${name}>`;
+      else if (Array.isArray(v)) for (const item of v) out += `<${name}>${render(item)}</${name}>`;
+      else out += `<${name}>${render(v)}</${name}>`;
+    }
+    return out;
+  };
   const version = form.version ? ` version="${escapeXml(form.version)}"` : '';
   return `<?xml version="1.0" encoding="UTF-8"?><${form.rootName} xmlns:jr="http://openrosa.org/javarosa" xmlns:orx="http://openrosa.org/xforms" id="${escapeXml(form.idString)}"${version}>${render(build(record, ''))}</${form.rootName}>`;
 }

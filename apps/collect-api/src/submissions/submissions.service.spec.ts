@@ -4,7 +4,8 @@ import { FieldValidationError } from '@collect/contracts';
 import { mockOf } from '@collect/testing';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { loadCollectConfig } from '../config/collect-config.js';
-import type { FormAccessService } from '../forms/form-access.service.js';
+import type { FormAccess, FormAccessService } from '../forms/form-access.service.js';
+import type { FormCache } from '../forms/form-cache.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import type { FormsRepository } from '../forms/forms.repository.js';
 import type { FormRole } from '../forms/roles.js';
@@ -29,10 +30,17 @@ function stored(form: FormEntity, uuid: string, json: Record<string, unknown>, e
 }
 
 /** The service with its repositories mocked: only the calls a test allows may happen. */
-function makeSut(deps: { repo?: SubmissionsRepository; forms?: FormsRepository; access?: FormAccessService; events?: SubmissionEvents; outbox?: SubmissionOutbox }) {
+function makeSut(deps: { repo?: SubmissionsRepository; forms?: FormsRepository; cache?: FormCache; events?: SubmissionEvents; outbox?: SubmissionOutbox }) {
   const events = deps.events ?? new SubmissionEvents();
   const outbox = deps.outbox ?? mockOf<SubmissionOutbox>();
-  return new SubmissionsService(deps.repo ?? mockOf<SubmissionsRepository>(), deps.forms ?? mockOf<FormsRepository>(), deps.access ?? mockOf<FormAccessService>(), events, outbox, mockOf<FileStorage>(), config);
+  return new SubmissionsService(
+    deps.repo ?? mockOf<SubmissionsRepository>(), deps.forms ?? mockOf<FormsRepository>(), mockOf<FormAccessService>(), deps.cache ?? mockOf<FormCache>(), events, outbox, mockOf<FileStorage>(), config,
+  );
+}
+
+/** Intake as the controllers call it: `resolve` answers the form and role (recording whether it was asked to read afresh). */
+function intake(sut: SubmissionsService, access: FormAccess, record: Record<string, unknown>, asked: boolean[] = []) {
+  return sut.receive(alice, async (fresh) => (asked.push(fresh), access), () => ({ record: record as never, files: [] }));
 }
 
 /** A repository whose transaction runs its callback at once with a stand-in manager. */
@@ -41,12 +49,11 @@ function repoWith(methods: Parameters<typeof mockOf<SubmissionsRepository>>[0]) 
 }
 
 describe('SubmissionsService: which form a submission goes to (repositories mocked)', () => {
-  const forms = (candidates: FormEntity[], roles: Record<number, FormRole>, granted = new Map<number, Date>()) =>
-    mockOf<FormsRepository>({
-      findLiveByIdString: async () => candidates,
-      roleOf: async (formId) => roles[formId] ?? null,
-      rolesGrantedAt: async () => granted,
-    });
+  // FormCache answers the candidates and roles; the grant dates come from the forms repository.
+  const forms = (candidates: FormEntity[], roles: Record<number, FormRole>, granted = new Map<number, Date>()) => ({
+    cache: mockOf<FormCache>({ liveByIdString: async () => candidates, roleOf: async (formId) => roles[formId] ?? null }),
+    forms: mockOf<FormsRepository>({ rolesGrantedAt: async () => granted }),
+  });
 
   it('needs an id_string (400 on the id field)', async () => {
     const sut = makeSut({});
@@ -54,14 +61,14 @@ describe('SubmissionsService: which form a submission goes to (repositories mock
   });
 
   it('answers 404 when no form with the id_string is visible and 403 when only readonly ones are', async () => {
-    await expect(makeSut({ forms: forms([formOf(1, 9)], {}) }).formAndRoleForSubmission(alice, 'survey')).rejects.toBeInstanceOf(NotFoundException);
-    await expect(makeSut({ forms: forms([formOf(1, 9)], { 1: 'readonly' }) }).formAndRoleForSubmission(alice, 'survey')).rejects.toBeInstanceOf(ForbiddenException);
+    await expect(makeSut({ ...forms([formOf(1, 9)], {}) }).formAndRoleForSubmission(alice, 'survey')).rejects.toBeInstanceOf(NotFoundException);
+    await expect(makeSut({ ...forms([formOf(1, 9)], { 1: 'readonly' }) }).formAndRoleForSubmission(alice, 'survey')).rejects.toBeInstanceOf(ForbiddenException);
   });
 
   it('among several forms it may submit to, takes the one formhub/uuid names, then the caller\'s own', async () => {
     const mine = formOf(1, alice.id);
     const shared = formOf(2, 9);
-    const sut = makeSut({ forms: forms([mine, shared], { 1: 'owner', 2: 'dataentry' }) });
+    const sut = makeSut({ ...forms([mine, shared], { 1: 'owner', 2: 'dataentry' }) });
     await expect(sut.formAndRoleForSubmission(alice, 'survey', `uuid:${shared.uuid}`)).resolves.toMatchObject({ form: shared, role: 'dataentry' });
     await expect(sut.formAndRoleForSubmission(alice, 'survey')).resolves.toMatchObject({ form: mine, role: 'owner' });
   });
@@ -70,11 +77,11 @@ describe('SubmissionsService: which form a submission goes to (repositories mock
     const a = formOf(1, 8);
     const b = formOf(2, 9);
     const lastTo = (formId: number | null) => mockOf<SubmissionsRepository>({ lastFormSubmittedTo: async () => formId });
-    await expect(makeSut({ repo: lastTo(2), forms: forms([a, b], { 1: 'editor', 2: 'editor' }) }).formAndRoleForSubmission(alice, 'survey')).resolves.toMatchObject({ form: b });
+    await expect(makeSut({ repo: lastTo(2), ...forms([a, b], { 1: 'editor', 2: 'editor' }) }).formAndRoleForSubmission(alice, 'survey')).resolves.toMatchObject({ form: b });
     const earlier = new Map([[1, new Date(1000)], [2, new Date(2000)]]);
-    await expect(makeSut({ repo: lastTo(null), forms: forms([a, b], { 1: 'editor', 2: 'editor' }, earlier) }).formAndRoleForSubmission(alice, 'survey')).resolves.toMatchObject({ form: a });
+    await expect(makeSut({ repo: lastTo(null), ...forms([a, b], { 1: 'editor', 2: 'editor' }, earlier) }).formAndRoleForSubmission(alice, 'survey')).resolves.toMatchObject({ form: a });
     const same = new Map([[1, new Date(1000)], [2, new Date(1000)]]);
-    const tie = makeSut({ repo: lastTo(null), forms: forms([a, b], { 1: 'editor', 2: 'editor' }, same) }).formAndRoleForSubmission(alice, 'survey');
+    const tie = makeSut({ repo: lastTo(null), ...forms([a, b], { 1: 'editor', 2: 'editor' }, same) }).formAndRoleForSubmission(alice, 'survey');
     await expect(tie).rejects.toBeInstanceOf(BadRequestException);
     await expect(tie).rejects.toMatchObject({ response: { detail: expect.stringMatching(/submit to \/<owner username>\/submission/) } });
   });
@@ -83,19 +90,24 @@ describe('SubmissionsService: which form a submission goes to (repositories mock
 describe('SubmissionsService: intake rules (repositories mocked)', () => {
   const form = formOf(1, alice.id);
 
-  it('refuses a form that does not accept submissions before touching the database', async () => {
+  it('refuses a form that does not accept submissions, after reading it afresh, before touching the database', async () => {
     const repo = repoWith({});
-    const sut = makeSut({ repo });
-    await expect(sut.submit({ user: alice, form: { ...form, acceptingSubmissions: false }, role: 'owner', record: { q: 'a' }, files: [] })).rejects.toBeInstanceOf(ForbiddenException);
+    const asked: boolean[] = [];
+    await expect(intake(makeSut({ repo }), { form: { ...form, acceptingSubmissions: false }, role: 'owner' }, { q: 'a' }, asked)).rejects.toBeInstanceOf(ForbiddenException);
+    expect(asked).toEqual([false, true]);
     expect(repo.mock.calls).toEqual([]);
   });
 
-  it('refuses a readonly caller (403) and one without a role (404) without opening a transaction', async () => {
-    const repo = repoWith({});
-    await expect(makeSut({ repo }).submit({ user: alice, form, role: 'readonly', record: { q: 'a' }, files: [] })).rejects.toBeInstanceOf(ForbiddenException);
-    const access = mockOf<FormAccessService>({ roleOf: async () => null });
-    await expect(makeSut({ repo, access }).submit({ user: alice, form, record: { q: 'a' }, files: [] })).rejects.toBeInstanceOf(NotFoundException);
-    expect(repo.mock.callsOf('transaction')).toEqual([]);
+  it('stores nothing when the checked insert finds the cached form or role stale: resolves afresh and stores against that; stale three times is 409', async () => {
+    const answers = [{ allowed: false, created: null }, { allowed: true, created: stored(form, 'i-1', { q: 'a' }) }];
+    const repo = repoWith({ insertChecked: async () => answers.shift()! });
+    const asked: boolean[] = [];
+    await expect(intake(makeSut({ repo, outbox: mockOf<SubmissionOutbox>({ record: async () => undefined }) }), { form, role: 'dataentry' }, { q: 'a', 'meta/instanceID': 'uuid:i-1' }, asked))
+      .resolves.toMatchObject({ outcome: 'created' });
+    expect(asked).toEqual([false, true]);
+    const never = repoWith({ insertChecked: async () => ({ allowed: false, created: null }) });
+    await expect(intake(makeSut({ repo: never }), { form, role: 'dataentry' }, { q: 'a' })).rejects.toBeInstanceOf(ConflictException);
+    expect(never.mock.callsOf('insertChecked')).toHaveLength(3);
   });
 
   it('stores a new instance, records submission.created in the outbox inside the transaction, then tells listeners after commit', async () => {
@@ -103,17 +115,15 @@ describe('SubmissionsService: intake rules (repositories mocked)', () => {
     const events = new SubmissionEvents();
     const outbox = mockOf<SubmissionOutbox>({ record: async (m, event) => void seen.push(`in-tx ${event.type} ${m === manager}`) });
     events.onCommitted((event: SubmissionEvent) => void seen.push(`committed ${event.type}`));
-    const repo = repoWith({
-      findByUuidForUpdate: async () => null,
-      insertIfAbsent: async (_m, row) => stored(form, row.uuid!, row.json as Record<string, unknown>),
-      liveAttachmentsOf: async () => [],
-    });
-    const sut = makeSut({ repo, events, outbox });
-    const result = await sut.submit({ user: alice, form, role: 'dataentry', record: { q: 'a', 'meta/instanceID': 'uuid:i-1' }, files: [] });
+    const repo = repoWith({ insertChecked: async (_m, row) => ({ allowed: true, created: stored(form, row.uuid, row.json) }) });
+    const result = await intake(makeSut({ repo, events, outbox }), { form, role: 'dataentry' }, { q: 'a', 'meta/instanceID': 'uuid:i-1' });
     expect(result.outcome).toBe('created');
-    const [[, row]] = repo.mock.callsOf('insertIfAbsent') as Array<[unknown, Partial<SubmissionEntity>]>;
+    const [[, row, check]] = repo.mock.callsOf('insertChecked') as Array<[unknown, Partial<SubmissionEntity>, { version: string; superuser: boolean; roles: string[] }]>;
     // The meta keys are not answers: they leave the stored record.
-    expect(row).toMatchObject({ formId: 1, uuid: 'i-1', json: { q: 'a' }, submittedById: alice.id, status: 'submitted_via_web' });
+    expect(row).toMatchObject({ formId: 1, uuid: 'i-1', json: { q: 'a' }, submittedById: alice.id, version: '1' });
+    // The insert itself checks the form's version and a role that may submit.
+    expect(check).toMatchObject({ version: '1', superuser: false });
+    expect([...check.roles].sort()).toEqual(['dataentry', 'editor', 'manager', 'owner']);
     await new Promise((r) => setImmediate(r));
     expect(seen).toEqual(['in-tx submission.created true', 'committed submission.created']);
   });
@@ -121,11 +131,10 @@ describe('SubmissionsService: intake rules (repositories mocked)', () => {
   it('answers the same instanceID with the same content as a duplicate (no event), and with other content 409', async () => {
     const outbox = mockOf<SubmissionOutbox>();
     const existing = stored(form, 'i-1', { q: 'a' });
-    const repo = repoWith({ findByUuidForUpdate: async () => existing, liveAttachmentsOf: async () => [] });
+    const repo = repoWith({ insertChecked: async () => ({ allowed: true, created: null }), findByUuidForUpdate: async () => existing });
     const sut = makeSut({ repo, outbox });
-    await expect(sut.submit({ user: alice, form, role: 'dataentry', record: { q: 'a', 'meta/instanceID': 'uuid:i-1' }, files: [] })).resolves.toMatchObject({ outcome: 'duplicate', submission: existing });
-    await expect(sut.submit({ user: alice, form, role: 'dataentry', record: { q: 'b', 'meta/instanceID': 'uuid:i-1' }, files: [] })).rejects.toBeInstanceOf(ConflictException);
-    expect(repo.mock.callsOf('insertIfAbsent')).toEqual([]);
+    await expect(intake(sut, { form, role: 'dataentry' }, { q: 'a', 'meta/instanceID': 'uuid:i-1' })).resolves.toMatchObject({ outcome: 'duplicate', submission: existing });
+    await expect(intake(sut, { form, role: 'dataentry' }, { q: 'b', 'meta/instanceID': 'uuid:i-1' })).rejects.toBeInstanceOf(ConflictException);
     expect(outbox.mock.calls).toEqual([]);
   });
 
@@ -133,7 +142,8 @@ describe('SubmissionsService: intake rules (repositories mocked)', () => {
     const old = stored(form, 'i-1', { q: 'a' });
     const repo = repoWith({ findByUuidForUpdate: async (_m, _f, uuid) => (uuid === 'i-1' ? old : null) });
     const edit = { q: 'b', 'meta/instanceID': 'uuid:i-2', 'meta/deprecatedID': 'uuid:i-1' };
-    await expect(makeSut({ repo }).submit({ user: alice, form, role: 'dataentry', record: edit, files: [] })).rejects.toBeInstanceOf(ForbiddenException);
+    await expect(intake(makeSut({ repo }), { form, role: 'dataentry' }, edit)).rejects.toBeInstanceOf(ForbiddenException);
     expect(repo.mock.callsOf('replaceContent')).toEqual([]);
+    expect(repo.mock.callsOf('insertChecked')).toEqual([]);
   });
 });

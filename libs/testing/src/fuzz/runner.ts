@@ -168,7 +168,10 @@ export function isDrfError(body: unknown): boolean {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return false;
   const entries = Object.entries(body);
   if (entries.length === 0) return false;
-  if ('detail' in body) return entries.length === 1 && typeof (body as { detail: unknown }).detail === 'string';
+  // `detail`, possibly with lists of messages beside it (an XLSForm conversion failure: `errors`, `warnings`).
+  if ('detail' in body) {
+    return typeof (body as { detail: unknown }).detail === 'string' && entries.every(([k, v]) => k === 'detail' || (Array.isArray(v) && v.every((m) => typeof m === 'string')));
+  }
   return entries.every(([, v]) => Array.isArray(v) && v.length > 0 && v.every((m) => typeof m === 'string'));
 }
 
