@@ -5,17 +5,9 @@ import { JobQueue } from '../src/jobs/job-queue.js';
 import { QueueName } from '../src/jobs/job.types.js';
 import { RestServicesRepository } from '../src/restservices/restservices.repository.js';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
-import { headerNames, Receiver, until } from './restservices-receiver.js';
+import { FAST_FORWARDING as FAST, headerNames, Receiver, until } from './restservices-receiver.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
-
-const FAST = {
-  FORWARD_BACKOFF_BASE_MS: '40',
-  FORWARD_BACKOFF_FACTOR: '2',
-  FORWARD_RELAY_INTERVAL_MS: '50',
-  FORWARD_TIMEOUT_MS: '3000',
-  FORWARD_LEASE_MS: '10000',
-};
 
 describe('rest services: CRUD, forwarders on the wire, retries, delivery log', () => {
   let sut: TestCollectApp;

@@ -24,7 +24,7 @@ export interface Column {
   cell(record: Answers): Value;
 }
 
-/** The metadata columns after the form's fields (decisions: `_id`, `_uuid`, `_submission_time`, `_version`, `_submitted_by`). */
+/** The metadata columns after the form's fields (docs/exports.md, "Columns"). */
 export const METADATA_COLUMNS = ['_id', '_uuid', '_submission_time', '_version', '_submitted_by'] as const;
 export type ExportMetadata = Record<(typeof METADATA_COLUMNS)[number], string | number | null>;
 

@@ -8,8 +8,7 @@ import { SubmissionsService } from './submissions.service.js';
 import { SubmissionDataRepository } from './submission-data.repository.js';
 import { SubmissionDataService } from './submission-data.service.js';
 import { DataController } from './data.controller.js';
-import { SubmissionController } from '../openrosa/submission.controller.js';
-import { FormListController } from '../openrosa/form-list.controller.js';
+import { SubmissionController } from './submission.controller.js';
 
 /**
  * JSON + OpenRosa intake, the data endpoints and the submission JSON builder. Exports
@@ -17,7 +16,7 @@ import { FormListController } from '../openrosa/form-list.controller.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([SubmissionEntity, AttachmentEntity]), FormsModule],
-  controllers: [SubmissionController, FormListController, DataController],
+  controllers: [SubmissionController, DataController],
   providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService, SubmissionDataRepository, SubmissionDataService],
   exports: [SubmissionEvents, SubmissionsService, SubmissionsRepository, SubmissionDataRepository, SubmissionDataService, FormsModule],
 })
