@@ -3,14 +3,20 @@ import { SecretBox } from '../auth/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { OnJob } from '../jobs/on-job.decorator.js';
 import type { JobData } from '../jobs/job.types.js';
+import type { FormEntity } from '../forms/form.entity.js';
+import { FormsRepository } from '../forms/forms.repository.js';
+import type { SubmissionJson } from '../submissions/submission-json.js';
+import type { SubmissionEntity } from '../submissions/submission.entity.js';
 import { SubmissionsService } from '../submissions/submissions.service.js';
+import { DeliveryOutbox } from './delivery-outbox.js';
+import { snapshotJson } from './delivery-snapshot.js';
 import { deliveryMetrics } from './delivery-metrics.js';
 import { backoffMs, deliveryHeaders, isRetryable, sendOnce, type SendResult } from './delivery-sender.js';
 import { FORWARDERS } from './forwarders/index.js';
 import { NETWORK_GUARD } from './restservices.tokens.js';
 import type { NetworkGuard } from './network-guard.js';
-import type { AttemptStatus, DeliveryEntity, RestServiceEntity } from './restservice.entities.js';
-import { RestServicesRepository } from './restservices.repository.js';
+import type { AttemptStatus, RestServiceEntity } from './restservice.entities.js';
+import { RestServicesRepository, type ClaimedDelivery } from './restservices.repository.js';
 import { SheetsService } from './sheets/sheets.service.js';
 
 /**
@@ -27,6 +33,8 @@ export class DeliveryService {
     private readonly repo: RestServicesRepository,
     private readonly submissions: SubmissionsService,
     private readonly sheets: SheetsService,
+    private readonly forms: FormsRepository,
+    private readonly outbox: DeliveryOutbox,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
@@ -48,22 +56,41 @@ export class DeliveryService {
     if (service.active && service.name === 'spreadsheet') return this.deliverToSheet(row, service);
     if (!service.active || !forwarder) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: service.active ? 'no forwarder for this service' : `service inactive: ${service.inactiveReason ?? ''}`, responseExcerpt: null, retryAfterMs: null });
 
-    // §6.2: reload right before sending; a deleted (soft or hard) instance is never forwarded.
-    const loaded = await this.submissions.loadSubmissionJson(row.submissionId);
+    const loaded = await this.payloadOf(row);
     if (!loaded) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
 
     const authToken = service.authTokenEnc ? this.box.decrypt(service.authTokenEnc) : null;
     const signingSecret = service.signingSecretEnc ? this.box.decrypt(service.signingSecretEnc) : null;
     const request = forwarder.build({ service, authToken, submission: loaded.submission, form: loaded.form, json: loaded.json, event: row.event });
+    // Every attempt of a delivery sends the bytes of the first (docs/restservices.md, "Fidelity").
+    if (row.body && request.body) request.body = row.body;
     const headers = deliveryHeaders(request, { deliveryId: row.deliveryId, attempt: row.attempts, event: row.event, signingSecret });
     const result = await sendOnce(request, headers, this.guard, this.config.FORWARD_TIMEOUT_MS);
     deliveryMetrics.latency.observe({ service: service.name }, result.latencyMs / 1000);
+    if (!row.body && request.body && !succeeded(result)) await this.repo.keepBody(row.id, request.body);
     return this.classify(row, service, result);
   }
 
+  /**
+   * What the delivery is about: the snapshot taken when the event was recorded, with the form as
+   * it is now; null when it must not be sent (spec §6.2: a created or updated event whose
+   * submission was deleted meanwhile, soft or hard, or whose form is gone). Rows written before
+   * snapshots existed reload the live submission.
+   */
+  private async payloadOf(row: ClaimedDelivery): Promise<{ json: SubmissionJson; submission: SubmissionEntity; form: FormEntity } | null> {
+    if (row.event !== 'deleted' && row.submissionGone) return null;
+    if (!row.snapshot) return row.event === 'deleted' ? null : this.submissions.loadSubmissionJson(row.submissionId);
+    const form = await this.forms.findLive(row.snapshot.submission.form_id as number);
+    if (!form) return null;
+    if (row.event === 'created' && row.snapshot.missing_media?.length) {
+      this.logger.warn({ deliveryId: row.deliveryId, submissionId: row.submissionId, missing: row.snapshot.missing_media, waitedSeconds: this.config.FORWARD_MEDIA_WAIT_SECONDS }, 'forwarding a submission whose attachments have not all arrived (FORWARD_MEDIA_WAIT_SECONDS passed)');
+    }
+    return { ...snapshotJson(row.snapshot, row.event, form, this.config.PUBLIC_BASE_URL), form };
+  }
+
   /** 2xx success; 410 deactivates; 408/425/429/5xx/transport errors retry while attempts remain; else failed. */
-  private async classify(row: DeliveryEntity, service: RestServiceEntity, result: SendResult): Promise<void> {
-    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) return this.record(row, service, 'success', result);
+  private async classify(row: ClaimedDelivery, service: RestServiceEntity, result: SendResult): Promise<void> {
+    if (succeeded(result)) return this.record(row, service, 'success', result);
     if (result.statusCode === 410) {
       await this.repo.deactivate(service.id, `The receiver answered 410 Gone at ${new Date().toISOString()}.`);
       return this.record(row, service, 'failed', result);
@@ -77,19 +104,25 @@ export class DeliveryService {
     return this.record(row, service, 'failed', result);
   }
 
-  private async deliverToSheet(row: DeliveryEntity, service: RestServiceEntity): Promise<void> {
-    const loaded = row.event === 'deleted' ? null : await this.submissions.loadSubmissionJson(row.submissionId);
+  private async deliverToSheet(row: ClaimedDelivery, service: RestServiceEntity): Promise<void> {
+    const loaded = row.event === 'deleted' ? null : await this.payloadOf(row);
     const result = await this.sheets.deliver(row, service, loaded);
     if (result === 'skip') return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: loaded || row.event === 'deleted' ? 'no sheet row for this submission' : 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
     return this.classify(row, service, result);
   }
 
-  private async record(row: DeliveryEntity, service: RestServiceEntity, status: AttemptStatus, r: SendResult, retryAt?: Date): Promise<void> {
+  private async record(row: ClaimedDelivery, service: RestServiceEntity, status: AttemptStatus, r: SendResult, retryAt?: Date): Promise<void> {
     await this.repo.recordAttempt(
       { deliveryRowId: row.id, serviceId: service.id, attempt: row.attempts, status, statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error, responseExcerpt: r.responseExcerpt, event: row.event },
       { status, retryAt: retryAt ?? null },
     );
     deliveryMetrics.attempts.inc({ service_id: String(service.id), service: service.name, outcome: status });
     if (status === 'failed') this.logger.warn({ serviceId: service.id, deliveryId: row.deliveryId, statusCode: r.statusCode, error: r.error }, 'delivery failed');
+    // The next event of this submission for this service waited for this one (docs/restservices.md, "Ordering").
+    if (status !== 'retrying' && row.hasSuccessor) await this.outbox.wake();
   }
+}
+
+function succeeded(result: SendResult): boolean {
+  return result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
 }

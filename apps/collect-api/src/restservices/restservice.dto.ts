@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ValidateIf } from 'class-validator';
-import { Bool, Choice, Int, MAX_DB_ID, Text } from '@collect/contracts';
+import { Bool, Choice, Int, MAX_DB_ID, Text, TextList } from '@collect/contracts';
 import { PageQueryDto } from '../submissions/pagination.js';
-import { SERVICE_NAMES, type AttemptStatus, type ServiceName, type ServiceOptions } from './restservice.entities.js';
+import { DELIVERY_EVENTS, defaultEvents, normalizedEvents } from './delivery-events.js';
+import { SERVICE_NAMES, type AttemptStatus, type DeliveryEvent, type ServiceName, type ServiceOptions } from './restservice.entities.js';
 
 const ATTEMPT_STATUSES: AttemptStatus[] = ['success', 'failed', 'retrying', 'skipped'];
 const kind = (...names: ServiceName[]) => ValidateIf((dto: RestServiceDto) => names.includes(dto.name));
@@ -100,6 +101,12 @@ export class RestServiceDto {
 
   @Bool({ message: 'Must be a boolean.', description: '`true` re-enables a disabled service and resumes its pending deliveries.' })
   active?: boolean;
+
+  @TextList({
+    nullable: true, minItems: 1, maxItems: DELIVERY_EVENTS.length, unique: true, pattern: /^(created|updated|deleted)$/, patternMessage: 'One of created, updated, deleted.',
+    description: 'The submission events sent to this service (header `X-Submission-Event`). Missing or null: the kind\'s default (messaging, health_forwarder: created; generic_json, generic_xml, dataset_service: created and updated; spreadsheet: created, plus updated and deleted with sync_updates).',
+  })
+  events?: DeliveryEvent[] | null;
 }
 
 /**
@@ -119,6 +126,8 @@ export interface RestServiceInput {
   /** undefined = unchanged, null = remove. */
   signingSecret?: string | null;
   active?: boolean;
+  /** The events sent, the kind's default when the client named none. */
+  events: DeliveryEvent[];
 }
 
 /** The stored shape of a checked payload. */
@@ -144,6 +153,7 @@ export function restServiceInput(dto: RestServiceDto): RestServiceInput {
     authToken: dto.name === 'messaging' ? dto.auth_token : undefined,
     signingSecret: dto.signing_secret,
     active: dto.active,
+    events: dto.events ? normalizedEvents(dto.events) : defaultEvents(dto.name, options),
   };
 }
 
@@ -205,6 +215,9 @@ export class RestServiceBody {
 
   @ApiPropertyOptional({ type: 'string', format: 'uri', description: 'spreadsheet, on create: the sheet provider consent to visit when it has no grant for the caller yet.' })
   authorization_url?: string;
+
+  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...DELIVERY_EVENTS] }, description: 'The submission events sent to this service.' })
+  events: DeliveryEvent[];
 
   @ApiProperty({ type: 'boolean', description: 'A signing secret is set (the secret itself is write-only).' })
   signing_enabled?: boolean;

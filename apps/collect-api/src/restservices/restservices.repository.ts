@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, type EntityManager, type Repository } from 'typeorm';
+import { In, type Repository } from 'typeorm';
+import type { DeliverySnapshot } from './delivery-snapshot.js';
 import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity, type AttemptStatus, type DeliveryEvent, type ServiceName } from './restservice.entities.js';
+
+/** A row claimed for one attempt, with what the claim found out about its submission. */
+export type ClaimedDelivery = DeliveryEntity & { submissionGone: boolean; hasSuccessor: boolean };
 
 /** Queries on rest_services, the rest_deliveries outbox and the attempt log. */
 @Injectable()
@@ -41,34 +45,22 @@ export class RestServicesRepository {
   }
 
   /**
-   * The outbox write, inside the submission's transaction: one row per active service of the
-   * form whose forwarder handles this event. One statement, so forms without services cost one
-   * index probe.
-   */
-  async enqueueForSubmission(m: EntityManager, formId: number, submissionId: number, event: DeliveryEvent, names: ServiceName[]): Promise<number> {
-    const rows = (await m.query(
-      `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event)
-       SELECT gen_random_uuid(), id, $2, $3::varchar FROM rest_services WHERE form_id = $1 AND active AND name = ANY($4)
-         AND (name <> 'spreadsheet' OR $3::varchar = 'created' OR COALESCE((options->>'sync_updates')::boolean, true))
-       RETURNING id`,
-      [formId, submissionId, event, names],
-    )) as unknown[];
-    return rows.length;
-  }
-
-  /**
    * Claims rows for the queue: due pending/retrying rows, plus queued/sending rows whose lease
-   * ran out (a Redis job lost with Redis, a worker killed mid-send). SKIP LOCKED lets several
-   * relays run at once.
+   * ran out (a Redis job lost with Redis, a worker killed mid-send), but never a row while an
+   * earlier one of the same submission for the same service is still open: the events of one
+   * submission reach a service in order, also across retries (docs/restservices.md,
+   * "Ordering"). SKIP LOCKED lets several relays run at once.
    */
   async claimForQueue(limit: number, leaseMs: number): Promise<number[]> {
     const rows = (await this.deliveries.query(
       `UPDATE rest_deliveries SET status = 'queued', lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
        WHERE id IN (
-         SELECT id FROM rest_deliveries
-         WHERE (status IN ('pending', 'retrying') AND next_attempt_at <= now())
-            OR (status IN ('queued', 'sending') AND lease_until < now())
-         ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+         SELECT d.id FROM rest_deliveries d
+         WHERE ((d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now())
+             OR (d.status IN ('queued', 'sending') AND d.lease_until < now()))
+           AND NOT EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.submission_id = d.submission_id AND e.service_id = d.service_id AND e.id < d.id
+                             AND e.status IN ('pending', 'retrying', 'queued', 'sending'))
+         ORDER BY d.id LIMIT $1 FOR UPDATE SKIP LOCKED)
        RETURNING id`,
       [limit, String(leaseMs)],
     )) as [Array<{ id: string }>, number] | Array<{ id: string }>;
@@ -76,20 +68,33 @@ export class RestServicesRepository {
     return list.map((r) => Number(r.id));
   }
 
-  /** Takes a queued row for sending (one attempt); null when it is finished or another worker has it. */
-  async claimForSending(id: number, leaseMs: number): Promise<DeliveryEntity | null> {
+  /**
+   * Takes a queued row for sending (one attempt); null when it is finished or another worker has
+   * it. Also says whether the submission is gone (soft or hard deleted) and whether a later event
+   * of it waits for this service (to wake the relay when this one ends).
+   */
+  async claimForSending(id: number, leaseMs: number): Promise<ClaimedDelivery | null> {
     const result = (await this.deliveries.query(
-      `UPDATE rest_deliveries SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
+      `UPDATE rest_deliveries d SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
        WHERE id = $1 AND (status = 'queued' OR (status = 'sending' AND lease_until < now()))
-       RETURNING id, delivery_id, service_id, submission_id, event, attempts, attempt_base`,
+       RETURNING id, delivery_id, service_id, submission_id, event, attempts, attempt_base, snapshot, body,
+         NOT EXISTS (SELECT 1 FROM submissions s WHERE s.id = d.submission_id AND s.deleted_at IS NULL) AS submission_gone,
+         EXISTS (SELECT 1 FROM rest_deliveries n WHERE n.submission_id = d.submission_id AND n.service_id = d.service_id AND n.id > d.id
+                   AND n.status IN ('pending', 'retrying', 'queued', 'sending')) AS has_successor`,
       [id, String(leaseMs)],
     )) as [Array<Record<string, unknown>>, number];
     const raw = result[0]?.[0];
     if (!raw) return null;
-    return this.deliveries.create({
+    return Object.assign(this.deliveries.create({
       id: Number(raw.id), deliveryId: raw.delivery_id as string, serviceId: raw.service_id as number, submissionId: raw.submission_id as number,
       event: raw.event as DeliveryEvent, status: 'sending', attempts: raw.attempts as number, attemptBase: raw.attempt_base as number,
-    });
+      snapshot: (raw.snapshot as DeliverySnapshot | null) ?? null, body: (raw.body as Buffer | null) ?? null,
+    }), { submissionGone: raw.submission_gone as boolean, hasSuccessor: raw.has_successor as boolean });
+  }
+
+  /** The request body of an attempt that will be retried: later attempts send these bytes. */
+  async keepBody(id: number, body: Buffer): Promise<void> {
+    await this.deliveries.query(`UPDATE rest_deliveries SET body = $2 WHERE id = $1 AND body IS NULL`, [id, body]);
   }
 
   /**

@@ -11,7 +11,7 @@ import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
 import { buildSubmissionJson, formatSubmissionTime, type SubmissionJson } from './submission-json.js';
-import { contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
+import { announcedMedia, contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
 import { SUBMISSION_OUTBOX, type SubmissionOutbox } from './submission-outbox.js';
@@ -155,9 +155,10 @@ export class SubmissionsService {
         const winner = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
         return this.duplicateOrConflict(m, winner!, hash, form, ownerName, input.files, stored, user, role);
       }
-      await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, false);
+      const present = await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, false);
       event = { type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId };
-      await this.outbox.record(m, event);
+      // An OpenRosa submission split over several POSTs: its forward waits for the rest (docs/restservices.md, "Media wait").
+      await this.outbox.record(m, event, { missingMedia: input.xml ? missingMedia(record, form, present) : [] });
       return { outcome: 'created' as const, submission: created, form };
     };
     try {
@@ -200,13 +201,16 @@ export class SubmissionsService {
         throw new ForbiddenException({ detail: 'Only the user who made this submission (or an editor) can add attachments to it.' });
       }
     }
-    await this.storeAttachments(m, form, owner, existing, existing.json, files, stored, false);
+    const before = stored.length;
+    const present = await this.storeAttachments(m, form, owner, existing, existing.json, files, stored, false);
+    // A later POST of a split submission: the created event waiting for these files may go now.
+    if (stored.length > before) await this.outbox.attachmentsAdded(m, existing.id, missingMedia(existing.json, form, present));
     return { outcome: 'duplicate', submission: existing, form };
   }
 
   private async storeAttachments(
     m: EntityManager, form: FormEntity, owner: string, submission: SubmissionEntity, record: SubmissionRecord, files: UploadedFile[], stored: string[], isEdit: boolean,
-  ): Promise<void> {
+  ): Promise<Set<string>> {
     const live = await this.repo.liveAttachmentsOf([submission.id], m);
     const answers = new Map<string, string>();
     for (const [xpath, value] of valuesOf(record)) if (!answers.has(value)) answers.set(value, xpath);
@@ -234,6 +238,7 @@ export class SubmissionsService {
       stored.push(path);
       await this.storage.putFile(path, file.tmpPath, file.mimetype);
     }
+    return keep;
   }
 
   async list(user: AuthenticatedUser | undefined, formPk: string, page: PageRequest): Promise<{ items: SubmissionJson[]; total: number }> {
@@ -312,6 +317,11 @@ function renderOrKeep(form: FormEntity, record: SubmissionRecord, instanceId: st
   const withMeta: SubmissionRecord = { ...record, 'formhub/uuid': form.uuid.replace(/-/g, ''), 'meta/instanceID': `uuid:${instanceId}` };
   if (deprecatedId) withMeta['meta/deprecatedID'] = `uuid:${deprecatedId}`;
   return renderInstanceXml(form, withMeta);
+}
+
+/** Announced attachments (media answers) not among `present`. */
+function missingMedia(record: SubmissionRecord, form: FormEntity, present: Set<string>): string[] {
+  return [...announcedMedia(record, form.fields)].filter((name) => !present.has(name));
 }
 
 function safeSegment(s: string): string {
