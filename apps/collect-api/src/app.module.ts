@@ -6,6 +6,7 @@ import { ConfigModule } from './config/config.module.js';
 import type { CollectConfig } from './config/collect-config.js';
 import { dataSourceOptions } from './database/data-source.js';
 import { CollectHealthModule } from './health/collect-health.module.js';
+import { MetricsModule } from './health/metrics.module.js';
 import { featureModules } from './feature-modules.js';
 import { backgroundModules } from './worker.module.js';
 
@@ -21,6 +22,7 @@ export class AppModule {
         TypeOrmModule.forRoot({ ...dataSourceOptions(config), migrationsRun: false }),
         BullModule.forRoot({ redis: config.REDIS_URL, prefix: config.REDIS_PREFIX }),
         CollectHealthModule,
+        MetricsModule,
         ...featureModules,
         ...(options.worker ? backgroundModules : []),
       ],

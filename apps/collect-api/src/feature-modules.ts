@@ -10,7 +10,7 @@ import { DatasetsModule } from './datasets/datasets.module.js';
 import { RestServicesModule } from './restservices/restservices.module.js';
 import { DeliveryOutboxModule } from './restservices/delivery-outbox.module.js';
 import { MediaModule } from './media/media.module.js';
-import { CasModule } from './cas/cas.module.js';
+import { CasClientModule } from './cas-client/cas-client.module.js';
 import { OnboardingModule } from './onboarding/onboarding.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 
@@ -19,5 +19,5 @@ export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModu
 featureModules.push(StorageModule, FormsModule, SubmissionsModule, DatasetsModule);
 featureModules.push(RestServicesModule, DeliveryOutboxModule);
 featureModules.push(MediaModule);
-featureModules.push(CasModule, OnboardingModule);
+featureModules.push(CasClientModule, OnboardingModule);
 featureModules.push(RateLimitModule);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { readiness, type ReadinessCheck } from '@collect/contracts';
 import { register } from 'prom-client';
 import type { CollectConfig } from './config/collect-config.js';
-import { metricsRefusal } from './restservices/metrics.controller.js';
+import { metricsRefusal } from './health/metrics.controller.js';
 
 /**
  * The worker's only HTTP surface, on WORKER_PORT: `/health/live`, `/health/ready` (database and

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import sharp from 'sharp';
-import { demoAvi, demoWav } from '../src/openrosa/demo-media.js';
+import { demoAvi, demoWav } from '../src/seed/demo-media.js';
 import type { TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import sharp from 'sharp';
 import { DataSource } from 'typeorm';
-import { demoWav } from '../src/openrosa/demo-media.js';
+import { demoWav } from '../src/seed/demo-media.js';
 import { mediaFormDefinition, orientedJpeg, submitMedia } from './media-fixtures.js';
 import { startLocalS3, type LocalS3 } from './submissions-s3rver.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';

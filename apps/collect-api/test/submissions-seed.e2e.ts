@@ -8,7 +8,7 @@ import request from 'supertest';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser } from './test-users.js';
 
-const SEED = fileURLToPath(new URL('../dist/seed-demo.js', import.meta.url));
+const SEED = fileURLToPath(new URL('../dist/seed/seed-demo.js', import.meta.url));
 
 describe('pnpm seed:demo (built dist against a running collect-api)', () => {
   let sut: TestCollectApp;

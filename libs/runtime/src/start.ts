@@ -69,7 +69,7 @@ async function main(): Promise<void> {
 
 /** `pnpm seed:demo` against the collect-api just started (idempotent: a restart adds nothing). */
 async function seedDemo(env: Record<string, string>): Promise<void> {
-  const script = join(root, 'apps/collect-api/dist/seed-demo.js');
+  const script = join(root, 'apps/collect-api/dist/seed/seed-demo.js');
   try {
     const { stdout } = await promisify(execFile)(process.execPath, [script], { env: { ...env, COLLECT_URL: `http://127.0.0.1:${env.COLLECT_PORT}` }, timeout: 120_000 });
     const out = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { id_string?: string; submissions?: string[] };

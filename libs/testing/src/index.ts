@@ -1,3 +1,4 @@
+export * from './config-docs.js';
 export * from './ports.js';
 export * from './children.js';
 export * from './postgres.js';

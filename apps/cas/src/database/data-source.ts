@@ -1,4 +1,5 @@
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import { runMigrations as applyMigrations } from '@collect/platform';
+import type { DataSourceOptions } from 'typeorm';
 import type { CasConfig } from '../config/cas-config.js';
 import { migrations } from '../migrations/index.js';
 import { entities } from './entities.js';
@@ -22,13 +23,6 @@ export function dataSourceOptions(config: DbConfig): DataSourceOptions {
 }
 
 /** Applies pending migrations; a second call is a no-op. Returns the names applied. */
-export async function runMigrations(config: DbConfig): Promise<string[]> {
-  const ds = new DataSource({ ...dataSourceOptions(config), extra: { max: 2 } });
-  await ds.initialize();
-  try {
-    const applied = await ds.runMigrations({ transaction: 'each' });
-    return applied.map((m) => m.name);
-  } finally {
-    await ds.destroy();
-  }
+export function runMigrations(config: DbConfig): Promise<string[]> {
+  return applyMigrations(dataSourceOptions(config));
 }

@@ -4,7 +4,7 @@ import type { AccountsService } from '../accounts/accounts.service.js';
 import type { CasConfig } from '../config/cas-config.js';
 import { clientSecretMatches } from '../clients/client-secret.js';
 import { OIDC_SCOPES } from '../clients/seed-format.js';
-import { messagePage, page } from '../interactions/views.js';
+import { htmlPage, messagePage } from '@collect/platform';
 import type { ClientRegistry } from './client-registry.js';
 import type { OidcPayloadsRepository } from './oidc-payloads.repository.js';
 import { postgresAdapterFactory } from './postgres-adapter.js';
@@ -110,10 +110,10 @@ export function buildProvider(deps: ProviderDeps): Provider {
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx, form) => {
-          ctx.body = page('Sign out', `<h1>Sign out?</h1>${form}<button form="op.logoutForm" type="submit" value="yes" name="logout">Sign out</button>`);
+          ctx.body = htmlPage('Sign out', `<h1>Sign out?</h1>${form}<button form="op.logoutForm" type="submit" value="yes" name="logout">Sign out</button>`);
         },
         postLogoutSuccessSource: async (ctx) => {
-          ctx.body = page('Signed out', '<h1>Signed out</h1><p>You are signed out.</p>');
+          ctx.body = htmlPage('Signed out', '<h1>Signed out</h1><p>You are signed out.</p>');
         },
       },
       resourceIndicators: {

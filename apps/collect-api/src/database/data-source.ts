@@ -1,4 +1,5 @@
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import { runMigrations as applyMigrations } from '@collect/platform';
+import type { DataSourceOptions } from 'typeorm';
 import type { CollectConfig } from '../config/collect-config.js';
 import { migrations } from '../migrations/index.js';
 import { entities } from './entities.js';
@@ -19,13 +20,6 @@ export function dataSourceOptions(config: Pick<CollectConfig, 'DATABASE_URL' | '
 }
 
 /** Applies pending migrations; a second call is a no-op. Returns the names applied. */
-export async function runMigrations(config: Pick<CollectConfig, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>): Promise<string[]> {
-  const ds = new DataSource({ ...dataSourceOptions(config), extra: { max: 2 } });
-  await ds.initialize();
-  try {
-    const applied = await ds.runMigrations({ transaction: 'each' });
-    return applied.map((m) => m.name);
-  } finally {
-    await ds.destroy();
-  }
+export function runMigrations(config: Pick<CollectConfig, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>): Promise<string[]> {
+  return applyMigrations(dataSourceOptions(config));
 }

@@ -4,7 +4,7 @@ import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
 import { sendHtml, sendRedirect } from '../auth/html-response.js';
 import { PasswordLoginService } from '../auth/password-login.service.js';
 import { SkipAuth } from '../auth/require-auth.decorator.js';
-import { CasSignInService } from '../cas/cas-sign-in.service.js';
+import { CasSignInService } from '../cas-client/cas-sign-in.service.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
 import { LoginSessions } from './login-session.js';

@@ -1,6 +1,7 @@
 import { isAllowedRedirectUri } from './redirect-uris.js';
 import { redirectWithParams } from './oauth2.service.js';
-import { consentPage, escapeHtml, loginPage } from './views.js';
+import { escapeHtml } from '@collect/platform';
+import { consentPage, loginPage } from './views.js';
 
 describe('oauth2 helpers', () => {
   it('adds state then code to the redirect URI, keeping its own query', () => {

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import * as oidc from 'openid-client';
 import { HttpErrorWithHeaders, type CasUser, type CasUserPage } from '@collect/contracts';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { allowHttpIssuer, CasClientDiscovery } from '../cas/cas-oidc.js';
+import { allowHttpIssuer, CasClientDiscovery } from '../cas-client/cas-oidc.js';
 
 const SCOPE = 'adminui-api-wrapper adminui-api-wrapper.users.search';
 /** A token is replaced this long before it expires, so a request never carries one that dies in flight. */

@@ -3,7 +3,6 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { SubmissionsModule } from '../submissions/submissions.module.js';
 import { DeliveryService } from './delivery.service.js';
-import { MetricsController } from './metrics.controller.js';
 import { NetworkGuard } from './network-guard.js';
 import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity } from './restservice.entities.js';
 import { RestServicesController } from './restservices.controller.js';
@@ -22,7 +21,7 @@ import { JobsModule } from '../jobs/jobs.module.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([RestServiceEntity, DeliveryEntity, DeliveryAttemptEntity]), SubmissionsModule, JobsModule],
-  controllers: [SheetsCallbackController, RestServicesController, MetricsController],
+  controllers: [SheetsCallbackController, RestServicesController],
   providers: [
     { provide: NETWORK_GUARD, inject: [COLLECT_CONFIG], useFactory: (config: CollectConfig) => new NetworkGuard(config.FORWARD_ALLOW_PRIVATE_NETWORKS) },
     RestServicesRepository,

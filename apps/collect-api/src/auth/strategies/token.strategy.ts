@@ -8,6 +8,18 @@ import { WWW_AUTHENTICATE } from '../auth-header.js';
 import type { AuthenticatedUser } from '../authenticated-user.js';
 import { credentialsOf } from './credentials.js';
 
+/**
+ * The caller a per-user key names: `Token` keys live in `api_tokens`, `TempToken` keys in
+ * `temp_tokens` and also expire. Shared by TokenStrategy and TempTokenStrategy.
+ */
+export async function userKeyCaller(tokens: UserTokensService, req: Request, scheme: 'token' | 'temptoken'): Promise<AuthenticatedUser> {
+  const owner = await tokens.resolve(scheme === 'token' ? 'api_tokens' : 'temp_tokens', credentialsOf(req));
+  if (!owner) throw new UnauthorizedError('Invalid token.', WWW_AUTHENTICATE[scheme]);
+  if (!owner.isActive) throw new UnauthorizedError('User inactive or deleted.', WWW_AUTHENTICATE[scheme]);
+  if (scheme === 'temptoken' && tokens.isTempTokenExpired(owner)) throw new UnauthorizedError('Token expired', WWW_AUTHENTICATE[scheme]);
+  return { id: owner.userId, username: owner.username, isSuperuser: owner.isSuperuser, scheme };
+}
+
 /** `Authorization: Token <API_KEY>`. */
 @Injectable()
 export class TokenStrategy extends PassportStrategy(Strategy, 'collect-token') {
@@ -15,10 +27,7 @@ export class TokenStrategy extends PassportStrategy(Strategy, 'collect-token') {
     super();
   }
 
-  async validate(req: Request): Promise<AuthenticatedUser> {
-    const owner = await this.tokens.resolve('api_tokens', credentialsOf(req));
-    if (!owner) throw new UnauthorizedError('Invalid token.', WWW_AUTHENTICATE.token);
-    if (!owner.isActive) throw new UnauthorizedError('User inactive or deleted.', WWW_AUTHENTICATE.token);
-    return { id: owner.userId, username: owner.username, isSuperuser: owner.isSuperuser, scheme: 'token' };
+  validate(req: Request): Promise<AuthenticatedUser> {
+    return userKeyCaller(this.tokens, req, 'token');
   }
 }

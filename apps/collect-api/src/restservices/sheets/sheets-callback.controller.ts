@@ -6,7 +6,7 @@ import { WWW_AUTHENTICATE } from '../../auth/auth-header.js';
 import type { AuthenticatedUser } from '../../auth/authenticated-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
 import type { HttpRequest } from '../../auth/http-types.js';
-import { CasSignInService } from '../../cas/cas-sign-in.service.js';
+import { CasSignInService } from '../../cas-client/cas-sign-in.service.js';
 import { SheetsService } from './sheets.service.js';
 
 /**

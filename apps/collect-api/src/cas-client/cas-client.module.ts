@@ -6,8 +6,9 @@ import { CasSignInService } from './cas-sign-in.service.js';
 import { CasTokenResolver } from './cas-token.resolver.js';
 
 /**
- * collect-api as a CAS application: the CAS Bearer token source and the BFF sign-in. Global so
- * the /o/authorize login step (oauth2) and on-boarding can read or end CAS sessions.
+ * The client side of the CAS (apps/cas), collect-api as a CAS application: the CAS Bearer token
+ * source and the BFF sign-in. Global so the /o/authorize login step (oauth2) and on-boarding can
+ * read or end CAS sessions.
  */
 @Global()
 @Module({
@@ -16,4 +17,4 @@ import { CasTokenResolver } from './cas-token.resolver.js';
   providers: [CasTokenResolver, CasSessionsRepository, CasSignInService],
   exports: [CasSignInService, CasTokenResolver],
 })
-export class CasModule {}
+export class CasClientModule {}

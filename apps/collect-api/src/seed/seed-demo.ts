@@ -8,7 +8,7 @@
  * SEED_USERNAME / SEED_PASSWORD (default COLLECT_ADMIN_USERNAME / COLLECT_ADMIN_PASSWORD,
  * i.e. admin / admin-password in development).
  */
-import { demoAvi, demoJpeg, demoWav } from './openrosa/demo-media.js';
+import { demoAvi, demoJpeg, demoWav } from './demo-media.js';
 
 const ID_STRING = 'demo_media_survey';
 

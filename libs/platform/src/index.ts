@@ -1,0 +1,2 @@
+export * from './html-page.js';
+export * from './migrations.js';
