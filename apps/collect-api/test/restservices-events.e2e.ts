@@ -158,6 +158,25 @@ describe('rest services: events, fidelity, ordering, media wait', () => {
     expect(rx.to('/order').length).toBeGreaterThan(200); // the receiver did fail some attempts
   }, 180_000);
 
+  it('reuses kept-alive connections per destination and keeps at most FORWARD_CONCURRENCY_PER_DESTINATION requests in flight there', async () => {
+    const slow = await new Receiver().start({ keepAliveTimeoutMs: 30_000 });
+    try {
+      const form = await newForm('events_connections');
+      slow.script('/conn', [{ status: 200, body: 'ok', delayMs: 150 }]);
+      await create({ xform: form, name: 'generic_json', service_url: `${slow.url}/conn` }).expect(201);
+      await Promise.all(Array.from({ length: 40 }, (_, i) => submit('events_connections', randomUUID(), `c${i}`)));
+      await until('40 deliveries', () => slow.replied >= 40, 60_000);
+      const perDestination = sut.config.FORWARD_CONCURRENCY_PER_DESTINATION;
+      expect(sut.config.FORWARD_CONCURRENCY).toBeGreaterThan(perDestination); // the worker could send more at once
+      expect(slow.maxInFlight).toBeLessThanOrEqual(perDestination);
+      expect(slow.maxInFlight).toBeGreaterThan(1);
+      // 40 requests over at most that many connections: each connection carried several.
+      expect(new Set(slow.to('/conn').map((r) => r.remotePort)).size).toBeLessThanOrEqual(perDestination);
+    } finally {
+      await slow.close();
+    }
+  });
+
   describe('OpenRosa submissions split over several POSTs', () => {
     const files = async () => ({ house: await jpeg(), yard: await png(), voice: wav() });
     const post = (xml: string, parts: Array<[string, Buffer, string]>) => {

@@ -1,5 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { SecretBox } from '../auth/secrets.js';
+import { TtlCache } from '../auth/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { OnJob } from '../jobs/on-job.decorator.js';
 import type { JobData } from '../jobs/job.types.js';
@@ -8,7 +9,9 @@ import { FormsRepository } from '../forms/forms.repository.js';
 import type { SubmissionJson } from '../submissions/submission-json.js';
 import type { SubmissionEntity } from '../submissions/submission.entity.js';
 import { SubmissionsService } from '../submissions/submissions.service.js';
+import { DeliveryAttemptLog } from './delivery-attempt-log.js';
 import { DeliveryOutbox } from './delivery-outbox.js';
+import { DestinationAgents } from './destination-agents.js';
 import { snapshotJson } from './delivery-snapshot.js';
 import { deliveryMetrics } from './delivery-metrics.js';
 import { backoffMs, deliveryHeaders, isRetryable, sendOnce, type SendResult } from './delivery-sender.js';
@@ -19,15 +22,20 @@ import type { AttemptStatus, RestServiceEntity } from './restservice.entities.js
 import { RestServicesRepository, type ClaimedDelivery } from './restservices.repository.js';
 import { SheetsService } from './sheets/sheets.service.js';
 
+const FORM_CACHE_MS = 5_000;
+
 /**
  * One delivery attempt of one outbox row, run by the Bull worker. The database row decides
  * (claim with a lease), so a job that runs twice (stalled job, re-queued after a crash) sends
  * at most once per claim, and every send of a delivery carries the same X-Delivery-Id.
  */
 @Injectable()
-export class DeliveryService {
+export class DeliveryService implements OnModuleDestroy {
   private readonly logger = new Logger(DeliveryService.name);
   private readonly box: SecretBox;
+  private readonly agents: DestinationAgents;
+  private readonly serviceCache = new Map<number, { version: string; service: RestServiceEntity }>();
+  private readonly formCache = new TtlCache<FormEntity>(FORM_CACHE_MS, 1_000);
 
   constructor(
     private readonly repo: RestServicesRepository,
@@ -35,10 +43,16 @@ export class DeliveryService {
     private readonly sheets: SheetsService,
     private readonly forms: FormsRepository,
     private readonly outbox: DeliveryOutbox,
+    private readonly attemptLog: DeliveryAttemptLog,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
     this.box = new SecretBox(config.COLLECT_SECRET_KEY);
+    this.agents = new DestinationAgents(config.FORWARD_CONCURRENCY_PER_DESTINATION);
+  }
+
+  onModuleDestroy(): void {
+    this.agents.destroy();
   }
 
   /** A row in flight stays leased a little longer than the request may take. */
@@ -50,7 +64,7 @@ export class DeliveryService {
   async deliver({ rowId }: JobData<'deliver'>): Promise<void> {
     const row = await this.repo.claimForSending(rowId, this.sendingLeaseMs);
     if (!row) return; // finished already, or another worker holds it
-    const service = await this.repo.findService(row.serviceId);
+    const service = await this.serviceOf(row);
     if (!service) return void (await this.repo.finish(row.id, 'skipped'));
     const forwarder = FORWARDERS[service.name];
     if (service.active && service.name === 'spreadsheet') return this.deliverToSheet(row, service);
@@ -65,10 +79,41 @@ export class DeliveryService {
     // Every attempt of a delivery sends the bytes of the first (docs/restservices.md, "Fidelity").
     if (row.body && request.body) request.body = row.body;
     const headers = deliveryHeaders(request, { deliveryId: row.deliveryId, attempt: row.attempts, event: row.event, signingSecret });
-    const result = await sendOnce(request, headers, this.guard, this.config.FORWARD_TIMEOUT_MS);
+    const result = await sendOnce(request, headers, this.guard, this.config.FORWARD_TIMEOUT_MS, this.agents);
     deliveryMetrics.latency.observe({ service: service.name }, result.latencyMs / 1000);
     if (!row.body && request.body && !succeeded(result)) await this.repo.keepBody(row.id, request.body);
     return this.classify(row, service, result);
+  }
+
+  /**
+   * The service as last read, while its `date_modified` (returned by the claim) is unchanged:
+   * every change through the API or a deactivation moves it, so a send never uses stale
+   * settings, and a busy service is read once instead of per delivery.
+   */
+  private async serviceOf(row: ClaimedDelivery): Promise<RestServiceEntity | null> {
+    if (row.serviceVersion === null) return null;
+    const hit = this.serviceCache.get(row.serviceId);
+    if (hit && hit.version === row.serviceVersion) return hit.service;
+    const service = await this.repo.findService(row.serviceId);
+    this.serviceCache.delete(row.serviceId);
+    if (service) {
+      if (this.serviceCache.size >= 10_000) this.serviceCache.delete(this.serviceCache.keys().next().value!);
+      this.serviceCache.set(row.serviceId, { version: row.serviceVersion, service });
+    }
+    return service;
+  }
+
+  /**
+   * The form, read at most every few seconds per form: only its id_string, uuid and field list
+   * shape the payload, and a deleted form is caught by the claim statement (`submissionGone`).
+   */
+  private async formOf(id: number): Promise<FormEntity | null> {
+    const key = String(id);
+    const hit = this.formCache.get(key);
+    if (hit) return hit;
+    const form = await this.forms.findLive(id);
+    if (form) this.formCache.set(key, form);
+    return form;
   }
 
   /**
@@ -80,7 +125,7 @@ export class DeliveryService {
   private async payloadOf(row: ClaimedDelivery): Promise<{ json: SubmissionJson; submission: SubmissionEntity; form: FormEntity } | null> {
     if (row.event !== 'deleted' && row.submissionGone) return null;
     if (!row.snapshot) return row.event === 'deleted' ? null : this.submissions.loadSubmissionJson(row.submissionId);
-    const form = await this.forms.findLive(row.snapshot.submission.form_id as number);
+    const form = await this.formOf(row.snapshot.submission.form_id as number);
     if (!form) return null;
     if (row.event === 'created' && row.snapshot.missing_media?.length) {
       this.logger.warn({ deliveryId: row.deliveryId, submissionId: row.submissionId, missing: row.snapshot.missing_media, waitedSeconds: this.config.FORWARD_MEDIA_WAIT_SECONDS }, 'forwarding a submission whose attachments have not all arrived (FORWARD_MEDIA_WAIT_SECONDS passed)');
@@ -112,10 +157,10 @@ export class DeliveryService {
   }
 
   private async record(row: ClaimedDelivery, service: RestServiceEntity, status: AttemptStatus, r: SendResult, retryAt?: Date): Promise<void> {
-    await this.repo.recordAttempt(
-      { deliveryRowId: row.id, serviceId: service.id, attempt: row.attempts, status, statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error, responseExcerpt: r.responseExcerpt, event: row.event },
-      { status, retryAt: retryAt ?? null },
-    );
+    await this.attemptLog.record({
+      deliveryRowId: row.id, serviceId: service.id, attempt: row.attempts, status, statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error,
+      responseExcerpt: r.responseExcerpt, event: row.event, retryAt: retryAt ?? null,
+    });
     deliveryMetrics.attempts.inc({ service_id: String(service.id), service: service.name, outcome: status });
     if (status === 'failed') this.logger.warn({ serviceId: service.id, deliveryId: row.deliveryId, statusCode: r.statusCode, error: r.error }, 'delivery failed');
     // The next event of this submission for this service waited for this one (docs/restservices.md, "Ordering").

@@ -4,8 +4,11 @@ import { In, type Repository } from 'typeorm';
 import type { DeliverySnapshot } from './delivery-snapshot.js';
 import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity, type AttemptStatus, type DeliveryEvent, type ServiceName } from './restservice.entities.js';
 
+/** One finished attempt: its log entry and the row's next state (`retryAt` for `retrying`). */
+export type AttemptRecord = Omit<DeliveryAttemptEntity, 'id' | 'createdAt'> & { retryAt: Date | null };
+
 /** A row claimed for one attempt, with what the claim found out about its submission. */
-export type ClaimedDelivery = DeliveryEntity & { submissionGone: boolean; hasSuccessor: boolean };
+export type ClaimedDelivery = DeliveryEntity & { submissionGone: boolean; hasSuccessor: boolean; serviceVersion: string | null };
 
 /** Queries on rest_services, the rest_deliveries outbox and the attempt log. */
 @Injectable()
@@ -70,15 +73,17 @@ export class RestServicesRepository {
 
   /**
    * Takes a queued row for sending (one attempt); null when it is finished or another worker has
-   * it. Also says whether the submission is gone (soft or hard deleted) and whether a later event
-   * of it waits for this service (to wake the relay when this one ends).
+   * it. Also says whether the submission (or its form) is gone, soft or hard deleted, whether a
+   * later event of it waits for this service (to wake the relay when this one ends), and the
+   * service's `date_modified` (null: deleted), so the worker may reuse the service it read last.
    */
   async claimForSending(id: number, leaseMs: number): Promise<ClaimedDelivery | null> {
     const result = (await this.deliveries.query(
       `UPDATE rest_deliveries d SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
        WHERE id = $1 AND (status = 'queued' OR (status = 'sending' AND lease_until < now()))
        RETURNING id, delivery_id, service_id, submission_id, event, attempts, attempt_base, snapshot, body,
-         NOT EXISTS (SELECT 1 FROM submissions s WHERE s.id = d.submission_id AND s.deleted_at IS NULL) AS submission_gone,
+         NOT EXISTS (SELECT 1 FROM submissions s JOIN forms f ON f.id = s.form_id WHERE s.id = d.submission_id AND s.deleted_at IS NULL AND f.deleted_at IS NULL) AS submission_gone,
+         (SELECT r.date_modified::text FROM rest_services r WHERE r.id = d.service_id) AS service_version,
          EXISTS (SELECT 1 FROM rest_deliveries n WHERE n.submission_id = d.submission_id AND n.service_id = d.service_id AND n.id > d.id
                    AND n.status IN ('pending', 'retrying', 'queued', 'sending')) AS has_successor`,
       [id, String(leaseMs)],
@@ -89,7 +94,7 @@ export class RestServicesRepository {
       id: Number(raw.id), deliveryId: raw.delivery_id as string, serviceId: raw.service_id as number, submissionId: raw.submission_id as number,
       event: raw.event as DeliveryEvent, status: 'sending', attempts: raw.attempts as number, attemptBase: raw.attempt_base as number,
       snapshot: (raw.snapshot as DeliverySnapshot | null) ?? null, body: (raw.body as Buffer | null) ?? null,
-    }), { submissionGone: raw.submission_gone as boolean, hasSuccessor: raw.has_successor as boolean });
+    }), { submissionGone: raw.submission_gone as boolean, hasSuccessor: raw.has_successor as boolean, serviceVersion: (raw.service_version as string | null) ?? null });
   }
 
   /** The request body of an attempt that will be retried: later attempts send these bytes. */
@@ -117,21 +122,33 @@ export class RestServicesRepository {
   }
 
   /**
-   * The end of one attempt in one statement (the hot path of the worker): the log entry, the
-   * row's next state and, unless skipped, the service's delivery health.
+   * The end of many attempts in one statement (the hot path of the worker, batched by
+   * DeliveryAttemptLog): their log entries, each row's next state and, per service, the delivery
+   * health of its last non-skipped attempt (`failure_count`: failed attempts since the batch's
+   * last success, or added to the stored count when the batch has none).
    */
-  async recordAttempt(a: Omit<DeliveryAttemptEntity, 'id' | 'createdAt'>, next: { status: AttemptStatus; retryAt: Date | null }): Promise<void> {
+  async recordAttempts(list: AttemptRecord[]): Promise<void> {
+    if (!list.length) return;
+    const col = <K extends keyof AttemptRecord>(k: K) => list.map((a) => a[k]);
     await this.deliveries.query(
-      `WITH logged AS (
+      `WITH input AS (
+         SELECT * FROM unnest($1::bigint[], $2::int[], $3::int[], $4::varchar[], $5::int[], $6::int[], $7::text[], $8::text[], $9::varchar[], $10::timestamptz[])
+           WITH ORDINALITY AS t(row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event, retry_at, ord)),
+       logged AS (
          INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)),
+         SELECT row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event FROM input ORDER BY ord),
        moved AS (
-         UPDATE rest_deliveries SET status = $4::varchar, next_attempt_at = COALESCE($10::timestamptz, next_attempt_at), lease_until = NULL, date_modified = now()
-         WHERE id = $1)
-       UPDATE rest_services SET last_delivery_at = now(), last_status = $4::varchar,
-         failure_count = CASE WHEN $4::varchar = 'success' THEN 0 WHEN $4::varchar = 'failed' THEN failure_count + 1 ELSE failure_count END
-       WHERE id = $2 AND $4::varchar <> 'skipped'`,
-      [a.deliveryRowId, a.serviceId, a.attempt, next.status, a.statusCode, a.latencyMs, a.error, a.responseExcerpt, a.event, next.retryAt],
+         UPDATE rest_deliveries d SET status = i.status, next_attempt_at = COALESCE(i.retry_at, d.next_attempt_at), lease_until = NULL, date_modified = now()
+         FROM input i WHERE d.id = i.row_id),
+       health AS (
+         SELECT service_id, (array_agg(status ORDER BY ord DESC))[1] AS last_status, max(ord) FILTER (WHERE status = 'success') AS last_success,
+                count(*) FILTER (WHERE status = 'failed') AS failed
+         FROM input WHERE status <> 'skipped' GROUP BY service_id)
+       UPDATE rest_services s SET last_delivery_at = now(), last_status = h.last_status,
+         failure_count = CASE WHEN h.last_success IS NULL THEN s.failure_count + h.failed
+           ELSE (SELECT count(*) FROM input i WHERE i.service_id = h.service_id AND i.status = 'failed' AND i.ord > h.last_success) END
+       FROM health h WHERE s.id = h.service_id`,
+      [col('deliveryRowId'), col('serviceId'), col('attempt'), col('status'), col('statusCode'), col('latencyMs'), col('error'), col('responseExcerpt'), col('event'), col('retryAt')],
     );
   }
 
