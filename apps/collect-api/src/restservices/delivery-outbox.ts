@@ -19,12 +19,18 @@ const EVENT: Record<SubmissionEvent['type'], DeliveryEvent> = {
  * The rest-service side of the submissions' outbox port (docs/restservices.md, "Delivery
  * model"). Inside the storing transaction, ONE statement writes a rest_deliveries row per active
  * service of the form that takes this event, each with the snapshot of the submission (so every
- * attempt sends what the event was about), and a NOTIFY that PostgreSQL delivers to the relay at
- * commit (never for a rollback). A form without services costs one index probe; the snapshot is
- * only built when some service takes the event.
+ * attempt sends what the event was about). A form without services costs one index probe; the
+ * snapshot is only built when some service takes the event. After the commit, a NOTIFY wakes
+ * the worker's relay: outside the intake transaction, because PostgreSQL serializes the commits
+ * of notifying transactions, and coalesced, so concurrent commits of this process share one.
  */
 @Injectable()
 export class DeliveryOutbox implements SubmissionOutbox {
+  /** Transactions that wrote rows due now: their commit wakes the relay. */
+  private readonly due = new WeakSet<EntityManager>();
+  private waking: Promise<void> | null = null;
+  private wakeAgain = false;
+
   constructor(
     private readonly ds: DataSource,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
@@ -36,15 +42,32 @@ export class DeliveryOutbox implements SubmissionOutbox {
     // A created event whose attachments have not all arrived waits up to FORWARD_MEDIA_WAIT_SECONDS
     // (attachmentsAdded makes it due as soon as the last one is stored).
     const waitSeconds = missing.length ? this.config.FORWARD_MEDIA_WAIT_SECONDS : 0;
-    await m.query(
+    const [{ queued }] = (await m.query(
       `WITH queued AS (
          INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, snapshot, next_attempt_at)
-         SELECT gen_random_uuid(), id, $2, $3::varchar, ${snapshotSql('$2', '$5::jsonb')}, now() + make_interval(secs => $6)
+         SELECT gen_random_uuid(), id, $2, $3::varchar, ${snapshotSql('$2', '$4::jsonb')}, now() + make_interval(secs => $5)
          FROM rest_services WHERE form_id = $1 AND active AND $3 = ANY(events)
          RETURNING 1)
-       SELECT pg_notify($4, '') FROM (SELECT 1 FROM queued LIMIT 1) AS any_row`,
-      [event.formId, event.submissionId, kind, DELIVERY_CHANNEL, JSON.stringify(missing), waitSeconds],
-    );
+       SELECT count(*)::int AS queued FROM queued`,
+      [event.formId, event.submissionId, kind, JSON.stringify(missing), waitSeconds],
+    )) as Array<{ queued: number }>;
+    if (queued && !waitSeconds) this.due.add(m);
+  }
+
+  committed(m: EntityManager): void {
+    if (!this.due.has(m)) return;
+    this.due.delete(m);
+    if (this.waking) {
+      this.wakeAgain = true;
+      return;
+    }
+    this.waking = (async () => {
+      do {
+        this.wakeAgain = false;
+        // A lost wake-up costs latency only: the relay polls every FORWARD_RELAY_INTERVAL_MS.
+        await this.wake().catch(() => undefined);
+      } while (this.wakeAgain);
+    })().finally(() => (this.waking = null));
   }
 
   /**
@@ -52,15 +75,16 @@ export class DeliveryOutbox implements SubmissionOutbox {
    * missing; once none is missing they are due at once (and the relay is woken).
    */
   async attachmentsAdded(m: EntityManager, submissionId: number, missingMedia: string[]): Promise<void> {
-    await m.query(
+    const [{ refreshed }] = (await m.query(
       `WITH refreshed AS (
          UPDATE rest_deliveries SET snapshot = snapshot || jsonb_build_object('attachments', ${attachmentsSql('$1')}, 'missing_media', $2::jsonb),
            next_attempt_at = CASE WHEN jsonb_array_length($2::jsonb) = 0 THEN now() ELSE next_attempt_at END, date_modified = now()
          WHERE submission_id = $1 AND event = 'created' AND status = 'pending' AND attempts = 0 AND snapshot IS NOT NULL
          RETURNING 1)
-       SELECT pg_notify($3, '') FROM (SELECT 1 FROM refreshed LIMIT 1) AS any_row WHERE jsonb_array_length($2::jsonb) = 0`,
-      [submissionId, JSON.stringify(missingMedia), DELIVERY_CHANNEL],
-    );
+       SELECT count(*)::int AS refreshed FROM refreshed`,
+      [submissionId, JSON.stringify(missingMedia)],
+    )) as Array<{ refreshed: number }>;
+    if (refreshed && !missingMedia.length) this.due.add(m);
   }
 
   /** Wakes the worker's relay after rows were made due outside an outbox write (manual retry, re-enable, an ordered successor). */

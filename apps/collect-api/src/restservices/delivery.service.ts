@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { SecretBox } from '../auth/secrets.js';
 import { TtlCache } from '../auth/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
@@ -30,7 +30,7 @@ const FORM_CACHE_MS = 5_000;
  * at most once per claim, and every send of a delivery carries the same X-Delivery-Id.
  */
 @Injectable()
-export class DeliveryService implements OnModuleDestroy {
+export class DeliveryService implements OnApplicationShutdown {
   private readonly logger = new Logger(DeliveryService.name);
   private readonly box: SecretBox;
   private readonly agents: DestinationAgents;
@@ -51,7 +51,8 @@ export class DeliveryService implements OnModuleDestroy {
     this.agents = new DestinationAgents(config.FORWARD_CONCURRENCY_PER_DESTINATION);
   }
 
-  onModuleDestroy(): void {
+  /** After the job worker drained (beforeApplicationShutdown): no request is in flight any more. */
+  onApplicationShutdown(): void {
     this.agents.destroy();
   }
 

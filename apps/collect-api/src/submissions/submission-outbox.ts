@@ -17,6 +17,8 @@ export interface SubmissionOutbox {
   record(m: EntityManager, event: SubmissionEvent, options?: { missingMedia?: string[] }): Promise<void>;
   /** More attachments of a stored submission arrived (a later POST of a split submission); `missingMedia` = still missing. */
   attachmentsAdded(m: EntityManager, submissionId: number, missingMedia: string[]): Promise<void>;
+  /** The transaction of `m` committed: what it recorded may be handed on now (never called after a rollback). */
+  committed(m: EntityManager): void;
 }
 
 export const SUBMISSION_OUTBOX = Symbol('SUBMISSION_OUTBOX');

@@ -161,8 +161,10 @@ export class SubmissionsService {
       await this.outbox.record(m, event, { missingMedia: input.xml ? missingMedia(record, form, present) : [] });
       return { outcome: 'created' as const, submission: created, form };
     };
+    let tx: EntityManager | null = null;
     try {
       const result = await this.repo.transaction(async (m) => {
+        tx = m;
         try {
           return await work(m);
         } catch (err) {
@@ -172,6 +174,7 @@ export class SubmissionsService {
           throw err;
         }
       });
+      this.outbox.committed(tx!);
       if (event) this.events.committed(event);
       return result;
     } catch (err) {
@@ -260,10 +263,12 @@ export class SubmissionsService {
     const submission = await this.findLiveOr404(form.id, id);
     await this.access.requireRole(user, form.id, MIN_ROLE.editSubmissions);
     const event: SubmissionEvent = { type: 'submission.deleted', formId: form.id, submissionId: submission.id, instanceUuid: submission.uuid };
-    await this.repo.transaction(async (m) => {
+    const tx = await this.repo.transaction(async (m) => {
       await this.repo.softDelete(m, submission.id, new Date());
       await this.outbox.record(m, event);
+      return m;
     });
+    this.outbox.committed(tx);
     this.events.committed(event);
   }
 
