@@ -10,7 +10,7 @@ import { CasIntegration1764300000000 } from './1764300000000-cas-integration.js'
 import { DeliveryLogRetention1764500000000 } from './1764500000000-delivery-log-retention.js';
 import { CredentialsReset1764600000000 } from './1764600000000-credentials-reset.js';
 import { SubmissionRouting1764600000001 } from './1764600000001-submission-routing.js';
-import { DeliveryEvents1764700000200 } from './1764700000200-delivery-events.js';
+import { DeliveryEvents1764720000000 } from './1764720000000-delivery-events.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
@@ -21,4 +21,4 @@ migrations.push(Media1764200000000);
 migrations.push(CasIntegration1764300000000);
 migrations.push(DeliveryLogRetention1764500000000);
 migrations.push(CredentialsReset1764600000000, SubmissionRouting1764600000001);
-migrations.push(DeliveryEvents1764700000200);
+migrations.push(DeliveryEvents1764720000000);
