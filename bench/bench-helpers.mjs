@@ -78,7 +78,8 @@ const CPU_PROF_DIR = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_
  * BENCH_CPU_PROF the process writes `<dir>/<bench>.<role>.cpuprofile` when it stops.
  */
 export async function startService(role, entry, env, port, { probe = false, timeoutMs = 60_000 } = {}) {
-  const nodeArgs = [];
+  // As the images run them: the V8 options their NODE_OPTIONS sets (docker/*.Dockerfile).
+  const nodeArgs = [...imageNodeOptions(entry === CAS_MAIN ? 'cas' : 'collect-api')];
   const probePort = probe ? await freePort() : null;
   if (probe) nodeArgs.push(`--import=${PROBE}`);
   if (CPU_PROF_DIR) {
@@ -93,6 +94,13 @@ export async function startService(role, entry, env, port, { probe = false, time
       ? { read: async () => (await must(fetch(`http://127.0.0.1:${probePort}/event-loop`), 200)).json() }
       : null,
   };
+}
+
+/** The `NODE_OPTIONS=` of docker/<image>.Dockerfile's runtime stage, as node arguments. */
+export function imageNodeOptions(image) {
+  const dockerfile = readFileSync(fileURLToPath(new URL(`../docker/${image}.Dockerfile`, import.meta.url)), 'utf8');
+  const value = /NODE_OPTIONS="([^"]*)"/.exec(dockerfile)?.[1] ?? '';
+  return value.split(/\s+/).filter(Boolean);
 }
 
 const windows = {};

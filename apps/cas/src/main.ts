@@ -1,11 +1,14 @@
 import { loadConfigOrExit, installGracefulShutdown } from '@collect/contracts';
 import { Logger } from 'nestjs-pino';
-import { createCasApp } from './app.js';
 import { loadCasConfig } from './config/cas-config.js';
 import { SeedError } from './clients/seed-format.js';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(loadCasConfig);
+  // The app module graph (Nest, TypeORM, sharp, oidc-provider ...) loads only after the
+  // configuration passed: a bad value stops the process in well under a second even on a
+  // loaded machine (docs/configuration.md).
+  const { createCasApp } = await import('./app.js');
   const app = await createCasApp(config);
   const logger = app.get(Logger);
   installGracefulShutdown(app, config.SHUTDOWN_GRACE_MS, (msg) => logger.log(msg));

@@ -1,12 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { chromium, type Browser } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS } from '@collect/testing';
 import { AccountsService } from '../src/accounts/accounts.service.js';
 import { CallbackServer } from './support/callback-server.js';
+import { writeSeedFile } from './support/seed-file.js';
 import { FormLogin } from './support/form-login.js';
 import { DEV_SEED, startTestCasApp, type TestCasApp } from './test-app.js';
 
@@ -23,14 +21,13 @@ describe('cas authorization code + PKCE, refresh, implicit', () => {
   beforeAll(async () => {
     rp = await new CallbackServer().start();
     redirectUri = `${rp.base}/auth/callback`;
-    const seedDir = mkdtempSync(join(tmpdir(), 'cas-seed-'));
-    writeFileSync(join(seedDir, 'seed.json'), JSON.stringify({
+    const seedFile = writeSeedFile({
       clients: [{
         client_id: 'spa-implicit', grant_types: ['implicit'], response_types: ['id_token token'], token_endpoint_auth_method: 'none',
         scopes: ['openid', 'profile', 'read'], resources: ['collect-api'], redirect_uris: [`${rp.base}/implicit-callback`],
       }],
-    }));
-    sut = await startTestCasApp({ CAS_DEV_SEED_FILE: DEV_SEED, CAS_DEV_COLLECT_WEB_REDIRECT_URI: redirectUri, CAS_SEED_FILE: join(seedDir, 'seed.json') });
+    });
+    sut = await startTestCasApp({ CAS_DEV_SEED_FILE: DEV_SEED, CAS_DEV_COLLECT_WEB_REDIRECT_URI: redirectUri, CAS_SEED_FILE: seedFile });
     web = await oidc.discovery(new URL(sut.url), 'collect-web', 'collect-web-secret', oidc.ClientSecretBasic('collect-web-secret'), { execute: [oidc.allowInsecureRequests] });
     jwks = createRemoteJWKSet(new URL(`${sut.url}/.well-known/openid-configuration/jwks`));
     demoId = (await sut.app.get(AccountsService).findByUsername('demo'))!.id;

@@ -46,7 +46,7 @@ describe('cas-api user search (service on real PostgreSQL)', () => {
     expect((await users.search({ search: 'l_x' }, base)).results.map((u) => u.username)).toEqual(['carol_x']);
   });
 
-  it('answers the decisions.md shape, including disabled users', async () => {
+  it('answers the docs/api-conventions.md shape, including disabled users', async () => {
     const page = await users.search({ username: 'BOB' }, base);
     expect(page.count).toBe(1);
     expect(page.results[0]).toEqual({

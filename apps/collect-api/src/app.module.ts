@@ -4,6 +4,7 @@ import { BullModule } from '@nestjs/bull';
 import { structuredLoggerModule } from '@collect/contracts';
 import { ConfigModule } from './config/config.module.js';
 import type { CollectConfig } from './config/collect-config.js';
+import { ChangeNotificationsModule } from './database/change-notifications.module.js';
 import { dataSourceOptions } from './database/data-source.js';
 import { CollectHealthModule } from './health/collect-health.module.js';
 import { MetricsModule } from './health/metrics.module.js';
@@ -21,6 +22,7 @@ export class AppModule {
         structuredLoggerModule('collect-api', config.LOG_LEVEL),
         TypeOrmModule.forRoot({ ...dataSourceOptions(config), migrationsRun: false }),
         BullModule.forRoot({ redis: config.REDIS_URL, prefix: config.REDIS_PREFIX }),
+        ChangeNotificationsModule,
         CollectHealthModule,
         MetricsModule,
         ...featureModules,

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { loadConfigOrExit, FieldValidationError, validateInput } from '@collect/contracts';
-import { loadCollectConfig } from './config/collect-config.js';
+import { loadCollectConfig, type CollectConfig } from './config/collect-config.js';
 import { dataSourceOptions, runMigrations } from './database/data-source.js';
 import { OAuthApplicationsService } from './oauth2/oauth-applications.service.js';
 import { applicationInput, CreateOAuthApplicationDto } from './oauth2/oauth2.dto.js';
@@ -11,6 +11,7 @@ import { OAuthApplicationEntity, OAuthGrantEntity, OAuthTokenEntity } from './oa
 import { OAuth2Repository } from './oauth2/oauth2.repository.js';
 import { UserEntity } from './users/user.entity.js';
 import { UsersRepository } from './users/users.repository.js';
+import { PasswordHasher } from './users/password-hasher.js';
 import { UsersService } from './users/users.service.js';
 
 const USAGE = `collect-api admin commands
@@ -41,21 +42,21 @@ async function main(argv: string[]): Promise<void> {
   const ds = new DataSource({ ...dataSourceOptions(config), extra: { max: 2 } });
   await ds.initialize();
   try {
-    const result = await run(ds, rest);
+    const result = await run(ds, rest, config);
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await ds.destroy();
   }
 }
 
-const commands: Record<string, (ds: DataSource, args: string[]) => Promise<unknown>> = {
-  async 'users create'(ds, args) {
+const commands: Record<string, (ds: DataSource, args: string[], config: CollectConfig) => Promise<unknown>> = {
+  async 'users create'(ds, args, config) {
     const { values } = parseArgs({
       args,
       options: { username: { type: 'string' }, password: { type: 'string' }, email: { type: 'string' }, superuser: { type: 'boolean', default: false } },
     });
     if (!values.username || !values.password) throw new UsageError('users create needs --username and --password');
-    const users = new UsersService(new UsersRepository(ds.getRepository(UserEntity)));
+    const users = new UsersService(new UsersRepository(ds.getRepository(UserEntity)), new PasswordHasher(config));
     const { user, created, credentialsRevoked } = await users.createOrUpdate({ username: values.username, password: values.password, email: values.email ?? '', isSuperuser: values.superuser });
     return { id: user.id, username: user.username, email: user.email, is_superuser: user.isSuperuser, created, credentials_revoked: credentialsRevoked };
   },

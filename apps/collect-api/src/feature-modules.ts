@@ -13,6 +13,7 @@ import { MediaModule } from './media/media.module.js';
 import { CasClientModule } from './cas-client/cas-client.module.js';
 import { OnboardingModule } from './onboarding/onboarding.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
+import { MetadataModule } from './metadata/metadata.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
 export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module, ProfilesModule];
@@ -21,3 +22,4 @@ featureModules.push(RestServicesModule, DeliveryOutboxModule);
 featureModules.push(MediaModule);
 featureModules.push(CasClientModule, OnboardingModule);
 featureModules.push(RateLimitModule);
+featureModules.push(MetadataModule);

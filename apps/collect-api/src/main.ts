@@ -1,10 +1,13 @@
 import { loadConfigOrExit, installGracefulShutdown } from '@collect/contracts';
 import { Logger } from 'nestjs-pino';
-import { createCollectApp } from './app.js';
 import { loadCollectConfig } from './config/collect-config.js';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(loadCollectConfig);
+  // The app module graph (Nest, TypeORM, sharp, oidc-provider ...) loads only after the
+  // configuration passed: a bad value stops the process in well under a second even on a
+  // loaded machine (docs/configuration.md).
+  const { createCollectApp } = await import('./app.js');
   const app = await createCollectApp(config);
   const logger = app.get(Logger);
   installGracefulShutdown(app, config.SHUTDOWN_GRACE_MS, (msg) => logger.log(msg));

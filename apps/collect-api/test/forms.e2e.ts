@@ -9,7 +9,7 @@ type Who = (typeof WHO)[number];
 
 const SIMPLE = { id_string: 'matrix', title: 'Matrix', fields: [{ name: 'q', type: 'text', label: 'Q' }, { name: 'g', type: 'group', label: 'G', children: [{ name: 'n', type: 'integer' }] }] };
 
-describe('forms: create, read, share, delete; permission matrix of decisions.md', () => {
+describe('forms: create, read, share, delete; permission matrix of docs/api-conventions.md', () => {
   let sut: TestCollectApp;
   const users = {} as Record<Exclude<Who, 'anonymous'>, TestUser>;
   const as = (who: Who, r: request.Test) => (who === 'anonymous' ? r : r.set('Authorization', users[who].token));

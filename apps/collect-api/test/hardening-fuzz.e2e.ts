@@ -13,7 +13,7 @@ import type { TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
 /**
- * Property: every write endpoint answers any body with 2xx or 4xx in the decisions.md shape
+ * Property: every write endpoint answers any body with 2xx or 4xx in the docs/api-conventions.md shape
  * (OAuth: RFC 6749), within the deadline, and a refusal leaves the counted tables unchanged.
  * Seeded (FUZZ_SEED); `pnpm fuzz` runs more cases (FUZZ_RUNS) with a random seed.
  *
@@ -150,7 +150,14 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
       nastyString(),
     );
     const signingSecret = fc.oneof(fc.constant(whsec), fc.constantFrom('whsec_', 'whsec_AAAA', `whsec_${'A'.repeat(200)}`, 'not-a-secret', ''), nastyString());
-    const serviceExtras: Record<string, fc.Arbitrary<unknown>> = { xform: fc.constantFrom<unknown>(xmlFormId, formId, String(xmlFormId), 'x', 0, -1, 2 ** 31, 1.5), name: serviceName, service_url: serviceUrl, signing_secret: signingSecret };
+    const serviceExtras: Record<string, fc.Arbitrary<unknown>> = {
+      xform: fc.constantFrom<unknown>(xmlFormId, formId, String(xmlFormId), 'x', 0, -1, 2 ** 31, 1.5), name: serviceName, service_url: serviceUrl, signing_secret: signingSecret,
+      fields: fc.oneof(fc.array(fc.oneof(fc.constantFrom('name', 'household', 'member/member_name', 'meta/instanceID', 'a//b', ''), nastyString()), { maxLength: 600 }), fc.constantFrom<unknown>(null, 'name', {}, [1])),
+      headers: fc.oneof(fc.dictionary(fc.oneof(fc.constantFrom('X-Api-Key', 'Authorization', 'Host', 'webhook-id', 'X-Delivery-Id', 'bad name', ''), nastyString()), fc.oneof(fc.string(), fc.constantFrom<unknown>(1, null, 'a\r\nb')), { maxKeys: 25 }), fc.constantFrom<unknown>(null, [], 'x')),
+      basic_auth_username: fc.oneof(fc.constantFrom<unknown>('u', 'a:b', '', null, 5), nastyString()),
+      basic_auth_password: fc.oneof(fc.constantFrom<unknown>('p', '', null, 'a\nb'), nastyString()),
+      rate_limit_per_minute: fc.constantFrom<unknown>(0, 1, 60, 100_000, 100_001, null, '60', 1.5, -1),
+    };
     // Mostly values that exist (the listing has one photo), some that do not.
     const mostly = (good: string[], other: string[]) => fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...good) }, { weight: 1, arbitrary: fc.constantFrom(...other) });
     const mediaFilters = () => ({
@@ -177,6 +184,37 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
         input: body(fc.oneof(multipartBodies('xml_file', fc.constant(demoXForm('fuzz_xml'))), wrongContentTypes().map((b) => (b.kind === 'raw' ? { ...b, contentType: 'application/xml' } : b)))) },
       { name: 'PATCH /api/v1/forms/:pk', method: 'PATCH', path: () => `/api/v1/forms/${formId}`, headers: auth, answers: 'drf', tables: ['forms'], weight: 0.5,
         input: body(jsonBodies(mutatedObject({ title: 'T', downloadable: true }))) },
+      // Issue 22: XLSForm uploads (junk workbooks reach the converter's worker), definition replacement, form media.
+      { name: 'POST /api/v1/forms (xls_file)', method: 'POST', path: '/api/v1/forms', headers: auth, answers: 'drf', tables: ['forms', 'form_roles', 'form_versions'], weight: 0.4,
+        input: body(multipartBodies('xls_file')) },
+      { name: 'PATCH /api/v1/forms/:pk (definition)', method: 'PATCH', path: () => `/api/v1/forms/${xmlFormId}`, headers: auth, answers: 'drf', tables: ['forms', 'form_versions'], weight: 0.5,
+        input: body(fc.oneof(multipartBodies('xml_file', fc.constant(demoXForm())), multipartBodies('xls_file'), jsonBodies(mutatedObject({ ...SIMPLE_FORM, id_string: 'household_survey' })))) },
+      { name: 'POST /api/v1/metadata', method: 'POST', path: '/api/v1/metadata', headers: auth, answers: 'drf', tables: ['form_metadata'], weight: 0.6,
+        input: fc.record({
+          xform: fc.oneof({ weight: 3, arbitrary: fc.constant(String(xmlFormId)) }, fc.constantFrom('0', '-1', '2147483648', '1.5', 'x', ''), nastyString()),
+          dataType: fc.oneof({ weight: 3, arbitrary: fc.constant('media') }, fc.constantFrom('MEDIA', 'supporting_doc', ''), nastyString()),
+          dataValue: fc.oneof(fc.constantFrom('a.csv', 'logo.png', '../x.csv', 'a/b.csv', '.', '..', '', 'x'.repeat(300)), nastyString()),
+          filename: fc.option(fc.constantFrom('a.csv', 'é.png', '../../x', ''), { nil: undefined }),
+          data: nastyString(),
+          drop: fc.constantFrom(null, 'xform', 'data_type', 'data_value', 'data_file'),
+          n: fc.nat(),
+          boundary: fc.constantFrom('fuzzboundary', '----WebKitFormBoundary7MA4YWxkTrZu0gW'),
+          truncate: fc.option(fc.nat({ max: 300 }), { nil: undefined }),
+        }).map(({ xform, dataType, dataValue, filename, data, drop, n, boundary, truncate }) => ({
+          body: {
+            kind: 'multipart' as const, boundary, truncate,
+            parts: [
+              { name: 'xform', data: xform }, { name: 'data_type', data: dataType }, { name: 'data_value', data: dataValue.length < 200 ? `${n}${dataValue}` : dataValue },
+              { name: 'data_file', filename: filename ?? `${n}.csv`, contentType: 'text/csv', data },
+            ].filter((p) => p.name !== drop),
+          },
+        })) },
+      { name: 'GET /api/v1/metadata (query)', method: 'GET', path: '/api/v1/metadata', headers: auth, answers: 'drf', weight: 0.3,
+        input: queries({ xform: fc.constantFrom(String(xmlFormId), String(formId), '0', '2147483648') }) },
+      { name: 'DELETE /api/v1/metadata/:pk (path)', method: 'DELETE', path: '/api/v1/metadata/1', headers: auth, answers: 'drf', tables: ['form_metadata'], weight: 0.3,
+        input: pathSegment().map((id) => ({ body: { kind: 'none' as const }, path: `/api/v1/metadata/${id}` })) },
+      { name: 'GET /xformsManifest/:pk, /xformsMedia/:pk/:id (path)', method: 'GET', path: '/xformsManifest/1', headers: auth, answers: 'drf', weight: 0.3,
+        input: fc.tuple(fc.oneof(fc.constant(String(xmlFormId)), pathSegment()), pathSegment(), fc.boolean()).map(([pk, id, manifest]) => ({ body: { kind: 'none' as const }, path: manifest ? `/xformsManifest/${pk}` : `/xformsMedia/${pk}/${id}` })) },
       { name: 'PUT /api/v1/forms/:pk/share', method: 'PUT', path: () => `/api/v1/forms/${formId}/share`, headers: auth, answers: 'drf', tables: ['form_roles'],
         input: body(jsonBodies(mutatedObject({ username: other.username, role: 'readonly', remove: false }, { role: fc.constantFrom('owner', 'manager', 'editor', 'dataentry', 'readonly', 'admin') }))) },
       { name: 'POST /api/v1/submissions (json)', method: 'POST', path: '/api/v1/submissions', headers: auth, answers: 'drf', tables: ['submissions', 'attachments'],
@@ -202,7 +240,7 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
         input: queryStrings({ page: fc.nat().map(String), page_size: fc.nat().map(String), query: nastyString(), sort: nastyString(), start: nastyString(), limit: nastyString(), fields: nastyString() }).map((query) => ({ body: { kind: 'none' as const }, query })) },
       { name: 'GET /api/v1/dataviews/:pk/data (query)', method: 'GET', path: () => `/api/v1/dataviews/${dataviewId}/data`, headers: auth, answers: 'drf', weight: 0.3,
         input: queryStrings({ page: fc.nat().map(String), page_size: fc.nat().map(String), count: fc.constantFrom('true', 'x') }).map((query) => ({ body: { kind: 'none' as const }, query })) },
-      // Rest services (decisions.md §Rest services, §Forwarding). Only loopback targets (allowed in tests) and names that fail fast in DNS.
+      // Rest services (docs/api-conventions.md §Rest services, §Forwarding). Only loopback targets (allowed in tests) and names that fail fast in DNS.
       { name: 'POST /api/v1/restservices', method: 'POST', path: '/api/v1/restservices', headers: auth, answers: 'drf', tables: ['rest_services'], weight: 0.8,
         input: body(jsonBodies(fc.oneof(
           mutatedObject(
@@ -210,11 +248,12 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
             serviceExtras,
           ),
           oneFieldOff({ xform: xmlFormId, name: 'generic_json', service_url: 'http://127.0.0.1:9/j', signing_secret: whsec }, serviceExtras),
+          oneFieldOff({ xform: xmlFormId, name: 'generic_xml', service_url: 'http://127.0.0.1:9/x', fields: ['name', 'member/member_name'], headers: { 'X-Api-Key': 'k' }, basic_auth_username: 'u', basic_auth_password: 'p', rate_limit_per_minute: 60 }, serviceExtras),
           oneFieldOff({ xform: xmlFormId, name: 'messaging', service_url: 'http://127.0.0.1:9/m', auth_token: 'tok', flow_uuid: 'f', contacts: 'a, b,,c' }, serviceExtras),
           oneFieldOff({ xform: xmlFormId, name: 'health_forwarder', service_url: 'http://127.0.0.1:9/h/%(id_string)s?u=%(uuid)s&n=%(name)s', active: false }, serviceExtras),
         ))) },
       { name: 'PATCH /api/v1/restservices/:pk', method: 'PATCH', path: () => `/api/v1/restservices/${patchService}`, headers: auth, answers: 'drf', tables: ['rest_services'], weight: 0.5,
-        input: body(jsonBodies(fc.oneof(mutatedObject({ contacts: 'c', auth_token: 'tok2', active: true, signing_secret: null }, serviceExtras), oneFieldOff({ contacts: 'c', auth_token: 'tok2', flow_title: 'x', active: true }, serviceExtras)))) },
+        input: body(jsonBodies(fc.oneof(mutatedObject({ contacts: 'c', auth_token: 'tok2', active: true, signing_secret: null }, serviceExtras), oneFieldOff({ contacts: 'c', auth_token: 'tok2', flow_title: 'x', active: true, headers: { 'X-A': 'b' }, rate_limit_per_minute: null }, serviceExtras)))) },
       { name: 'PUT /api/v1/restservices/:pk', method: 'PUT', path: () => `/api/v1/restservices/${putService}`, headers: auth, answers: 'drf', tables: ['rest_services'], weight: 0.5,
         input: body(jsonBodies(fc.oneof(mutatedObject({ xform: xmlFormId, name: 'generic_json', service_url: 'http://127.0.0.1:9/put' }, serviceExtras), oneFieldOff({ xform: xmlFormId, name: 'generic_xml', service_url: 'http://127.0.0.1:9/put', signing_secret: whsec }, serviceExtras)))) },
       { name: 'GET /api/v1/restservices (query)', method: 'GET', path: '/api/v1/restservices', headers: auth, answers: 'drf', weight: 0.3,
@@ -224,7 +263,20 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
       { name: 'POST /api/v1/restservices/:pk/deliveries/:id/retry, .../retry-failed (path)', method: 'POST', path: '/api/v1/restservices/1/retry-failed', headers: auth, answers: 'drf', tables: ['rest_deliveries', 'rest_delivery_attempts'], weight: 0.4,
         input: fc.tuple(fc.oneof(fc.constant(String(logService)), pathSegment()), fc.oneof(fc.constantFrom(...logEntries.map(String), logDeliveryId, randomUUID()), pathSegment()), fc.boolean(), jsonBodies())
           .map(([pk, id, all, b]) => ({ body: b, path: all ? `/api/v1/restservices/${pk}/retry-failed` : `/api/v1/restservices/${pk}/deliveries/${id}/retry` })) },
-      // Media (decisions.md §Media): listing filters and pages, count, the record/download segment, /files.
+      // Replay: filters of every shape (dry runs mostly; a real one sends to a closed port); progress and cancel by path.
+      { name: 'POST /api/v1/restservices/:pk/replay', method: 'POST', path: () => `/api/v1/restservices/${putService}/replay`, headers: auth, answers: 'drf', tables: ['rest_replays'], weight: 0.4,
+        input: body(jsonBodies(mutatedObject({ submitted_after: '2026-01-01', submitted_before: '2026-12-31T23:59:59Z', submission_ids: [1, 2], only_failed: false, dry_run: true }, {
+          submitted_after: fc.oneof(fc.constantFrom<unknown>('2026-02-30', '2026-01-01T25:00', 'now', null, 0), nastyString()),
+          submission_ids: fc.oneof(fc.array(fc.oneof(fc.integer(), fc.constantFrom<unknown>('1', null, 2 ** 31)), { maxLength: 20 }), fc.constantFrom<unknown>([], 'x', {})),
+          dry_run: fc.constantFrom<unknown>(true, true, true, false, 'true', 1),
+        }))) },
+      ...(['GET', 'DELETE'] as const).map((method) => ({ name: `${method} /api/v1/restservices/:pk/replays/:id (path)`, method, path: '/api/v1/restservices/1/replays/1', headers: auth, answers: 'drf' as const, weight: 0.2,
+        input: fc.tuple(fc.oneof(fc.constant(String(putService)), pathSegment()), fc.oneof(fc.constantFrom('1', '2', '2147483648'), pathSegment()))
+          .map(([pk, id]) => ({ body: { kind: 'none' as const }, path: `/api/v1/restservices/${pk}/replays/${id}` })) })),
+      // Test-fire: a refused connection (127.0.0.1:9) answers 200 with the error; bad paths 404.
+      { name: 'POST /api/v1/restservices/:pk/test (path)', method: 'POST', path: '/api/v1/restservices/1/test', headers: auth, answers: 'drf', weight: 0.3,
+        input: fc.tuple(fc.oneof(fc.constantFrom(String(putService), String(patchService)), pathSegment()), jsonBodies()).map(([pk, b]) => ({ body: b, path: `/api/v1/restservices/${pk}/test` })) },
+      // Media (docs/api-conventions.md §Media): listing filters and pages, count, the record/download segment, /files.
       { name: 'GET /api/v1/media (query)', method: 'GET', path: '/api/v1/media', headers: auth, answers: 'drf', weight: 0.5,
         input: queries(mediaFilters()) },
       { name: 'GET /api/v1/media/count (query)', method: 'GET', path: '/api/v1/media/count', headers: auth, answers: 'drf', weight: 0.3,

@@ -251,6 +251,28 @@ describe('hardening: log hygiene (collect-api)', () => {
     expect((await call(`/api/v1/restservices/${flow.id}`, token, { xform: formId, name: 'messaging', service_url: `${receiver.url}/flow`, auth_token: patchedToken, flow_uuid: 'f-1', contacts: 'a', signing_secret: patchedSigning }, 'PUT')).status).toBe(200);
     expect((await call('/api/v1/submissions', token, { id: 'logs_rs', submission: { name: 'y' } })).status).toBe(201);
     await until('the delivery with the patched token', () => receiver.to('/flow').some((r) => r.headers.authorization === `Token ${patchedToken}`));
+
+    // Extra headers and Basic credentials (issue 21): delivered (a failure first), test-fired, patched, refused.
+    const bearer = keep('extra Authorization header', 'Bearer hdr-token-for-logs-5566778899');
+    const apiKey = keep('extra X-Api-Key header', 'Api-key-for-logs-1122334455');
+    const basicPassword = keep('Basic password', 'B4sic-password-for-logs-99887766');
+    keep('Basic credentials (base64)', Buffer.from(`rx-user:${basicPassword}`).toString('base64'));
+    receiver.script('/hdr', [{ status: 503, body: 'busy' }, { status: 200, body: 'ok' }]);
+    const hdr = await create({ name: 'generic_json', service_url: `${receiver.url}/hdr`, headers: { Authorization: bearer, 'X-Api-Key': apiKey } });
+    const bas = await create({ name: 'generic_xml', service_url: `${receiver.url}/bas`, basic_auth_username: 'rx-user', basic_auth_password: basicPassword });
+    await create({ name: 'generic_json', service_url: `${receiver.url}/bad`, headers: { 'X-Delivery-Id': apiKey } }, 400);
+    await create({ name: 'generic_json', service_url: `${receiver.url}/bad`, basic_auth_password: basicPassword }, 400);
+    expect((await call('/api/v1/submissions', token, { id: 'logs_rs', submission: { name: 'z' } })).status).toBe(201);
+    await until('the header and Basic deliveries', () => receiver.to('/hdr').length >= 2 && receiver.to('/bas').length >= 1);
+    expect(receiver.to('/hdr')[1].headers.authorization).toBe(bearer);
+    expect(receiver.to('/bas')[0].headers.authorization).toBe(`Basic ${Buffer.from(`rx-user:${basicPassword}`).toString('base64')}`);
+    for (const svc of [hdr, bas]) {
+      const fired = await call(`/api/v1/restservices/${svc.id}/test`, token, {});
+      expect(fired.status).toBe(200);
+      expect(await fired.text()).not.toMatch(/hdr-token|Api-key-for|B4sic-password/);
+    }
+    const newKey = keep('patched X-Api-Key header', 'Api-key-patched-for-logs-6677');
+    expect((await call(`/api/v1/restservices/${hdr.id}`, token, { headers: { 'X-Api-Key': newKey } }, 'PATCH')).status).toBe(200);
   }
 
   /** A spreadsheet service: consent URL, the provider's code at the callback (a refused one first), the token exchange with the client secret. */

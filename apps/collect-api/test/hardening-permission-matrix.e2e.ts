@@ -9,7 +9,7 @@ import { createTestBearerToken, createTestUser, type TestUser } from './test-use
 
 /**
  * One permission matrix for every collect-api route × every kind of caller, expected statuses
- * from decisions.md ("Roles and permissions", "Small points"). Routes are read from the
+ * from docs/api-conventions.md ("Roles and permissions", "Small points"). Routes are read from the
  * Express router at run time: a route without a row here fails the test, so a new endpoint
  * cannot ship without its permissions written down.
  *
@@ -19,7 +19,7 @@ import { createTestBearerToken, createTestUser, type TestUser } from './test-use
  * on any form, so it answers like `stranger`, except where the scheme matters (Basic-only routes).
  *
  * `admin` is a platform admin (is_superuser) with no role on any form. FormAccessService treats
- * platform admins as owners of every form (they see and change all of them); decisions.md only
+ * platform admins as owners of every form (they see and change all of them); docs/api-conventions.md only
  * says that they, and nobody else, use /api/v1/cas-users and /api/v1/service-accounts.
  *
  * The scope axis (issue 17): the owner again through a read-only Bearer token, a read-write
@@ -48,7 +48,7 @@ const CREDENTIAL_FIELDS = ['api_token', 'temp_token', 'client_secret'];
 const MAY_READ_MESSAGING_SECRET: ReadonlySet<Caller> = new Set(['owner', 'manager', 'editor', 'admin', 'token']);
 
 /**
- * decisions.md: a form the caller cannot see is 404, a visible form with too low a role 403, no
+ * docs/api-conventions.md: a form the caller cannot see is 404, a visible form with too low a role 403, no
  * credentials 401. A platform admin acts as the owner of every form (FormAccessService).
  */
 function atLeast(min: FormRole, ok: number): Expect {
@@ -65,7 +65,7 @@ function everyone(s: number): Expect {
 }
 /** Only the owner of a per-user object (an OAuth application), or a platform admin. */
 const ownerOnly = (ok: number): Expect => ({ ...everyone(404), owner: ok, admin: ok, anonymous: 401 });
-/** Platform admins only (decisions.md §Operator interfaces): others 403, anonymous 401. */
+/** Platform admins only (docs/api-conventions.md §Operator interfaces): others 403, anonymous 401. */
 const adminOnly = (ok: number): Expect => ({ ...everyone(403), admin: ok, anonymous: 401 });
 
 interface Fixture {
@@ -95,6 +95,11 @@ interface SharedExtras {
   retryEntry: Record<Caller, number>;
   /** One service per caller for DELETE. */
   deleteServiceId: Record<Caller, number>;
+  /** A finished (empty) replay of serviceId. */
+  replayId: number;
+  /** A form media file of the form, and one per caller for DELETE. */
+  metadataId: number;
+  deleteMetadataId: Record<Caller, number>;
 }
 
 /** CAS subjects and client ids for the platform-admin rows (set up in `beforeAll`). */
@@ -106,6 +111,8 @@ interface Call {
   /** Raw body with its content type (XML, multipart is built with `attachXml`). */
   raw?: { type: string; text: string };
   attachXml?: { field: string; xml: string };
+  /** A multipart form: plain fields and file parts. */
+  form?: { fields: Record<string, string>; files: Record<string, { name: string; data: Buffer }> };
   /** Basic credentials instead of the API token (DELETE /user/expire is Basic only). */
   basic?: boolean;
 }
@@ -197,6 +204,19 @@ const TABLE: RouteCase[] = [
   { route: 'GET /:username/forms/:pk/form.xml', call: (f) => ({ path: `/${f.owner}/forms/${f.formId}/form.xml` }), expect: atLeast('readonly', 200) },
   { route: 'HEAD /:username/submission', call: (f) => ({ path: `/${f.owner}/submission` }), expect: anyUser(204) },
   { route: 'POST /:username/submission', call: (f) => ({ path: `/${f.owner}/submission`, attachXml: { field: 'xml_submission_file', xml: demoInstance({ instanceId: randomUUID(), idString: f.idString }) } }), expect: atLeast('dataentry', 201) },
+  // Form media and the OpenRosa manifest (issue 22; docs/api-conventions.md "Forms in": editors and above add and delete, readonly reads).
+  {
+    route: 'POST /api/v1/metadata',
+    call: (f) => ({ path: '/api/v1/metadata', form: { fields: { xform: String(f.formId), data_type: 'media', data_value: `m${uniq()}.csv` }, files: { data_file: { name: 'm.csv', data: Buffer.from('a,b\n1,2\n') } } } }),
+    expect: atLeast('editor', 201),
+  },
+  { route: 'GET /api/v1/metadata', call: (f) => ({ path: `/api/v1/metadata?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v1/metadata/:pk', call: (f) => ({ path: `/api/v1/metadata/${f.shared!.metadataId}` }), expect: atLeast('readonly', 200) },
+  { route: 'DELETE /api/v1/metadata/:pk', call: (f, who) => ({ path: `/api/v1/metadata/${f.shared!.deleteMetadataId[who]}` }), expect: atLeast('editor', 204) },
+  { route: 'GET /xformsManifest/:pk', call: (f) => ({ path: `/xformsManifest/${f.formId}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /:username/xformsManifest/:pk', call: (f) => ({ path: `/${f.owner}/xformsManifest/${f.formId}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /xformsMedia/:pk/:mediaId', call: (f) => ({ path: `/xformsMedia/${f.formId}/${f.shared!.metadataId}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /:username/xformsMedia/:pk/:mediaId', call: (f) => ({ path: `/${f.owner}/xformsMedia/${f.formId}/${f.shared!.metadataId}` }), expect: atLeast('readonly', 200) },
   // Submissions and data
   { route: 'POST /api/v1/submissions', call: (f) => ({ path: '/api/v1/submissions', body: { id: f.idString, submission: { name: 'x' } } }), expect: atLeast('dataentry', 201) },
   { route: 'GET /api/v1/data/:formPk', call: (f) => ({ path: `/api/v1/data/${f.formId}` }), expect: atLeast('readonly', 200) },
@@ -215,7 +235,7 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/dataviews/:pk/data', call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}/data` }), expect: atLeast('readonly', 200) },
   { route: 'PATCH /api/v1/dataviews/:pk', fresh: true, call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}`, body: { name: 'w' } }), expect: atLeast('editor', 200) },
   { route: 'DELETE /api/v1/dataviews/:pk', fresh: true, call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}` }), expect: atLeast('editor', 204) },
-  // Rest services (decisions.md: see readonly, create/change editor, delete manager). Targets are
+  // Rest services (docs/api-conventions.md: see readonly, create/change editor, delete manager). Targets are
   // 127.0.0.1:9 (FORWARD_ALLOW_PRIVATE_NETWORKS allows loopback in tests); nothing is sent.
   { route: 'GET /api/v1/restservices', call: (f) => ({ path: `/api/v1/restservices?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
   { route: 'POST /api/v1/restservices', call: (f) => ({ path: '/api/v1/restservices', body: { xform: f.formId, name: 'generic_json', service_url: `http://127.0.0.1:9/c${uniq()}` } }), expect: atLeast('editor', 201) },
@@ -226,17 +246,22 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/restservices/:pk/deliveries', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.retryServiceId}/deliveries` }), expect: atLeast('readonly', 200) },
   { route: 'POST /api/v1/restservices/:pk/deliveries/:id/retry', call: (f, who) => ({ path: `/api/v1/restservices/${f.shared!.retryServiceId}/deliveries/${f.shared!.retryEntry[who]}/retry` }), expect: atLeast('editor', 202) },
   { route: 'POST /api/v1/restservices/:pk/retry-failed', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/retry-failed` }), expect: atLeast('editor', 202) },
+  // Test-fire to a closed port: 200 with the connection error.
+  { route: 'POST /api/v1/restservices/:pk/test', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/test` }), expect: atLeast('editor', 200) },
+  { route: 'POST /api/v1/restservices/:pk/replay', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/replay`, body: { dry_run: true } }), expect: atLeast('editor', 200) },
+  { route: 'GET /api/v1/restservices/:pk/replays/:id', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/replays/${f.shared!.replayId}` }), expect: atLeast('readonly', 200) },
+  { route: 'DELETE /api/v1/restservices/:pk/replays/:id', call: (f) => ({ path: `/api/v1/restservices/${f.shared!.serviceId}/replays/${f.shared!.replayId}` }), expect: atLeast('editor', 204) },
   // The sheet provider's consent redirect: no credentials needed (the single-use state names the user); without code and state 400.
   { route: 'GET /api/v1/restservices/sheets/callback', call: () => ({ path: '/api/v1/restservices/sheets/callback' }), expect: everyone(400) },
   // Prometheus text; METRICS_TOKEN is unset in tests and NODE_ENV is not production: open.
   { route: 'GET /metrics', call: () => ({ path: '/metrics' }), expect: everyone(200) },
-  // Media (decisions.md: readonly sees a form's media). Unfiltered listings cover the forms the caller can see (empty for others).
+  // Media (docs/api-conventions.md: readonly sees a form's media). Unfiltered listings cover the forms the caller can see (empty for others).
   { route: 'GET /api/v1/media', call: (f) => ({ path: `/api/v1/media?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/media.json', call: () => ({ path: '/api/v1/media.json' }), expect: anyUser(200) },
   { route: 'GET /api/v1/media/count', call: (f) => ({ path: `/api/v1/media/count?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/media/:pk', call: (f) => ({ path: `/api/v1/media/${f.shared!.mediaId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/files/:pk', call: (f) => ({ path: `/api/v1/files/${f.shared!.mediaId}?filename=${encodeURIComponent(f.shared!.mediaFilename)}` }), expect: atLeast('readonly', 200) },
-  // On-boarding (decisions.md §Operator interfaces: platform admins only), against the real CAS.
+  // On-boarding (docs/api-conventions.md §Operator interfaces: platform admins only), against the real CAS.
   { route: 'GET /api/v1/cas-users', call: () => ({ path: '/api/v1/cas-users?search=a' }), expect: adminOnly(200) },
   { route: 'POST /api/v1/cas-users', call: () => ({ path: '/api/v1/cas-users', body: { cas_user_id: cas.onboardId } }), expect: adminOnly(201) },
   { route: 'DELETE /api/v1/cas-users/:casUserId', call: () => ({ path: `/api/v1/cas-users/${cas.offboardId}` }), expect: adminOnly(204) },
@@ -334,7 +359,16 @@ describe('hardening: one permission matrix for every collect-api route', () => {
       const [{ id }] = await db.query(`INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, event) VALUES ($1, $2, 1, 'failed', NULL, 1, 'connect ECONNREFUSED', 'created') RETURNING id`, [row, retryServiceId]);
       return Number(id);
     }));
+    // A replay of nothing (an id no submission has): over at once, so GET and DELETE change nothing.
+    const replayId = (await request(sut.url).post(`/api/v1/restservices/${serviceId}/replay`).set('Authorization', ownerAuth).send({ submission_ids: [2_000_000_000] }).expect(202)).body.id as number;
+    const metadata = async () =>
+      (await request(sut.url).post('/api/v1/metadata').set('Authorization', ownerAuth).field('xform', String(f.formId)).field('data_type', 'media').field('data_value', `s${uniq()}.csv`)
+        .attach('data_file', Buffer.from('a,b\n'), 's.csv').expect(201)).body.id as number;
+    const [metadataId, ...deleteMetadataIds] = await Promise.all([metadata(), ...CALLERS.map(() => metadata())]);
     return {
+      replayId,
+      metadataId,
+      deleteMetadataId: Object.fromEntries(CALLERS.map((c, i) => [c, deleteMetadataIds[i]])) as Record<Caller, number>,
       mediaId: media.id,
       mediaFilename: media.filename,
       serviceId,
@@ -352,6 +386,11 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     if (credentials) req = req.set('Authorization', credentials);
     let res: request.Response;
     if (c.attachXml) res = await req.attach(c.attachXml.field, Buffer.from(c.attachXml.xml), 'submission.xml');
+    else if (c.form) {
+      for (const [name, value] of Object.entries(c.form.fields)) req = req.field(name, value);
+      for (const [name, file] of Object.entries(c.form.files)) req = req.attach(name, file.data, file.name);
+      res = await req;
+    }
     else if (c.raw) res = await req.set('Content-Type', c.raw.type).send(c.raw.text);
     else if (c.body && method !== 'GET' && method !== 'HEAD') res = await (c.path.startsWith('/o/') ? req.type('form') : req).send(c.body);
     else res = await req;
@@ -387,7 +426,7 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     expect([...covered].filter((r) => !routes.includes(r))).toEqual([]);
   });
 
-  it('answers each (route, caller) pair as decisions.md says, and no Bearer answer carries a credential', async () => {
+  it('answers each (route, caller) pair as docs/api-conventions.md says, and no Bearer answer carries a credential', async () => {
     const shared = await fixture(true);
     // Before the table (whose last row rotates the owner's API token). The stored messaging secret: in clear for editors and above with a full credential, masked otherwise.
     const token = async (who: Caller) => ((await send('GET', who, { path: `/api/v1/restservices/${shared.shared!.messagingId}` })).body as { auth_token?: string }).auth_token;

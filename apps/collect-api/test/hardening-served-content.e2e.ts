@@ -31,6 +31,8 @@ interface Fixture {
   serviceId: number;
   appId: number;
   media: Array<{ id: number; filename: string; mimetype: string }>;
+  /** Form media files (metadata ids) whose names and bytes carry the marker. */
+  formMedia: number[];
 }
 
 interface Call {
@@ -57,9 +59,15 @@ const CALLS: Record<string, (f: Fixture) => Call[]> = {
   'GET /api/v1/dataviews/:pk/data': (f) => [{ path: `/api/v1/dataviews/${f.dataviewId}/data` }],
   'GET /api/v1/restservices/:pk': (f) => [{ path: `/api/v1/restservices/${f.serviceId}` }],
   'GET /api/v1/restservices/:pk/deliveries': (f) => [{ path: `/api/v1/restservices/${f.serviceId}/deliveries` }],
+  'GET /api/v1/restservices/:pk/replays/:id': (f) => [{ path: `/api/v1/restservices/${f.serviceId}/replays/1` }],
   // The record as JSON, and each file streamed (Accept: its type).
   'GET /api/v1/media/:pk': (f) => f.media.flatMap((m) => [{ path: `/api/v1/media/${m.id}` }, { path: `/api/v1/media/${m.id}`, accept: m.mimetype }]),
   'GET /api/v1/files/:pk': (f) => f.media.map((m) => ({ path: `/api/v1/files/${m.id}?filename=${encodeURIComponent(m.filename)}` })),
+  'GET /api/v1/metadata/:pk': (f) => f.formMedia.map((id) => ({ path: `/api/v1/metadata/${id}` })),
+  'GET /xformsManifest/:pk': (f) => [{ path: `/xformsManifest/${f.formId}` }],
+  'GET /:username/xformsManifest/:pk': (f) => [{ path: `/${f.owner.username}/xformsManifest/${f.formId}` }],
+  'GET /xformsMedia/:pk/:mediaId': (f) => f.formMedia.map((id) => ({ path: `/xformsMedia/${f.formId}/${id}` })),
+  'GET /:username/xformsMedia/:pk/:mediaId': (f) => f.formMedia.map((id) => ({ path: `/${f.owner.username}/xformsMedia/${f.formId}/${id}` })),
 };
 
 /** Routes that serve stored bytes as they are: each must be seen carrying the marker, so the check cannot pass empty. */
@@ -71,6 +79,10 @@ const STORED_BYTES_ROUTES = [
   'GET /:username/formList',
   'GET /api/v1/media/:pk',
   'GET /api/v1/files/:pk',
+  'GET /xformsManifest/:pk',
+  'GET /:username/xformsManifest/:pk',
+  'GET /xformsMedia/:pk/:mediaId',
+  'GET /:username/xformsMedia/:pk/:mediaId',
 ];
 
 /** An XForm whose title and head carry the marker, with an XHTML script a browser would run inline. */
@@ -107,7 +119,12 @@ describe('hardening: every answer with stored bytes is inert', () => {
     const dataviewId = (await auth(api().post('/api/v1/dataviews')).send({ name: `view ${MARK}`, xform: formId, columns: ['name'], query: [] }).expect(201)).body.id as number;
     const serviceId = (await auth(api().post('/api/v1/restservices')).send({ xform: formId, name: 'generic_json', service_url: `http://127.0.0.1:9/${MARK}` }).expect(201)).body.id as number;
     const appId = (await auth(api().post('/api/v1/oauth-applications')).send({ name: `app ${MARK}`, redirect_uris: 'https://c.example/cb' }).expect(201)).body.id as number;
-    f = { owner, formId, submissionId, mergedId, dataviewId, serviceId, appId, media };
+    // Form media whose names and bytes ask for active types (an HTML page, an SVG with a script) and a CSV lookup.
+    const formMedia: number[] = [];
+    for (const [name, bytes] of [[`page_${MARK}.html`, `<html><script>alert("${MARK}")</script></html>`], [`img_${MARK}.svg`, svg.toString()], [`lookup_${MARK}.csv`, `name,label\n${MARK},x\n`]]) {
+      formMedia.push((await auth(api().post('/api/v1/metadata')).field('xform', String(formId)).field('data_type', 'media').field('data_value', name).attach('data_file', Buffer.from(bytes), name).expect(201)).body.id as number);
+    }
+    f = { owner, formId, submissionId, mergedId, dataviewId, serviceId, appId, media, formMedia };
   });
   afterAll(() => sut.close());
 

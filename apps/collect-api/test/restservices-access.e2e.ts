@@ -6,7 +6,7 @@ import { createTestBearerToken, createTestUser, type TestUser } from './test-use
 type Who = 'owner' | 'manager' | 'editor' | 'dataentry' | 'readonly' | 'stranger' | 'anonymous';
 const WHO: Who[] = ['owner', 'manager', 'editor', 'dataentry', 'readonly', 'stranger', 'anonymous'];
 
-/** Expected status per endpoint and caller (decisions.md: read readonly, change editor, delete manager; unseen 404). */
+/** Expected status per endpoint and caller (docs/api-conventions.md: read readonly, change editor, delete manager; unseen 404). */
 const MATRIX: Record<string, Record<Who, number>> = {
   'GET list ?xform': { owner: 200, manager: 200, editor: 200, dataentry: 200, readonly: 200, stranger: 404, anonymous: 401 },
   'GET one': { owner: 200, manager: 200, editor: 200, dataentry: 200, readonly: 200, stranger: 404, anonymous: 401 },

@@ -133,6 +133,28 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
     expect(sheet.rows.slice(1).map((r) => Number(r[sheet.rows[0].indexOf('_id')]))).toEqual(await ids(formId));
   });
 
+  it("the provider's Retry-After holds back every write to the sheet: deliveries and the back-fill alike (issue 21)", async () => {
+    const formId = await newForm('sheet_quota');
+    await submitMany('sheet_quota', 5);
+    const created = await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'spreadsheet', spreadsheet_title: 'Quota', send_existing_data: false }).expect(201);
+    const sheet = await sheetOf(created.body.id);
+    sheets.writes.length = 0;
+    sheets.throttleWrites = 1;
+    await submit('sheet_quota', { name: 'live' });
+    await until('the throttled write and the one after it', () => sheets.writes.length >= 2, 20_000);
+    const [refused, next] = sheets.writes;
+    expect(refused.status).toBe(429);
+    expect(next.status).toBe(200);
+    expect(next.at - refused.at).toBeGreaterThanOrEqual(950);
+    // The back-fill meets the quota too: it waits and resumes instead of failing.
+    sheets.writes.length = 0;
+    sheets.throttleWrites = 1;
+    await api().patch(`/api/v1/restservices/${created.body.id}`).set('Authorization', owner.token).send({ send_existing_data: true }).expect(200);
+    await until('the back-fill done', () => sheet.rows.length >= 7, 20_000);
+    expect(sheets.writes[0].status).toBe(429);
+    expect(sheets.writes[1].at - sheets.writes[0].at).toBeGreaterThanOrEqual(950);
+  });
+
   it('a sheet the provider refuses to create answers 400 and stores no service', async () => {
     const formId = await newForm('sheet_down');
     sheets.failCreate = 503;

@@ -18,6 +18,10 @@ export class FakeSheetsProvider {
   private readonly tokens = new Set<string>();
   /** Answer spreadsheets.create with this status (provider outage). */
   failCreate: number | null = null;
+  /** Answer the next this many writes (append, update) 429 with `Retry-After: 1` (the per-minute quota). */
+  throttleWrites = 0;
+  /** When each write was answered, and with which status. */
+  readonly writes: Array<{ at: number; status: number }> = [];
   private n = 0;
   private server!: http.Server;
   url = '';
@@ -52,6 +56,15 @@ export class FakeSheetsProvider {
         const range = decodeURIComponent(m[2]);
         const startRow = Number(/![A-Z]+(\d+)/.exec(range)?.[1] ?? 1);
         const values = data.values ?? [];
+        if ((req.method === 'PUT' && !m[3]) || (req.method === 'POST' && m[3] === 'append')) {
+          if (this.throttleWrites > 0) {
+            this.throttleWrites--;
+            this.writes.push({ at: Date.now(), status: 429 });
+            res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '1' });
+            return res.end(JSON.stringify({ error: { code: 429, status: 'RESOURCE_EXHAUSTED' } }));
+          }
+          this.writes.push({ at: Date.now(), status: 200 });
+        }
         if (req.method === 'PUT' && !m[3]) {
           values.forEach((v, i) => (sheet.rows[startRow - 1 + i] = v));
           this.calls.push({ method: 'update', path: range, rows: values.length });

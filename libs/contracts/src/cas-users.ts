@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 
 /**
- * The CAS user-administration API (`cas-api`, decisions.md §Central authentication service):
+ * The CAS user-administration API (`cas-api`, docs/api-conventions.md §Central authentication service):
  * what `GET /api/users` and `GET /api/users/{id}` answer. collect-api reads it when it
  * on-boards CAS users, so the shape lives here.
  */

@@ -1,8 +1,9 @@
 /**
- * Error body shapes of decisions.md: `{"detail": "..."}` for non-field errors and
+ * Error body shapes of docs/api-conventions.md: `{"detail": "..."}` for non-field errors and
  * `{"<field>": ["message", ...]}` for field errors. Every service answers in one of these.
  */
-export type DetailError = { detail: string };
+/** `detail`, and sometimes lists of messages beside it (`errors`, `warnings` of a conversion failure). */
+export type DetailError = { detail: string; [list: string]: string | string[] };
 export type FieldErrors = Record<string, string[]>;
 export type ErrorBody = DetailError | FieldErrors;
 

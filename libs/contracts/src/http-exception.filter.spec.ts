@@ -15,6 +15,11 @@ describe('HttpErrorFilter', () => {
     expect(res.body).toEqual({ name: ['This field is required.'] });
   });
 
+  it('keeps lists of messages beside detail (a conversion failure) and drops anything else', () => {
+    const res = sut.toResponse(new BadRequestException({ detail: 'The XLSForm has errors.', errors: ['[row : 3] x'], warnings: [], statusCode: 400, extra: { a: 1 }, mixed: ['a', 2] }));
+    expect(res.body).toEqual({ detail: 'The XLSForm has errors.', errors: ['[row : 3] x'], warnings: [] });
+  });
+
   it('sends WWW-Authenticate on 401 and Retry-After on 429', () => {
     expect(sut.toResponse(new UnauthorizedError('Invalid token.', 'Token')).headers).toMatchObject({ 'WWW-Authenticate': expect.stringContaining('Token') });
     expect(sut.toResponse(new TooManyRequestsError('Slow down.', 7)).headers).toMatchObject({ 'Retry-After': '7' });

@@ -26,7 +26,7 @@ const PARSER_DETAILS: Record<string, string> = {
 };
 
 /**
- * Turns every error into the body shapes of decisions.md. Unknown errors become a 500 whose
+ * Turns every error into the body shapes of docs/api-conventions.md. Unknown errors become a 500 whose
  * body carries only an error id; the details go to the log under that id.
  */
 export interface HttpErrorFilterOptions {
@@ -99,13 +99,22 @@ function normaliseHttpExceptionBody(status: number, response: string | object): 
   if (status === HttpStatus.NOT_FOUND && isNestDefault(response)) return { detail: NOT_FOUND_DETAIL };
   if (typeof response === 'string') return { detail: response };
   const obj = response as Record<string, unknown>;
-  if (typeof obj.detail === 'string') return { detail: obj.detail };
+  // Lists of messages beside `detail` stay (an XLSForm conversion failure: `errors`, `warnings`).
+  if (typeof obj.detail === 'string') return { detail: obj.detail, ...messageListsOf(obj) };
   if (isFieldErrors(obj)) return obj;
   // Nest's default shape: { statusCode, message, error }, message may be a list (ValidationPipe).
   const message = obj.message;
   if (Array.isArray(message)) return { detail: message.map(String).join('; ') };
   if (typeof message === 'string') return { detail: message };
   return { detail: defaultDetail(status) };
+}
+
+function messageListsOf(obj: Record<string, unknown>): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [key, value] of Object.entries(obj)) {
+    if (key !== 'detail' && Array.isArray(value) && value.every((m) => typeof m === 'string')) out[key] = value as string[];
+  }
+  return out;
 }
 
 function isNestDefault(response: string | object): boolean {

@@ -9,6 +9,7 @@ export * from './logger-module.js';
 export * from './cas-users.js';
 export * from './nul-guard.js';
 export * from './rate-limit.js';
+export * from './work-limiter.js';
 export * from './validation-pipe.js';
 export * from './dto-fields.js';
 export * from './client-address.js';

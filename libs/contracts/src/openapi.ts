@@ -9,7 +9,7 @@ export interface OpenApiInfo {
   securitySchemes?: Record<string, SecuritySchemeObject>;
 }
 
-/** The 4xx body every endpoint may answer (decisions.md §Errors), unless it documents its own. */
+/** The 4xx body every endpoint may answer (docs/api-conventions.md §Errors), unless it documents its own. */
 const ERROR_SCHEMAS = {
   ErrorDetail: {
     type: 'object',

@@ -1,5 +1,5 @@
 import { ApiValidationPipe, MAX_INPUT_DEPTH, RejectUnknownFields, TOO_DEEP, validateInput } from './validation-pipe.js';
-import { Bool, Choice, Int, Nested, Text } from './dto-fields.js';
+import { AnyObject, Bool, Choice, Int, Nested, Text } from './dto-fields.js';
 
 class Filter {
   @Text({ required: true, pattern: /^[a-z]+$/, patternMessage: 'A field name.' })
@@ -35,6 +35,14 @@ class Media {
 
   @Int({ min: 1 })
   page?: number;
+}
+
+class Answers {
+  @Text({ required: true })
+  id: string;
+
+  @AnyObject({ required: true })
+  submission: Record<string, unknown>;
 }
 
 const failure = (p: Promise<unknown>) => p.then(() => ({ status: 0, body: undefined }), (e: { getStatus(): number; getResponse(): unknown }) => ({ status: e.getStatus(), body: e.getResponse() }));
@@ -95,6 +103,16 @@ describe('ApiValidationPipe', () => {
     const nested = (depth: number) => JSON.parse(`{"name":"v","x":${'['.repeat(depth)}${']'.repeat(depth)}}`) as unknown;
     expect(await validateInput(View, nested(MAX_INPUT_DEPTH - 1))).toEqual({ name: 'v' });
     for (const depth of [MAX_INPUT_DEPTH, 5_000, 400_000]) expect(await failure(validateInput(View, nested(depth)))).toEqual({ status: 400, body: { detail: TOO_DEEP } });
+  });
+
+  it('keeps prototype-named keys inside an @AnyObject() value (answers), strips them elsewhere', async () => {
+    const body = JSON.parse('{"id":"f","constructor":"x","submission":{"constructor":"c","prototype":"p","__proto__":"q","g":{"__proto__":"in-group"}}}') as Record<string, unknown>;
+    const dto = await validateInput(Answers, body);
+    expect(dto).toBeInstanceOf(Answers);
+    expect(Object.keys(dto.submission)).toEqual(['constructor', 'prototype', '__proto__', 'g']);
+    expect(Object.getOwnPropertyDescriptor(dto.submission.g, '__proto__')?.value).toBe('in-group');
+    expect(Object.prototype.hasOwnProperty.call(dto, 'constructor')).toBe(false);
+    expect(await failure(validateInput(Answers, { id: 'f', submission: ['a'] }))).toMatchObject({ status: 400, body: { submission: [expect.any(String)] } });
   });
 
   it('leaves primitive parameters to Nest', async () => {

@@ -98,8 +98,44 @@ export class ApiValidationPipe implements PipeTransform {
       return Promise.reject(new BadRequestException({ detail: EXPECTED_OBJECT }));
     }
     if (deeperThan(value, MAX_INPUT_DEPTH)) return Promise.reject(new BadRequestException({ detail: TOO_DEEP }));
-    return (Reflect.getMetadata(REJECT_UNKNOWN, metatype) ? this.strict : this.lenient).transform(value, metadata);
+    const pipe = Reflect.getMetadata(REJECT_UNKNOWN, metatype) ? this.strict : this.lenient;
+    const opaque = (Reflect.getMetadata(OPAQUE_FIELDS, metatype.prototype as object) as string[] | undefined) ?? [];
+    return opaque.length ? this.keepingOpaque(pipe, value as Record<string, unknown> | null | undefined, metadata, opaque) : pipe.transform(value, metadata);
   }
+
+  /**
+   * Nest's ValidationPipe deletes `__proto__`, `constructor` and `prototype` keys at every level
+   * of the payload before building the DTO. In the data of an `@AnyObject()` field they are
+   * answers (valid XML and question names, read into records without prototype, docs/security.md
+   * "Parsers of user input"): such a value is set aside while the rest is checked (an empty
+   * object stands in for it) and put back on the DTO as it arrived.
+   */
+  private async keepingOpaque(pipe: ValidationPipe, value: Record<string, unknown> | null | undefined, metadata: ArgumentMetadata, fields: string[]): Promise<unknown> {
+    const kept = new Map<string, unknown>();
+    for (const field of fields) {
+      const v = value && Object.prototype.hasOwnProperty.call(value, field) ? value[field] : undefined;
+      if (v && typeof v === 'object' && !Array.isArray(v)) kept.set(field, v);
+    }
+    for (const field of kept.keys()) value![field] = {};
+    try {
+      const dto = (await pipe.transform(value, metadata)) as Record<string, unknown>;
+      for (const [field, v] of kept) dto[field] = v;
+      return dto;
+    } finally {
+      for (const [field, v] of kept) value![field] = v;
+    }
+  }
+}
+
+const OPAQUE_FIELDS = Symbol('collect:opaque-fields');
+
+/** Marks a DTO property whose object value is data the DTO does not describe (`@AnyObject()`). */
+export function OpaqueField(): PropertyDecorator {
+  return (target, key) => {
+    const fields = (Reflect.getOwnMetadata(OPAQUE_FIELDS, target) as string[] | undefined) ?? [...((Reflect.getMetadata(OPAQUE_FIELDS, target) as string[] | undefined) ?? [])];
+    fields.push(String(key));
+    Reflect.defineMetadata(OPAQUE_FIELDS, fields, target);
+  };
 }
 
 /** Iterative (the value may be nested far deeper than the call stack allows), stops at the limit. */

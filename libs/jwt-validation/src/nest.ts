@@ -35,7 +35,7 @@ export function extractBearerToken(authorization: string | string[] | undefined)
   return match ? match[1] : undefined;
 }
 
-/** RFC 6750 §3 challenge; the value always starts with `Bearer` (decisions.md §Errors). */
+/** RFC 6750 §3 challenge; the value always starts with `Bearer` (docs/api-conventions.md §Errors). */
 function challenge(error?: string, description?: string, scope?: string): string {
   const params = ['realm="api"'];
   if (error) params.push(`error="${error}"`);

@@ -7,5 +7,6 @@ export * from './service.js';
 export * from './test-env.js';
 export * from './fuzz/index.js';
 export * from './secret-ledger.js';
+export * from './complexity.js';
 export * from './system-packages.js';
 export * from './pnpm.js';

@@ -18,13 +18,21 @@ const entry = import.meta.url.endsWith('.ts') ? new URL('../dist/worker-entry.js
 /** Converts an .xlsx file in a worker thread; resolves with the same result as convertXlsForm. */
 export function convertXlsFormInWorker(data: Uint8Array, options: WorkerOptions = {}): Promise<ConversionResult> {
   const { timeoutMs = 60_000, maxHeapMb = 512, ...convert } = options;
+  const copy = new Uint8Array(data);
+  return runInWorker<{ ok: true; result: ConversionResult } | { ok: false; error: string }>(entry, { data: copy, options: convert }, { timeoutMs, maxHeapMb, transferList: [copy.buffer] }).then((msg) => {
+    if (!msg.ok) throw new Error(msg.error);
+    return msg.result;
+  });
+}
+
+/**
+ * Runs the worker script `entry` with `workerData` and resolves with the first message it
+ * posts; rejects when it fails, exits first, or takes longer than `timeoutMs` (then it is
+ * stopped). Its heap is capped at `maxHeapMb`. Also used by collect-api for other heavy reads.
+ */
+export function runInWorker<T>(entry: URL, workerData: unknown, options: { timeoutMs: number; maxHeapMb: number; transferList?: ArrayBuffer[] }): Promise<T> {
   return new Promise((resolve, reject) => {
-    const copy = new Uint8Array(data);
-    const worker = new Worker(entry, {
-      workerData: { data: copy, options: convert },
-      transferList: [copy.buffer],
-      resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
-    });
+    const worker = new Worker(entry, { workerData, transferList: options.transferList, resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb } });
     let settled = false;
     const finish = (fn: () => void) => {
       if (settled) return;
@@ -33,12 +41,10 @@ export function convertXlsFormInWorker(data: Uint8Array, options: WorkerOptions 
       fn();
       void worker.terminate();
     };
-    const timer = setTimeout(() => finish(() => reject(new Error(`XLSForm conversion took longer than ${timeoutMs} ms`))), timeoutMs);
-    worker.once('message', (msg: { ok: true; result: ConversionResult } | { ok: false; error: string }) =>
-      finish(() => (msg.ok ? resolve(msg.result) : reject(new Error(msg.error)))),
-    );
+    const timer = setTimeout(() => finish(() => reject(new Error(`The worker took longer than ${options.timeoutMs} ms`))), options.timeoutMs);
+    worker.once('message', (msg: T) => finish(() => resolve(msg)));
     worker.once('error', (err) => finish(() => reject(err)));
-    worker.once('exit', (code) => finish(() => reject(new Error(`XLSForm worker exited with code ${code}`))));
+    worker.once('exit', (code) => finish(() => reject(new Error(`The worker exited with code ${code}`))));
   });
 }
 

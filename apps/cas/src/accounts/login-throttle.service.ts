@@ -1,14 +1,17 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { CAS_CONFIG, type CasConfig } from '../config/cas-config.js';
-import { LoginFailuresRepository } from './login-failures.repository.js';
+import { LoginAttemptsRepository } from './login-attempts.repository.js';
 
 export type ThrottleVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number; reason: 'user' | 'address' };
 
 /**
- * Brute-force protection for the login page: after CAS_LOGIN_MAX_FAILURES_PER_USER failures for
- * a username, or CAS_LOGIN_MAX_FAILURES_PER_IP from one address, within CAS_LOGIN_WINDOW_SECONDS,
- * further attempts are refused without checking the password until the window moves on.
- * Counted in PostgreSQL so every instance sees the same numbers.
+ * Brute-force protection for the login page: at most CAS_LOGIN_MAX_FAILURES_PER_USER failed
+ * attempts for a username, and CAS_LOGIN_MAX_FAILURES_PER_IP from one address, per
+ * CAS_LOGIN_WINDOW_SECONDS; further attempts are refused without checking the password until
+ * the window ends. Count first: `begin` adds the attempt and answers in one statement, before
+ * the password is checked, so parallel guesses get at most the limit's worth of checks; a
+ * success takes the attempt back (`succeeded`). Counted in PostgreSQL so every instance sees
+ * the same numbers.
  */
 @Injectable()
 export class LoginThrottleService implements OnModuleInit, OnModuleDestroy {
@@ -17,11 +20,11 @@ export class LoginThrottleService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @Inject(CAS_CONFIG) private readonly config: CasConfig,
-    private readonly failures: LoginFailuresRepository,
+    private readonly attempts: LoginAttemptsRepository,
   ) {}
 
   onModuleInit(): void {
-    this.timer = setInterval(() => void this.failures.deleteOlderThan(this.windowStart()).catch(() => undefined), 60_000);
+    this.timer = setInterval(() => void this.attempts.deleteExpired().catch(() => undefined), 60_000);
     this.timer.unref();
   }
 
@@ -29,38 +32,26 @@ export class LoginThrottleService implements OnModuleInit, OnModuleDestroy {
     if (this.timer) clearInterval(this.timer);
   }
 
-  async check(username: string, ip: string): Promise<ThrottleVerdict> {
-    const since = this.windowStart();
-    const [byUser, byIp] = await Promise.all([
-      this.failures.countSince('username', key(username), since),
-      this.failures.countSince('ip', ip, since),
-    ]);
-    const over = (w: { count: number; oldest: Date | null }, max: number) => (w.count >= max ? this.retryAfter(w.oldest) : 0);
-    const userWait = over(byUser, this.config.CAS_LOGIN_MAX_FAILURES_PER_USER);
-    const ipWait = over(byIp, this.config.CAS_LOGIN_MAX_FAILURES_PER_IP);
-    if (!userWait && !ipWait) return { allowed: true };
-    const reason = userWait ? 'user' : 'address';
+  /** Counts the attempt; refused when the username or the address is over its limit. */
+  async begin(username: string, ip: string): Promise<ThrottleVerdict> {
+    const [user, address] = await this.attempts.count([userKey(username), ipKey(ip)], this.config.CAS_LOGIN_WINDOW_SECONDS);
+    const userOver = user.attempts > this.config.CAS_LOGIN_MAX_FAILURES_PER_USER;
+    const addressOver = address.attempts > this.config.CAS_LOGIN_MAX_FAILURES_PER_IP;
+    if (!userOver && !addressOver) return { allowed: true };
+    const reason = userOver ? 'user' : 'address';
     this.logger.warn({ event: 'login.locked', username: key(username), ip, reason });
-    return { allowed: false, retryAfterSeconds: Math.max(userWait, ipWait), reason };
+    const wait = Math.max(userOver ? user.secondsLeft : 0, addressOver ? address.secondsLeft : 0);
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(wait)), reason };
   }
 
-  async failed(username: string, ip: string): Promise<void> {
-    await this.failures.record(key(username), ip);
+  /** A wrong password: its attempt stays counted. */
+  failed(username: string, ip: string): void {
     this.logger.warn({ event: 'login.failure', username: key(username), ip });
   }
 
   async succeeded(username: string, ip: string, accountId: string): Promise<void> {
-    await this.failures.clearUser(key(username));
+    await this.attempts.succeeded(userKey(username), ipKey(ip));
     this.logger.log({ event: 'login.success', user_id: accountId, ip });
-  }
-
-  private windowStart(): Date {
-    return new Date(Date.now() - this.config.CAS_LOGIN_WINDOW_SECONDS * 1000);
-  }
-
-  private retryAfter(oldest: Date | null): number {
-    const until = (oldest ? new Date(oldest).getTime() : Date.now()) + this.config.CAS_LOGIN_WINDOW_SECONDS * 1000;
-    return Math.max(1, Math.ceil((until - Date.now()) / 1000));
   }
 }
 
@@ -68,3 +59,6 @@ export class LoginThrottleService implements OnModuleInit, OnModuleDestroy {
 function key(username: string): string {
   return username.trim().toLowerCase().slice(0, 150);
 }
+
+const userKey = (username: string) => `user:${key(username)}`;
+const ipKey = (ip: string) => `ip:${ip}`;

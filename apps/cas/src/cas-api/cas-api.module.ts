@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { CAS_API_AUDIENCE } from '@collect/contracts';
 import { JwtValidationModule } from '@collect/jwt-validation';
 import { CAS_CONFIG, type CasConfig } from '../config/cas-config.js';
+import { ClientCredentialsOnlyGuard } from './client-credentials-only.guard.js';
 import { UserSearchRepository } from './user-search.repository.js';
 import { UsersController } from './users.controller.js';
 import { UsersService } from './users.service.js';
@@ -20,6 +21,6 @@ import { UsersService } from './users.service.js';
     }),
   ],
   controllers: [UsersController],
-  providers: [UserSearchRepository, UsersService],
+  providers: [UserSearchRepository, UsersService, ClientCredentialsOnlyGuard],
 })
 export class CasApiModule {}

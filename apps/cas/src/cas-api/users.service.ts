@@ -15,7 +15,7 @@ export interface UserSearch {
   page_size?: number;
 }
 
-/** The user search of cas-api (decisions.md §Central authentication service). */
+/** The user search of cas-api (docs/api-conventions.md §Central authentication service). */
 @Injectable()
 export class UsersService {
   constructor(private readonly users: UserSearchRepository) {}

@@ -32,6 +32,8 @@ export const casEnvSchema = z
     CAS_LOGIN_MAX_FAILURES_PER_USER: envField.int(5, 1, 1000),
     CAS_LOGIN_MAX_FAILURES_PER_IP: envField.int(20, 1, 100_000),
     CAS_LOGIN_WINDOW_SECONDS: envField.int(900, 10, 86_400),
+    PASSWORD_HASH_CONCURRENCY: envField.int(4, 1, 256),
+    PASSWORD_HASH_QUEUE: envField.int(32, 0, 100_000),
     CAS_CLIENT_CACHE_SECONDS: envField.int(5, 0, 3600),
     CAS_TRUSTED_PROXY_HOPS: trustedProxyHopsFields().hops,
     CAS_TRUST_PROXY: trustedProxyHopsFields().legacyFlag,

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable } from '@nestjs/common';
+import { WorkLimiterFullError } from '@collect/contracts';
 import { AccountsService } from '../accounts/accounts.service.js';
 import { LoginThrottleService } from '../accounts/login-throttle.service.js';
 import { OidcService } from '../oidc/oidc.service.js';
@@ -55,14 +56,21 @@ export class InteractionsService {
       html: loginPage({ action: `/interaction/${details.uid}/login`, clientId: String(details.params.client_id), username, error }),
     });
     if (!username || !password) return page(400, 'Enter your username and password.');
-    const verdict = await this.throttle.check(username, ip);
+    // Counted before the password is checked (LoginThrottleService): parallel guesses get at most the limit.
+    const verdict = await this.throttle.begin(username, ip);
     if (!verdict.allowed) {
       const minutes = Math.ceil(verdict.retryAfterSeconds / 60);
       return page(429, `Too many failed sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, { 'Retry-After': String(verdict.retryAfterSeconds) });
     }
-    const account = await this.accounts.checkCredentials(username, password);
+    let account;
+    try {
+      account = await this.accounts.checkCredentials(username, password);
+    } catch (err) {
+      if (!(err instanceof WorkLimiterFullError)) throw err;
+      return page(503, 'The sign-in service is busy. Try again in a moment.', { 'Retry-After': '1' });
+    }
     if (!account) {
-      await this.throttle.failed(username, ip);
+      this.throttle.failed(username, ip);
       return page(401, 'Wrong username or password.');
     }
     await this.throttle.succeeded(username, ip, account.id);

@@ -29,17 +29,31 @@ export class OidcPayloadsRepository {
     return this.one(`SELECT payload, consumed_at FROM oidc_payloads WHERE model = $1 AND ${column} = $2 AND (expires_at IS NULL OR expires_at > now())`, [model, value]);
   }
 
-  async consume(model: string, id: string): Promise<void> {
-    await this.ds.query(`UPDATE oidc_payloads SET consumed_at = now() WHERE model = $1 AND id = $2`, [model, id]);
+  /**
+   * Marks a single-use entry consumed, once: a conditional UPDATE, so of two concurrent
+   * redemptions exactly one changes the row. Answers whether this call did, and the entry's
+   * grant (to revoke when it did not).
+   */
+  async consume(model: string, id: string): Promise<{ consumed: boolean; grantId: string | null }> {
+    const [rows] = (await this.ds.query(
+      `UPDATE oidc_payloads SET consumed_at = now() WHERE model = $1 AND id = $2 AND consumed_at IS NULL RETURNING grant_id`,
+      [model, id],
+    )) as [Array<{ grant_id: string | null }>, number];
+    if (rows.length) return { consumed: true, grantId: rows[0].grant_id };
+    const other: Array<{ grant_id: string | null }> = await this.ds.query(`SELECT grant_id FROM oidc_payloads WHERE model = $1 AND id = $2`, [model, id]);
+    return { consumed: false, grantId: other[0]?.grant_id ?? null };
   }
 
   async destroy(model: string, id: string): Promise<void> {
     await this.ds.query(`DELETE FROM oidc_payloads WHERE model = $1 AND id = $2`, [model, id]);
   }
 
-  /** Every model of the grant (codes, refresh tokens...), whatever its type. */
+  /**
+   * Every model of the grant (codes, refresh tokens...), whatever its type, and the grant itself:
+   * a refresh token stored by a request that was already past its checks then finds no grant.
+   */
   async revokeByGrantId(grantId: string): Promise<void> {
-    await this.ds.query(`DELETE FROM oidc_payloads WHERE grant_id = $1`, [grantId]);
+    await this.ds.query(`DELETE FROM oidc_payloads WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [grantId]);
   }
 
   /** Removes expired rows in batches; returns how many went. */

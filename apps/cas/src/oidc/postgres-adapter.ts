@@ -1,4 +1,4 @@
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { OidcPayloadsRepository, StoredPayload } from './oidc-payloads.repository.js';
 
 /** Looks up clients in the CAS registry (cas_clients), not in oidc_payloads. */
@@ -40,8 +40,19 @@ class PostgresAdapter implements Adapter {
     return toPayload(await this.repo.findBy(this.model, 'user_code', userCode));
   }
 
+  /**
+   * oidc-provider finds a code or refresh token, checks `consumed`, then calls consume() and
+   * issues tokens: two concurrent redemptions both passed the check. Here consume is one
+   * conditional UPDATE; the redemption that did not change the row is refused (invalid_grant,
+   * before any token is issued) and, as for a code presented twice (RFC 6749 §4.1.2), the grant
+   * is revoked (docs/security.md "Atomic check-then-act").
+   */
   async consume(id: string): Promise<void> {
-    if (storable(id)) await this.repo.consume(this.model, id);
+    if (!storable(id)) return;
+    const { consumed, grantId } = await this.repo.consume(this.model, id);
+    if (consumed) return;
+    if (grantId) await this.repo.revokeByGrantId(grantId);
+    throw new errors.InvalidGrant(this.model === 'RefreshToken' ? 'refresh token already used' : 'authorization code already consumed');
   }
 
   async destroy(id: string): Promise<void> {

@@ -11,6 +11,9 @@ import { postgresAdapterFactory } from './postgres-adapter.js';
 import type { TokenAuditLog } from './token-audit-log.js';
 import type { PublishedKeys } from './key-store.service.js';
 
+/** Claim naming the grant an access token came from (only `client_credentials` is set). */
+export const GRANT_TYPE_CLAIM = 'gty';
+
 /** Resource indicators must be absolute URIs (RFC 8707); a resource named `x` is `urn:cas:resource:x`. */
 export const RESOURCE_URN_PREFIX = 'urn:cas:resource:';
 export const resourceIndicator = (name: string) => (URL.canParse(name) ? name : `${RESOURCE_URN_PREFIX}${name}`);
@@ -99,12 +102,18 @@ export function buildProvider(deps: ProviderDeps): Provider {
     allowOmittingSingleRegisteredRedirectUri: false,
     pkce: { required: () => true },
     rotateRefreshToken: true,
+    // Says which grant issued an access token, so a resource can accept only machine tokens
+    // (cas-api: spec 5.3, on-boarding authenticates with client credentials). oidc-provider
+    // writes its own claims after these, so `gty` cannot displace `sub`, `client_id` or `aud`.
+    extraTokenClaims: async (_ctx, token) => (token.kind === 'ClientCredentials' ? { [GRANT_TYPE_CLAIM]: 'client_credentials' } : undefined),
     issueRefreshToken: async (_ctx, client, code) =>
       client.grantTypeAllowed('refresh_token') && ['AuthorizationCode', 'RefreshToken'].includes(code.kind),
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
-      introspection: { enabled: true },
+      // A client learns about its own tokens only: by default any confidential client could
+      // introspect every other client's refresh tokens (docs/security.md).
+      introspection: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       revocation: { enabled: true },
       userinfo: { enabled: true },
       rpInitiatedLogout: {

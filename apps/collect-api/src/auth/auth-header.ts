@@ -39,7 +39,7 @@ export function decodeBasic(credentials: string): { username: string; password: 
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-/** What a 401 names in `WWW-Authenticate` for each scheme (decisions.md §Errors). */
+/** What a 401 names in `WWW-Authenticate` for each scheme (docs/api-conventions.md §Errors). */
 export const WWW_AUTHENTICATE: Record<AuthScheme, string> = {
   basic: 'Basic realm="api"',
   token: 'Token',

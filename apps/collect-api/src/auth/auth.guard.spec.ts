@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { Strategy } from 'passport-custom';
 import { loadCollectConfig } from '../config/collect-config.js';
 import { AuthGuard } from './auth.guard.js';
+import { AuthThrottleService } from './auth-throttle.service.js';
 import type { AuthenticatedUser } from './authenticated-user.js';
 import { RequireAuth, RequireSuperuser, SkipAuth } from './require-auth.decorator.js';
 
@@ -42,9 +43,10 @@ describe('AuthGuard', () => {
   let sut: AuthGuard;
 
   beforeEach(() => {
-    const config = loadCollectConfig({ NODE_ENV: 'test' });
+    // Rate limits off: the throttle then counts nothing in Redis (auth-throttle.e2e.ts covers it).
+    const config = loadCollectConfig({ NODE_ENV: 'test', RATE_LIMIT_ENABLED: 'false' });
     const s = tokenStrategy();
-    sut = new AuthGuard(new Reflector(), config, s as never, s as never, s as never, s as never);
+    sut = new AuthGuard(new Reflector(), config, s as never, s as never, s as never, s as never, new AuthThrottleService(config));
   });
 
   it('lets anonymous callers through unmarked handlers and sets request.user with credentials', async () => {

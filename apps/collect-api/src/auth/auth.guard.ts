@@ -1,8 +1,9 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import passport from 'passport';
-import type { HttpRequest as Request, HttpResponse as Response } from './http-types.js';
-import { HttpErrorWithHeaders, UnauthorizedError } from '@collect/contracts';
+import { requestAddress, type HttpRequest as Request, type HttpResponse as Response } from './http-types.js';
+import { AuthThrottleService } from './auth-throttle.service.js';
+import { HttpErrorWithHeaders, TooManyRequestsError, UnauthorizedError } from '@collect/contracts';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { BASIC_NOT_BASE64, parseAuthorization, WWW_AUTHENTICATE } from './auth-header.js';
 import { holdsScopedCredential, type AuthenticatedUser, type AuthScheme } from './authenticated-user.js';
@@ -38,6 +39,7 @@ export class AuthGuard implements CanActivate {
     token: TokenStrategy,
     tempToken: TempTokenStrategy,
     bearer: BearerStrategy,
+    private readonly throttle: AuthThrottleService,
   ) {
     this.enabled = new Set(config.AUTH_SCHEMES);
     this.passport.use('basic', basic);
@@ -82,17 +84,32 @@ export class AuthGuard implements CanActivate {
     const parsed = parseAuthorization(req.headers.authorization);
     // A scheme the server does not enable is ignored, like an authentication class not installed.
     if (parsed.kind === 'none' || !this.enabled.has(parsed.scheme)) return undefined;
-    if (parsed.kind === 'malformed') throw new UnauthorizedError(parsed.detail, WWW_AUTHENTICATE[parsed.scheme]);
+    // RATE_LIMIT_AUTH_FAILURES_PER_IP: an address that failed too often is refused every scheme.
+    const ip = requestAddress(req);
+    const blocked = this.throttle.blockedFor(ip);
+    if (blocked) throw new TooManyRequestsError('Too many failed authentication attempts from your address. Try again later.', blocked);
+    if (parsed.kind === 'malformed') {
+      await this.throttle.failedOther(ip);
+      throw new UnauthorizedError(parsed.detail, WWW_AUTHENTICATE[parsed.scheme]);
+    }
     req.authCredentials = parsed.credentials;
+    // Refused by the strategy before its check ran (a malformed credential): never counted elsewhere.
+    let refusedUnchecked = false;
     try {
       return await new Promise<AuthenticatedUser>((resolve, reject) => {
         this.passport.authenticate(parsed.scheme, { session: false }, (err: unknown, found: unknown, _challenge: unknown, status?: number) => {
           const user = found as AuthenticatedUser | false;
           if (err) reject(err);
-          else if (!user) reject(new UnauthorizedError(refusal(parsed.scheme, status), WWW_AUTHENTICATE[parsed.scheme]));
-          else resolve(user);
+          else if (!user) {
+            refusedUnchecked = true;
+            reject(new UnauthorizedError(refusal(parsed.scheme, status), WWW_AUTHENTICATE[parsed.scheme]));
+          } else resolve(user);
         })(req, res, reject);
       });
+    } catch (err) {
+      // Basic counts its own password attempts before the check (PasswordLoginService).
+      if (err instanceof UnauthorizedError && (parsed.scheme !== 'basic' || refusedUnchecked)) await this.throttle.failedOther(ip);
+      throw err;
     } finally {
       // Not `delete`: removing a property turns the request object into a slow dictionary
       // object for everything that reads it afterwards.

@@ -4,7 +4,7 @@ import { UsersModule } from '../users/users.module.js';
 import { AuthGuard } from './auth.guard.js';
 import { BearerResolvers } from './bearer-resolvers.js';
 import { CorsMiddleware } from './cors.middleware.js';
-import { LoginLockoutService } from './login-lockout.service.js';
+import { AuthThrottleService } from './auth-throttle.service.js';
 import { PasswordLoginService } from './password-login.service.js';
 import { BasicStrategy } from './strategies/basic.strategy.js';
 import { BearerStrategy } from './strategies/bearer.strategy.js';
@@ -25,12 +25,12 @@ import { TokenStrategy } from './strategies/token.strategy.js';
     TempTokenStrategy,
     BearerStrategy,
     BearerResolvers,
-    LoginLockoutService,
+    AuthThrottleService,
     PasswordLoginService,
     CorsMiddleware,
     { provide: APP_GUARD, useClass: AuthGuard },
   ],
-  exports: [BearerResolvers, LoginLockoutService, PasswordLoginService],
+  exports: [BearerResolvers, AuthThrottleService, PasswordLoginService],
 })
 export class AuthModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -10,6 +10,13 @@ export interface HttpRequest extends IncomingMessage {
   query: Record<string, unknown>;
   body?: unknown;
   user?: unknown;
+  /** Express's client address (`trust proxy` = HTTP_TRUSTED_PROXY_HOPS). */
+  ip?: string;
+}
+
+/** The client's address as every per-address limit counts it: Express's, behind the trusted proxy hops. */
+export function requestAddress(req: { ip?: string; socket?: { remoteAddress?: string } }): string {
+  return req.ip ?? req.socket?.remoteAddress ?? 'unknown';
 }
 
 export interface HttpResponse extends ServerResponse {

@@ -1,4 +1,8 @@
-import * as oidc from 'openid-client';
+import type * as oidc from 'openid-client';
+
+/** openid-client loads with the first CAS sign-in or on-boarding call, not at start-up: idle memory (docs/benchmarks.md). */
+let oidcModule: Promise<typeof oidc> | undefined;
+export const loadOidc = (): Promise<typeof oidc> => (oidcModule ??= import('openid-client'));
 
 /**
  * openid-client configurations for the CAS, one per client of ours (collect-web for sign-in,
@@ -17,8 +21,10 @@ export class CasClientDiscovery {
 
   get(): Promise<oidc.Configuration> {
     if (!this.pending) {
-      const options = this.allowHttp ? { execute: [oidc.allowInsecureRequests], timeout: 10 } : { timeout: 10 };
-      this.pending = oidc.discovery(new URL(this.issuer), this.clientId, this.clientSecret, oidc.ClientSecretBasic(this.clientSecret), options);
+      this.pending = loadOidc().then((oidc) => {
+        const options = this.allowHttp ? { execute: [oidc.allowInsecureRequests], timeout: 10 } : { timeout: 10 };
+        return oidc.discovery(new URL(this.issuer), this.clientId, this.clientSecret, oidc.ClientSecretBasic(this.clientSecret), options);
+      });
       this.pending.catch(() => (this.pending = null));
     }
     return this.pending;

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import * as oidc from 'openid-client';
+import type * as oidcTypes from 'openid-client';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
 import { hashToken, SecretBox } from '../auth/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
 import type { UserEntity } from '../users/user.entity.js';
-import { allowHttpIssuer, CasClientDiscovery } from './cas-oidc.js';
+import { allowHttpIssuer, CasClientDiscovery, loadOidc } from './cas-oidc.js';
 import { CasSessionsRepository } from './cas-sessions.repository.js';
 import { cookieHeader, readCookie } from '../auth/cookies.js';
 import type { SignInCallbackQueryDto } from './cas-sign-in.dto.js';
@@ -61,6 +61,7 @@ export class CasSignInService {
   /** The CAS authorization URL for a new sign-in; sets the browser-binding cookie. */
   async start(returnTo: string, res: HttpResponse): Promise<string> {
     const config = await this.discovery.get();
+    const oidc = await loadOidc();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
     const verifier = oidc.randomPKCECodeVerifier();
@@ -102,7 +103,8 @@ export class CasSignInService {
     if (query.error !== undefined) {
       return refused(400, `The central service did not sign you in (${query.error.slice(0, 100)}).`);
     }
-    let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
+    let tokens: Awaited<ReturnType<typeof oidcTypes.authorizationCodeGrant>>;
+    const oidc = await loadOidc();
     try {
       // openid-client sends this URL without its query as redirect_uri: it must be the registered one.
       const current = new URL(`${this.callbackUrl}${new URL(req.url, 'http://x').search}`);
@@ -157,7 +159,7 @@ export class CasSignInService {
     try {
       const params: Record<string, string> = { post_logout_redirect_uri: `${this.config.PUBLIC_BASE_URL}/`, client_id: this.config.CAS_CLIENT_ID };
       if (tokens?.id_token) params.id_token_hint = tokens.id_token;
-      return oidc.buildEndSessionUrl(await this.discovery.get(), params).toString();
+      return (await loadOidc()).buildEndSessionUrl(await this.discovery.get(), params).toString();
     } catch (err) {
       this.logger.warn({ event: 'cas_logout.no_end_session', error: err instanceof Error ? err.message : String(err) });
       return '/login';
@@ -168,7 +170,7 @@ export class CasSignInService {
     await this.repo.deleteSessionsOfUser(userId);
   }
 
-  private async localUser(claims: oidc.IDToken): Promise<UserEntity | null> {
+  private async localUser(claims: oidcTypes.IDToken): Promise<UserEntity | null> {
     const existing = await this.users.findByCasSubject(claims.sub);
     if (existing || !this.config.CAS_AUTO_ONBOARD) return existing;
     const username = typeof claims.preferred_username === 'string' ? claims.preferred_username : claims.sub;

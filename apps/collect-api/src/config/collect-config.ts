@@ -14,6 +14,7 @@ export const collectEnvSchema = z
     COLLECT_HOST: z.string().default('0.0.0.0'),
     DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').default('postgres://postgres:postgres@127.0.0.1:5432/collect'),
     DATABASE_POOL_SIZE: envField.int(10, 1, 200),
+    FORM_CACHE_TTL_MS: envField.int(60_000, 0, 3_600_000),
     REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').default('redis://127.0.0.1:6379'),
     REDIS_PREFIX: z.string().default('collect'),
     LOG_LEVEL: envField.logLevel(),
@@ -53,6 +54,16 @@ export const collectEnvSchema = z
     SUBMISSION_XML_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     FORM_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     SUBMISSION_MAX_ATTACHMENTS: envField.int(100, 1, 10_000),
+    // Parsers of user input: linear, and capped (issue 17, docs/security.md).
+    INPUT_MAX_NODES: envField.int(500_000, 100, 10_000_000),
+    INPUT_MAX_DEPTH: envField.int(64, 8, 1_000),
+    FORM_MAX_FIELDS: envField.int(10_000, 10, 1_000_000),
+    MERGED_DATASET_MAX_FORMS: envField.int(100, 2, 10_000),
+    // XLSForm uploads and form media (issue 22, docs/forms.md).
+    XLSFORM_CONVERT_TIMEOUT_MS: envField.int(60_000, 1_000, 600_000),
+    XLSFORM_CONVERT_CONCURRENCY: envField.int(2, 1, 64),
+    XLSFORM_CONVERT_MAX_HEAP_MB: envField.int(512, 64, 8_192),
+    FORM_MEDIA_MAX_BYTES: envField.int(20_971_520, 1_024, 1_073_741_824),
     UPLOAD_TMP_DIR: z.string().min(1).default(join(tmpdir(), 'collect-uploads')),
     // Rest services and forwarding (issue 8, docs/restservices.md).
     FORWARD_ALLOW_PRIVATE_NETWORKS: envField.list(''),
@@ -68,6 +79,9 @@ export const collectEnvSchema = z
     FORWARD_MEDIA_WAIT_SECONDS: envField.int(300, 0, 86_400),
     FORWARD_LOG_RETENTION_DAYS: envField.int(90, 0, 3_650),
     FORWARD_LOG_PRUNE_INTERVAL_MS: envField.int(3_600_000, 1_000, 86_400_000),
+    // Hours (fractions allowed) of nothing but failed attempts after which a service is switched off; 0 = never.
+    FORWARD_DISABLE_AFTER_HOURS: z.coerce.number({ message: 'must be a number of hours' }).min(0, 'must be 0 (never) or more').max(8_760, 'must be at most 8760 (a year)').default(24),
+    FORWARD_DISABLE_CHECK_INTERVAL_MS: envField.int(60_000, 100, 86_400_000),
     WORKER_PORT: envField.port(3001),
     METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     SHEETS_API_BASE_URL: envField.url().default('https://sheets.googleapis.com'),
@@ -109,6 +123,12 @@ export const collectEnvSchema = z
     RATE_LIMIT_TOKEN_PER_CLIENT: envField.int(300, 1, 1_000_000),
     RATE_LIMIT_LOGIN_PER_IP: envField.int(100, 1, 1_000_000),
     RATE_LIMIT_LOGIN_PER_USERNAME: envField.int(30, 1, 1_000_000),
+    // Authentication work an anonymous client can cause (issue 17, docs/security.md "Bounded work").
+    RATE_LIMIT_AUTH_FAILURES_PER_IP: envField.int(100, 1, 1_000_000),
+    RATE_LIMIT_BASIC_PER_IP: envField.int(600, 1, 1_000_000),
+    RATE_LIMIT_BASIC_PER_USERNAME: envField.int(300, 1, 1_000_000),
+    PASSWORD_HASH_CONCURRENCY: envField.int(4, 1, 256),
+    PASSWORD_HASH_QUEUE: envField.int(32, 0, 100_000),
   })
   .superRefine((env, ctx) => {
     if (env.STORAGE_BACKEND === 's3' && !env.S3_BUCKET) {

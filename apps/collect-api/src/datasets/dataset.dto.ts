@@ -7,12 +7,13 @@ const NAME = { trim: true, blank: 'refuse', max: 255, message: 'A non-empty stri
 const COLUMNS = 'A non-empty list of field names (xpaths).';
 const QUERY = 'Must be a list of {column, filter, value, condition?}.';
 
-/** `POST /api/v1/merged-datasets` (decisions.md §Forms, submissions, datasets). */
+/** `POST /api/v1/merged-datasets` (docs/api-conventions.md §Forms, submissions, datasets). */
 export class CreateMergedDatasetDto {
   @Text({ ...NAME, required: true })
   name: string;
 
-  @IntList({ required: true, minItems: 2, maxItems: 100, unique: true, min: 1, max: MAX_DB_ID, message: 'A list of at least two different form ids.', description: 'Forms the caller can see.' })
+  // The configured cap (MERGED_DATASET_MAX_FORMS) is checked by the service; this is its largest value.
+  @IntList({ required: true, minItems: 2, maxItems: 10_000, unique: true, min: 1, max: MAX_DB_ID, message: 'A list of at least two different form ids.', description: 'Forms the caller can see; at most MERGED_DATASET_MAX_FORMS of them (100 unless configured).' })
   xforms: number[];
 
   @Text({ ...NAME, nullable: true })

@@ -37,6 +37,9 @@ export class DatasetsService {
   // ----- merged datasets ------------------------------------------------------------------
 
   async createMerged(user: AuthenticatedUser, body: CreateMergedDatasetDto) {
+    const max = this.config.MERGED_DATASET_MAX_FORMS;
+    // Every read of a merged dataset checks the caller's role on each form: the list is bounded.
+    if (body.xforms.length > max) throw new FieldValidationError({ xforms: [`At most ${max} forms (MERGED_DATASET_MAX_FORMS).`] });
     const hidden: string[] = [];
     for (const id of body.xforms) if (!(await this.access.access(user, id))) hidden.push(`Form ${id} not found.`);
     if (hidden.length) throw new FieldValidationError({ xforms: hidden });
@@ -66,18 +69,29 @@ export class DatasetsService {
     await this.repo.deleteMerged(merged.id);
   }
 
+  /**
+   * The submissions of every form of a merged dataset, form by form (in the dataset's order)
+   * and by id, paged in SQL: one page of rows is read, never all of them.
+   */
   async mergedData(user: AuthenticatedUser | undefined, pk: string, page: PageRequest): Promise<{ items: SubmissionJson[]; total: number }> {
     const ids = await this.mergedFormIds(user, pk);
-    const items: SubmissionJson[] = [];
-    let total = 0;
-    for (const id of ids) {
-      const part = await this.submissions.list(user, String(id), { page: 1, pageSize: 10_000 });
-      items.push(...part.items);
-      total += part.total;
+    const [rows, total] = await Promise.all([this.repo.pageAcrossForms(ids, (page.page - 1) * page.pageSize, page.pageSize), this.repo.countLive(ids)]);
+    if (page.page > 1 && !rows.length) throw new NotFoundException({ detail: 'Invalid page.' });
+    const forms = new Map<number, FormEntity>();
+    for (const id of new Set(rows.map((r) => r.formId))) {
+      const form = await this.forms.findLive(id);
+      if (form) forms.set(id, form);
     }
-    const start = (page.page - 1) * page.pageSize;
-    if (page.page > 1 && start >= items.length) throw new NotFoundException({ detail: 'Invalid page.' });
-    return { items: items.slice(start, start + page.pageSize), total };
+    // Rows of one form are consecutive (ordered by form): convert each run with its form.
+    const items: SubmissionJson[] = [];
+    for (let i = 0; i < rows.length; ) {
+      let j = i;
+      while (j < rows.length && rows[j].formId === rows[i].formId) j++;
+      const form = forms.get(rows[i].formId);
+      if (form) items.push(...(await this.submissions.toJsonMany(form, rows.slice(i, j))));
+      i = j;
+    }
+    return { items, total };
   }
 
   private async visibleMerged(user: AuthenticatedUser | undefined, pk: string | number) {

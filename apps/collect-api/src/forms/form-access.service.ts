@@ -16,7 +16,7 @@ export const PERMISSION_DENIED = 'You do not have permission to perform this act
 /**
  * The one role check every module uses (forms, data, datasets, rest services, media):
  * a form the caller cannot see answers 404, a visible form with too low a role answers 403
- * (decisions.md §Roles and permissions). Platform admins (is_superuser) act as owners.
+ * (docs/api-conventions.md §Roles and permissions). Platform admins (is_superuser) act as owners.
  */
 @Injectable()
 export class FormAccessService {

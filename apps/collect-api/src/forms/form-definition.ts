@@ -1,4 +1,5 @@
-import { attr, child, childrenNamed, escapeXml, parseXml, XmlInputError, type XmlNode } from '../openrosa/xml.js';
+import { FieldValidationError } from '@collect/contracts';
+import { attr, child, childrenNamed, DEFAULT_INPUT_LIMITS, escapeXml, inputTooLarge, parseXml, XmlInputError, type InputLimits, type XmlNode } from '../openrosa/xml.js';
 import type { FormField } from './form.entity.js';
 
 /** What a form upload turns into, whichever format it came in. */
@@ -15,16 +16,22 @@ export interface ParsedForm {
 /** XML element names (NCName without `:`), which is also what xpath segments are. */
 export const NAME_RE = /^[A-Za-z_][A-Za-z0-9_.-]{0,99}$/;
 
-const XSD_TYPES: Record<string, string> = {
+// Maps, not object literals: a bind type or JSON type is user input, and `constructor` or
+// `toString` must not find Object.prototype's members (docs/security.md "Parsers of user input").
+const XSD_TYPES = new Map<string, string>(Object.entries({
   string: 'text', int: 'integer', integer: 'integer', decimal: 'decimal', date: 'date', time: 'time', dateTime: 'datetime',
   geopoint: 'geopoint', geotrace: 'geotrace', geoshape: 'geoshape', barcode: 'barcode', boolean: 'acknowledge',
-};
+}));
 
 const MEDIA_TYPES = new Set(['image', 'audio', 'video', 'file']);
 
-/** Parses an XForm (ODK XForms spec) into the field list in instance (form) order. */
-export function parseXForm(xml: string): ParsedForm {
-  const html = parseXml(xml);
+/**
+ * Parses an XForm (ODK XForms spec) into the field list in instance (form) order, in time
+ * linear in the document: every lookup is a Map or Set (a 529 KB form once held the event loop
+ * 2.4 s through a list scan per element). More than `maxFields` fields: 413.
+ */
+export function parseXForm(xml: string, limits: InputLimits = DEFAULT_INPUT_LIMITS): ParsedForm {
+  const html = parseXml(xml, limits);
   if (html.name !== 'html') throw new XmlInputError('Not an XForm: the root element must be h:html.');
   const head = child(html, 'head');
   const model = child(head, 'model');
@@ -52,12 +59,15 @@ export function parseXForm(xml: string): ParsedForm {
   if (body) walkBody(body);
 
   const fields: FormField[] = [];
+  const seen = new Set<string>();
   const walk = (node: XmlNode, path: string, repeat: string | undefined) => {
     for (const el of node.children) {
-      // meta/* (instanceID, deprecatedID) are metadata columns of the record, not questions.
-      if (!path && el.name === 'meta') continue;
+      // meta/* (instanceID, deprecatedID) and formhub/uuid are metadata of the record, not questions.
+      if (!path && (el.name === 'meta' || el.name === 'formhub')) continue;
       const xpath = path ? `${path}/${el.name}` : el.name;
-      if (fields.some((f) => f.xpath === xpath)) continue; // repeat templates + instances share a path
+      if (seen.has(xpath)) continue; // repeat templates + instances share a path
+      seen.add(xpath);
+      if (fields.length >= limits.maxFields) throw inputTooLarge('form', limits.maxFields, 'FORM_MAX_FIELDS');
       const abs = `/${root.name}/${xpath}`;
       const control = controls.get(abs);
       const label = labelOf(control, itext);
@@ -74,6 +84,31 @@ export function parseXForm(xml: string): ParsedForm {
   return { idString, title, rootName: root.name, version: root.attrs.version ?? '', fields, xml, jsonDefinition: null };
 }
 
+/**
+ * The fields of every version of a form, for data-out (docs/forms.md, "Form versions"): the
+ * newest version's fields in its order, then each field only older versions had (newest of them
+ * first), after the fields of its group where that group still exists.
+ */
+export function fieldsOfAllVersions(newestFirst: ReadonlyArray<readonly FormField[]>): FormField[] {
+  const out: FormField[] = [...(newestFirst[0] ?? [])];
+  const seen = new Set(out.map((f) => f.xpath));
+  for (const fields of newestFirst.slice(1)) {
+    for (const field of fields) {
+      if (seen.has(field.xpath)) continue;
+      seen.add(field.xpath);
+      const parent = field.xpath.includes('/') ? field.xpath.slice(0, field.xpath.lastIndexOf('/')) : '';
+      // After the last field of the same group (or at the end when the group is gone too).
+      let at = out.length;
+      if (parent) {
+        const last = out.map((f) => f.xpath === parent || f.xpath.startsWith(`${parent}/`)).lastIndexOf(true);
+        if (last !== -1) at = last + 1;
+      }
+      out.splice(at, 0, field);
+    }
+  }
+  return out;
+}
+
 function questionType(bind: XmlNode | undefined, control: XmlNode | undefined): string {
   const raw = (bind?.attrs.type ?? 'string').replace(/^[a-z]+:/, '');
   if (raw === 'binary') {
@@ -85,7 +120,7 @@ function questionType(bind: XmlNode | undefined, control: XmlNode | undefined): 
   if (control?.name === 'select') return 'select all that apply';
   if (control?.name === 'trigger') return 'acknowledge';
   if (!control && bind?.attrs.calculate !== undefined) return 'calculate';
-  return XSD_TYPES[raw] ?? raw;
+  return XSD_TYPES.get(raw) ?? raw;
 }
 
 function itextLabels(model: XmlNode | undefined): Map<string, string> {
@@ -116,7 +151,7 @@ interface JsonField {
   children?: JsonField[];
 }
 
-const JSON_TYPES: Record<string, { bind: string; control: string; mediatype?: string }> = {
+const JSON_TYPES = new Map<string, { bind: string; control: string; mediatype?: string }>(Object.entries({
   text: { bind: 'string', control: 'input' },
   integer: { bind: 'int', control: 'input' },
   decimal: { bind: 'decimal', control: 'input' },
@@ -135,10 +170,13 @@ const JSON_TYPES: Record<string, { bind: string; control: string; mediatype?: st
   audio: { bind: 'binary', control: 'upload', mediatype: 'audio/*' },
   video: { bind: 'binary', control: 'upload', mediatype: 'video/*' },
   file: { bind: 'binary', control: 'upload', mediatype: 'application/*' },
-};
+}));
 /** The question types of a JSON definition, and the pyxform spellings accepted for some. */
-export const JSON_FIELD_TYPES = Object.keys(JSON_TYPES);
-export const JSON_TYPE_ALIASES: Record<string, string> = { string: 'text', int: 'integer', select_one: 'select one', select_multiple: 'select all that apply', photo: 'image' };
+export const JSON_FIELD_TYPES = [...JSON_TYPES.keys()];
+// Without prototype: a type named `constructor` or `toString` must find no alias.
+export const JSON_TYPE_ALIASES: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, {
+  string: 'text', int: 'integer', select_one: 'select one', select_multiple: 'select all that apply', photo: 'image',
+});
 
 /** A JSON form definition as JsonFormDefinitionDto checked it (types already resolved from their aliases). */
 export interface JsonFormDefinition {
@@ -148,21 +186,29 @@ export interface JsonFormDefinition {
   fields: JsonField[];
 }
 
-/** Renders a (validated) JSON form definition as the equivalent XForm, stored like an upload. */
-export function parseJsonForm(def: JsonFormDefinition): ParsedForm {
+/**
+ * Renders a (validated) JSON form definition as the equivalent XForm, stored like an upload.
+ * Linear in the definition; groups nested deeper than `maxDepth`: 400; more than `maxFields`
+ * fields: 413 (the DTO bounds neither: INPUT_MAX_DEPTH and FORM_MAX_FIELDS are configuration).
+ */
+export function parseJsonForm(def: JsonFormDefinition, limits: InputLimits = DEFAULT_INPUT_LIMITS): ParsedForm {
   const title = def.title ?? def.id_string;
   const version = def.version ?? '';
   const fields: FormField[] = [];
-  collectJsonFields(def.fields, '', undefined, fields);
+  collectJsonFields(def.fields, '', undefined, fields, limits, 1);
   const xml = renderXForm(def.id_string, title, version, def.fields);
   return { idString: def.id_string, title, rootName: 'data', version, fields, xml, jsonDefinition: { ...def } };
 }
 
-function collectJsonFields(items: JsonField[], path: string, repeat: string | undefined, out: FormField[]): void {
+function collectJsonFields(items: JsonField[], path: string, repeat: string | undefined, out: FormField[], limits: InputLimits, depth: number): void {
+  if (depth > limits.maxDepth) {
+    throw new FieldValidationError({ fields: [`${path}: groups and repeats are nested more than ${limits.maxDepth} deep (INPUT_MAX_DEPTH).`] });
+  }
   for (const f of items) {
+    if (out.length >= limits.maxFields) throw inputTooLarge('form', limits.maxFields, 'FORM_MAX_FIELDS');
     const xpath = path ? `${path}/${f.name}` : f.name;
     out.push({ name: f.name, xpath, type: f.type, label: f.label ?? null, ...(repeat ? { repeat } : {}) });
-    if (f.type === 'group' || f.type === 'repeat') collectJsonFields(f.children ?? [], xpath, f.type === 'repeat' ? xpath : repeat, out);
+    if (f.type === 'group' || f.type === 'repeat') collectJsonFields(f.children ?? [], xpath, f.type === 'repeat' ? xpath : repeat, out, limits, depth + 1);
   }
 }
 
@@ -176,17 +222,16 @@ function renderXForm(idString: string, title: string, version: string, fields: J
       const abs = `${path}/${f.name}`;
       const label = f.label ? `<label>${escapeXml(f.label)}</label>` : '';
       if (type === 'group' || type === 'repeat') {
+        // Opening and closing pieces around the children, joined once at the end: no nested
+        // joins, so the work stays linear whatever the nesting.
         instance.push(`${indent}<${f.name}${type === 'repeat' ? ' jr:template=""' : ''}>`);
-        const inner: string[] = [];
-        const saved = body.length;
+        body.push(`<group ref="${abs}">${label}${type === 'repeat' ? `<repeat nodeset="${abs}">` : ''}`);
         walk(f.children ?? [], abs, `${indent}  `);
-        inner.push(...body.splice(saved));
+        body.push(type === 'repeat' ? '</repeat></group>' : '</group>');
         instance.push(`${indent}</${f.name}>`);
-        if (type === 'repeat') body.push(`<group ref="${abs}">${label}<repeat nodeset="${abs}">${inner.join('')}</repeat></group>`);
-        else body.push(`<group ref="${abs}">${label}${inner.join('')}</group>`);
         continue;
       }
-      const spec = JSON_TYPES[type];
+      const spec = JSON_TYPES.get(type)!;
       instance.push(`${indent}<${f.name}/>`);
       binds.push(`<bind nodeset="${abs}" type="${spec.bind}"/>`);
       if (spec.control) body.push(`<${spec.control} ref="${abs}"${spec.mediatype ? ` mediatype="${spec.mediatype}"` : ''}>${label}</${spec.control}>`);

@@ -81,7 +81,7 @@ export class ShareFormDto {
   remove?: boolean;
 }
 
-/** A form as the API shows it (decisions.md §Forms). */
+/** A form as the API shows it (docs/api-conventions.md §Forms). */
 export class FormBody {
   @ApiProperty({ type: 'string', format: 'uri' })
   url: string;

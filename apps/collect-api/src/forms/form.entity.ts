@@ -15,8 +15,35 @@ export interface FormField {
   repeat?: string;
 }
 
+/**
+ * The columns of a form definition: on the form (its current definition) and on each of its
+ * versions (`form_versions`, docs/forms.md "Form versions").
+ */
+export abstract class FormDefinitionColumns {
+  @Column({ type: 'varchar', length: 255 })
+  title: string;
+
+  /** Root element of the primary instance (the submission XML root). */
+  @Column({ name: 'root_name', type: 'varchar', length: 100 })
+  rootName: string;
+
+  @Column({ type: 'varchar', length: 100, default: '' })
+  version: string;
+
+  /** The XForm document as uploaded (with formhub/uuid), or the one rendered from a JSON definition. */
+  @Column({ type: 'text' })
+  xml: string;
+
+  /** The JSON definition when the form was created from one; null for XForm and XLSForm uploads. */
+  @Column({ name: 'json_definition', type: 'jsonb', nullable: true })
+  jsonDefinition: Record<string, unknown> | null;
+
+  @Column({ type: 'jsonb' })
+  fields: FormField[];
+}
+
 @Entity({ name: 'forms' })
-export class FormEntity {
+export class FormEntity extends FormDefinitionColumns {
   @PrimaryGeneratedColumn()
   id: number;
 
@@ -26,29 +53,8 @@ export class FormEntity {
   @Column({ name: 'id_string', type: 'varchar', length: 100 })
   idString: string;
 
-  @Column({ type: 'varchar', length: 255 })
-  title: string;
-
   @Column({ name: 'owner_id', type: 'int' })
   ownerId: number;
-
-  /** Root element of the primary instance (the submission XML root). */
-  @Column({ name: 'root_name', type: 'varchar', length: 100 })
-  rootName: string;
-
-  @Column({ type: 'varchar', length: 100, default: '' })
-  version: string;
-
-  /** The XForm document as uploaded, or the one rendered from a JSON definition. */
-  @Column({ type: 'text' })
-  xml: string;
-
-  /** The JSON definition when the form was created from one; null for XForm uploads. */
-  @Column({ name: 'json_definition', type: 'jsonb', nullable: true })
-  jsonDefinition: Record<string, unknown> | null;
-
-  @Column({ type: 'jsonb' })
-  fields: FormField[];
 
   /** Whether the form accepts submissions (onadata's `downloadable`). */
   @Column({ name: 'accepting_submissions', type: 'boolean', default: true })
@@ -80,4 +86,20 @@ export class FormRoleEntity {
   /** When the user got a role on the form (migration 1764600000001); a role change keeps it. */
   @Column({ name: 'granted_at', type: 'timestamptz', default: () => 'now()' })
   grantedAt: Date;
+}
+
+/**
+ * One definition a form has had (migration 1764710000000), the current one included: what
+ * data-out reads to keep the columns of older versions (docs/forms.md, "Form versions").
+ */
+@Entity({ name: 'form_versions' })
+export class FormVersionEntity extends FormDefinitionColumns {
+  @PrimaryGeneratedColumn()
+  id: number;
+
+  @Column({ name: 'form_id', type: 'int' })
+  formId: number;
+
+  @CreateDateColumn({ name: 'date_created', type: 'timestamptz' })
+  dateCreated: Date;
 }

@@ -1,20 +1,23 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { FormEntity, FormRoleEntity } from './form.entity.js';
+import { FormEntity, FormRoleEntity, FormVersionEntity } from './form.entity.js';
 import { FormAccessService } from './form-access.service.js';
+import { FormCache } from './form-cache.js';
 import { FormsRepository } from './forms.repository.js';
 import { FormsController } from './forms.controller.js';
 import { FormsService } from './forms.service.js';
+import { XlsFormConversion } from './xlsform-conversion.js';
 import { UsersModule } from '../users/users.module.js';
+import { FormMediaStoreModule } from '../metadata/form-media-store.module.js';
 
 /**
  * Forms, roles and sharing. Exports FormAccessService: the one role check of every module
  * (`requireRole(user, formId, 'readonly')` → 404 unseen / 403 too low).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([FormEntity, FormRoleEntity]), UsersModule],
+  imports: [TypeOrmModule.forFeature([FormEntity, FormRoleEntity, FormVersionEntity]), UsersModule, FormMediaStoreModule],
   controllers: [FormsController],
-  providers: [FormsRepository, FormAccessService, FormsService],
-  exports: [FormsRepository, FormAccessService, FormsService],
+  providers: [FormsRepository, FormAccessService, FormsService, XlsFormConversion, FormCache],
+  exports: [FormsRepository, FormAccessService, FormsService, FormCache],
 })
 export class FormsModule {}

@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, IsNull, type EntityManager, type Repository } from 'typeorm';
-import { FormEntity, FormRoleEntity } from './form.entity.js';
+import { FormEntity, FormRoleEntity, FormVersionEntity } from './form.entity.js';
+
+/** What replacing a definition changes on the form row. */
+export type DefinitionChange = Pick<FormEntity, 'version' | 'title' | 'rootName' | 'xml' | 'jsonDefinition' | 'fields'>;
+
+function versionRow(form: Pick<FormEntity, 'id'> & DefinitionChange): Partial<FormVersionEntity> {
+  return { formId: form.id, version: form.version, title: form.title, rootName: form.rootName, xml: form.xml, jsonDefinition: form.jsonDefinition, fields: form.fields };
+}
 import type { FormRole } from './roles.js';
 
 /** Queries on `forms` and `form_roles`. Deleted forms (`deleted_at` set) are never returned. */
@@ -10,15 +17,20 @@ export class FormsRepository {
   constructor(
     @InjectRepository(FormEntity) private readonly forms: Repository<FormEntity>,
     @InjectRepository(FormRoleEntity) private readonly roles: Repository<FormRoleEntity>,
+    @InjectRepository(FormVersionEntity) private readonly versionRows: Repository<FormVersionEntity>,
   ) {}
 
   findLive(id: number): Promise<FormEntity | null> {
     if (!Number.isSafeInteger(id) || id <= 0 || id > 2_147_483_647) return Promise.resolve(null);
-    return this.forms.findOneBy({ id, deletedAt: IsNull() });
+    return this.forms.manager
+      .query(`SELECT ${FORM_COLUMNS} FROM forms WHERE id = $1 AND deleted_at IS NULL`, [id])
+      .then((rows: FormRow[]) => (rows[0] ? formFromRow(rows[0]) : null));
   }
 
-  findLiveByIdString(idString: string): Promise<FormEntity[]> {
-    return this.forms.find({ where: { idString, deletedAt: IsNull() }, order: { id: 'ASC' } });
+  /** Plain rows (raw SQL, no entity hydration): the intake path reads these through FormCache. */
+  async findLiveByIdString(idString: string): Promise<FormEntity[]> {
+    const rows = (await this.forms.manager.query(`SELECT ${FORM_COLUMNS} FROM forms WHERE id_string = $1 AND deleted_at IS NULL ORDER BY id`, [idString])) as FormRow[];
+    return rows.map(formFromRow);
   }
 
   findLiveByOwnerAndIdString(ownerId: number, idString: string): Promise<FormEntity | null> {
@@ -27,11 +39,12 @@ export class FormsRepository {
 
   /** The owner-scoped OpenRosa paths: the live form of the (active) user `username` with that id_string. */
   async findLiveByOwnerNameAndIdString(username: string, idString: string): Promise<FormEntity | null> {
-    return this.forms
-      .createQueryBuilder('f')
-      .where('f.owner_id = (SELECT id FROM users WHERE lower(username) = lower(:username) AND is_active)', { username })
-      .andWhere('f.id_string = :idString AND f.deleted_at IS NULL', { idString })
-      .getOne();
+    const rows = (await this.forms.manager.query(
+      `SELECT ${FORM_COLUMNS} FROM forms
+       WHERE owner_id = (SELECT id FROM users WHERE lower(username) = lower($1) AND is_active) AND id_string = $2 AND deleted_at IS NULL`,
+      [username, idString],
+    )) as FormRow[];
+    return rows[0] ? formFromRow(rows[0]) : null;
   }
 
   /** The id of an active user, by username (case-insensitive); null when there is none. */
@@ -48,8 +61,8 @@ export class FormsRepository {
   }
 
   async roleOf(formId: number, userId: number): Promise<FormRole | null> {
-    const row = await this.roles.findOneBy({ formId, userId });
-    return row?.role ?? null;
+    const rows = (await this.roles.manager.query(`SELECT role FROM form_roles WHERE form_id = $1 AND user_id = $2`, [formId, userId])) as Array<{ role: FormRole }>;
+    return rows[0]?.role ?? null;
   }
 
   /** Live forms the user has any role on, with that role, newest first. */
@@ -82,13 +95,34 @@ export class FormsRepository {
     return (await this.roles.find({ where: { formId } })).map((r) => ({ userId: r.userId, role: r.role }));
   }
 
-  /** Inserts the form and its owner role in one transaction. */
+  /** Inserts the form, its owner role and its first version in one transaction. */
   async insertWithOwner(form: Partial<FormEntity>): Promise<FormEntity> {
     return this.forms.manager.transaction(async (m: EntityManager) => {
       const saved = await m.getRepository(FormEntity).save(m.getRepository(FormEntity).create(form));
       await m.getRepository(FormRoleEntity).insert({ formId: saved.id, userId: saved.ownerId, role: 'owner' });
+      await m.getRepository(FormVersionEntity).save(m.getRepository(FormVersionEntity).create(versionRow(saved)));
       return saved;
     });
+  }
+
+  /**
+   * Replaces the form's definition and records it as a new version, in one transaction that
+   * holds the form row: `decide` sees the versions the form had and returns the new definition.
+   */
+  async replaceDefinition(formId: number, decide: (usedVersions: ReadonlySet<string>) => DefinitionChange): Promise<void> {
+    await this.forms.manager.transaction(async (m: EntityManager) => {
+      await m.getRepository(FormEntity).createQueryBuilder('f').setLock('pessimistic_write').where('f.id = :formId', { formId }).getOneOrFail();
+      const used = await m.getRepository(FormVersionEntity).find({ where: { formId }, select: { version: true } });
+      const change = decide(new Set(used.map((v) => v.version)));
+      // jsonb columns: TypeORM's update type cannot express Record<string, unknown> values.
+      await m.getRepository(FormEntity).update({ id: formId }, change as never);
+      await m.getRepository(FormVersionEntity).save(m.getRepository(FormVersionEntity).create(versionRow({ id: formId, ...change })));
+    });
+  }
+
+  /** Every definition the form has had, newest first (docs/forms.md, "Form versions"). */
+  versions(formId: number): Promise<FormVersionEntity[]> {
+    return this.versionRows.find({ where: { formId }, order: { id: 'DESC' } });
   }
 
   async setRole(formId: number, userId: number, role: FormRole): Promise<void> {
@@ -118,9 +152,45 @@ export class FormsRepository {
     return new Map(rows.map((r) => [r.form_id, { count: r.count, last: r.last }]));
   }
 
+  /** Which of these forms have form media files (`form_metadata`, the metadata/ feature's table). */
+  async formsWithMedia(formIds: number[]): Promise<Set<number>> {
+    if (!formIds.length) return new Set();
+    const rows: Array<{ form_id: number }> = await this.forms.manager.query(`SELECT DISTINCT form_id FROM form_metadata WHERE form_id = ANY($1)`, [formIds]);
+    return new Set(rows.map((r) => r.form_id));
+  }
+
   async findOwners(ids: number[]): Promise<Map<number, string>> {
     if (!ids.length) return new Map();
     const rows = await this.forms.manager.query(`SELECT id, username FROM users WHERE id = ANY($1)`, [ids]);
     return new Map((rows as Array<{ id: number; username: string }>).map((r) => [r.id, r.username]));
   }
+}
+
+/** The columns of FormEntity, aliased to its property names (raw SQL reads). */
+const FORM_COLUMNS = `id, uuid, id_string, title, owner_id, root_name, version, xml, json_definition, fields,
+  accepting_submissions, date_created, date_modified, deleted_at`;
+
+interface FormRow {
+  id: number;
+  uuid: string;
+  id_string: string;
+  title: string;
+  owner_id: number;
+  root_name: string;
+  version: string;
+  xml: string;
+  json_definition: Record<string, unknown> | null;
+  fields: FormEntity['fields'];
+  accepting_submissions: boolean;
+  date_created: Date;
+  date_modified: Date;
+  deleted_at: Date | null;
+}
+
+function formFromRow(r: FormRow): FormEntity {
+  return {
+    id: r.id, uuid: r.uuid, idString: r.id_string, title: r.title, ownerId: r.owner_id, rootName: r.root_name, version: r.version, xml: r.xml,
+    jsonDefinition: r.json_definition, fields: r.fields, acceptingSubmissions: r.accepting_submissions,
+    dateCreated: r.date_created, dateModified: r.date_modified, deletedAt: r.deleted_at,
+  };
 }

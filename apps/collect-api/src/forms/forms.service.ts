@@ -4,14 +4,20 @@ import { FieldValidationError, HttpErrorWithHeaders } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
-import { XmlInputError } from '../openrosa/xml.js';
+import { inputLimitsOf, XmlInputError } from '../openrosa/xml.js';
 import { formUuidHex, formatSubmissionTime } from '../submissions/submission-json.js';
-import type { FormEntity } from './form.entity.js';
+import type { FormEntity, FormField } from './form.entity.js';
 import { FormAccessService, PERMISSION_DENIED } from './form-access.service.js';
-import { parseJsonForm, parseXForm, type JsonFormDefinition, type ParsedForm } from './form-definition.js';
+import { fieldsOfAllVersions, parseJsonForm, type JsonFormDefinition, type ParsedForm } from './form-definition.js';
 import type { FormBody, ShareFormDto, UpdateFormDto } from './form.dto.js';
 import { FormsRepository } from './forms.repository.js';
 import { MIN_ROLE, roleRank, type FormRole } from './roles.js';
+import { XlsFormConversion } from './xlsform-conversion.js';
+import { FormMediaStore } from '../metadata/form-media.store.js';
+import { setInstanceVersion, withFormhubUuid, XFormEditError } from './xform-edit.js';
+
+/** A form definition as uploaded: XForm XML, a JSON definition, or an XLSForm workbook (.xlsx). */
+export type FormUpload = { xml: string } | { json: JsonFormDefinition } | { xlsx: Buffer; filename: string };
 
 @Injectable()
 export class FormsService {
@@ -19,27 +25,81 @@ export class FormsService {
     private readonly forms: FormsRepository,
     private readonly access: FormAccessService,
     private readonly users: UsersService,
+    private readonly xlsforms: XlsFormConversion,
+    private readonly media: FormMediaStore,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
-  /** Creates a form from an XForm document or a JSON definition; the caller becomes its owner. */
-  async create(user: AuthenticatedUser, upload: { xml: string } | { json: JsonFormDefinition }): Promise<FormBody> {
-    let parsed: ParsedForm;
-    try {
-      parsed = 'xml' in upload ? parseXForm(upload.xml) : parseJsonForm(upload.json);
-    } catch (err) {
-      if (err instanceof XmlInputError) throw new FieldValidationError({ xml_file: [err.message] });
-      throw err;
-    }
-    if (!parsed.fields.length) throw new FieldValidationError({ xml_file: ['The form has no questions.'] });
+  /** Creates a form from an XForm document, a JSON definition or an XLSForm; the caller becomes its owner. */
+  async create(user: AuthenticatedUser, upload: FormUpload): Promise<FormBody> {
+    const parsed = await this.parse(upload);
     if (await this.forms.findLiveByOwnerAndIdString(user.id, parsed.idString)) {
       throw new FieldValidationError({ id_string: [`You already have a form with id_string "${parsed.idString}".`] });
     }
+    const uuid = randomUUID();
     const form = await this.forms.insertWithOwner({
-      uuid: randomUUID(), idString: parsed.idString, title: parsed.title, ownerId: user.id, rootName: parsed.rootName, version: parsed.version,
-      xml: parsed.xml, jsonDefinition: parsed.jsonDefinition, fields: parsed.fields,
+      uuid, idString: parsed.idString, title: parsed.title, ownerId: user.id, rootName: parsed.rootName, version: parsed.version,
+      xml: servedXForm(parsed, uuid), jsonDefinition: parsed.jsonDefinition, fields: parsed.fields,
     });
+    await this.attachItemsets(form, user.username, parsed.itemsetsCsv);
     return this.present(form, 'owner', user.username, undefined);
+  }
+
+  /**
+   * Replaces the form's definition (XForm, JSON definition or XLSForm); manager and above. The
+   * submissions stay; the form gets a new `version`: the definition's own when this form never
+   * had it, else one the platform makes (UTC `YYYYMMDDHHMMSS`) and writes into the XForm, as
+   * the Django implementation versions forms. Every definition stays in `form_versions`
+   * (docs/forms.md, "Form versions").
+   */
+  async replace(user: AuthenticatedUser | undefined, pk: string, upload: FormUpload): Promise<FormBody> {
+    const { form } = await this.access.requireRole(user, pk, MIN_ROLE.view);
+    await this.access.requireRole(user, form.id, MIN_ROLE.share);
+    const parsed = await this.parse(upload);
+    if (parsed.idString !== form.idString) {
+      throw new FieldValidationError({ id_string: [`The new definition's id_string "${parsed.idString}" must match the form's id_string "${form.idString}".`] });
+    }
+    await this.forms.replaceDefinition(form.id, (usedVersions) => {
+      let { version, xml, jsonDefinition } = parsed;
+      if (!version || usedVersions.has(version)) {
+        version = newVersion(usedVersions, new Date());
+        xml = definitionEdit(() => setInstanceVersion(xml, version));
+        if (jsonDefinition) jsonDefinition = { ...jsonDefinition, version };
+      }
+      return { version, title: parsed.title, rootName: parsed.rootName, xml: servedXForm({ ...parsed, xml }, form.uuid), jsonDefinition, fields: parsed.fields };
+    });
+    await this.attachItemsets(form, (await this.forms.findOwners([form.ownerId])).get(form.ownerId) ?? String(form.ownerId), parsed.itemsetsCsv);
+    return this.get(user, String(form.id));
+  }
+
+  /**
+   * The upload as a form definition. An XLSForm is converted in a worker thread first; its
+   * failures are 400 `{"detail", "errors", "warnings"}` with pyxform's `[row : N]` messages.
+   */
+  private async parse(upload: FormUpload): Promise<ParsedForm & { itemsetsCsv: string | null }> {
+    const field = 'xlsx' in upload ? 'xls_file' : 'xml_file';
+    let parsed: ParsedForm;
+    let itemsetsCsv: string | null = null;
+    try {
+      if ('xlsx' in upload) {
+        const converted = await this.xlsforms.convert(upload.xlsx, upload.filename);
+        itemsetsCsv = converted.itemsetsCsv;
+        parsed = await this.xlsforms.parse(converted.xml);
+      } else parsed = 'xml' in upload ? await this.xlsforms.parse(upload.xml) : parseJsonForm(upload.json, inputLimitsOf(this.config));
+    } catch (err) {
+      if (err instanceof XmlInputError) throw new FieldValidationError({ [field]: [err.message] });
+      throw err;
+    }
+    if (!parsed.fields.length) throw new FieldValidationError({ [field]: ['The form has no questions.'] });
+    return { ...parsed, itemsetsCsv };
+  }
+
+  /**
+   * An XLSForm's external_choices sheet becomes the form media file `itemsets.csv` that
+   * select_one_external reads, as pyxform-based servers attach it (docs/forms.md).
+   */
+  private async attachItemsets(form: Pick<FormEntity, 'id' | 'ownerId'>, ownerUsername: string, itemsetsCsv: string | null): Promise<void> {
+    if (itemsetsCsv !== null) await this.media.put({ formId: form.id, ownerUsername }, 'itemsets.csv', Buffer.from(itemsetsCsv, 'utf8'));
   }
 
   async list(user: AuthenticatedUser): Promise<FormBody[]> {
@@ -59,6 +119,11 @@ export class FormsService {
   /** The XForm document (readonly and above), with the form it belongs to. */
   async getDocument(user: AuthenticatedUser | undefined, pk: string): Promise<FormEntity> {
     return (await this.access.requireRole(user, pk, MIN_ROLE.view)).form;
+  }
+
+  /** The fields of every version of the form, newest definition first (for data-out; docs/forms.md, "Form versions"). */
+  async fieldsOfAllVersions(formId: number): Promise<FormField[]> {
+    return fieldsOfAllVersions((await this.forms.versions(formId)).map((v) => v.fields));
   }
 
   async fields(user: AuthenticatedUser | undefined, pk: string) {
@@ -119,6 +184,33 @@ export class FormsService {
       role,
     };
   }
+}
+
+/**
+ * The XForm as stored and served: with `<formhub><uuid/></formhub>` calculating the form's uuid
+ * (docs/forms.md, "formhub/uuid"). The edit inserts whole elements at tag boundaries of a
+ * document that was parsed already (xform-edit.spec.ts); it is not parsed a second time, which
+ * would hold the event loop as long as the first parse did.
+ */
+function servedXForm(parsed: ParsedForm, uuid: string): string {
+  return definitionEdit(() => withFormhubUuid(parsed.xml, parsed.rootName, formUuidHex(uuid)));
+}
+
+function definitionEdit<T>(edit: () => T): T {
+  try {
+    return edit();
+  } catch (err) {
+    if (err instanceof XFormEditError || err instanceof XmlInputError) throw new FieldValidationError({ xml_file: [`The XForm could not be prepared for serving: ${err.message}`] });
+    throw err;
+  }
+}
+
+/** A version this form never had: UTC `YYYYMMDDHHMMSS`, with `-2`, `-3`, ... if that was taken. */
+export function newVersion(used: ReadonlySet<string>, now: Date): string {
+  const base = now.toISOString().replace(/\D/g, '').slice(0, 14);
+  let version = base;
+  for (let n = 2; used.has(version); n++) version = `${base}-${n}`;
+  return version;
 }
 
 export function unsupportedMediaType(detail: string): HttpErrorWithHeaders {

@@ -1,5 +1,5 @@
 /**
- * Per-form roles of decisions.md §Roles and permissions, highest first. The rank decides every
+ * Per-form roles of docs/api-conventions.md §Roles and permissions, highest first. The rank decides every
  * check: a role allows an action when its rank is at least the action's minimum role.
  */
 export const FORM_ROLES = ['owner', 'manager', 'editor', 'dataentry', 'readonly'] as const;
@@ -15,7 +15,7 @@ export function roleAtLeast(role: FormRole | null | undefined, minimum: FormRole
   return roleRank(role) >= RANK[minimum];
 }
 
-/** Minimum role per action (decisions.md table), named so modules do not hard-code ranks. */
+/** Minimum role per action (docs/api-conventions.md table), named so modules do not hard-code ranks. */
 export const MIN_ROLE = {
   view: 'readonly',
   submit: 'dataentry',

@@ -18,6 +18,11 @@ class Deliveries {
   async backfill({ serviceId }: JobData<'sheets-backfill'>): Promise<void> {
     ran.push(`backfill ${serviceId}`);
   }
+
+  @OnJob('replay')
+  async replay({ replayId }: JobData<'replay'>): Promise<void> {
+    ran.push(`replay ${replayId}`);
+  }
 }
 
 @Injectable()
@@ -47,7 +52,8 @@ describe('JobHandlerRegistry', () => {
     await sut.run({ name: 'deliver', data: { rowId: 7 } });
     await sut.run({ name: 'sheets-backfill', data: { serviceId: 3 } });
     await sut.run({ name: 'make-variants', data: { submissionId: 9 } });
-    expect(ran).toEqual(['deliver 7', 'backfill 3', 'variants 9']);
+    await sut.run({ name: 'replay', data: { replayId: 4 } });
+    expect(ran).toEqual(['deliver 7', 'backfill 3', 'variants 9', 'replay 4']);
   });
 
   it('refuses to boot when a job kind has no handler', async () => {

@@ -20,6 +20,8 @@ export type JobItem =
   | { name: 'deliver'; data: { rowId: number } }
   /** Append every live submission not yet in a spreadsheet service's sheet (resumable). */
   | { name: 'sheets-backfill'; data: { serviceId: number } }
+  /** Write the outbox rows of a replay of existing submissions (resumable past its cursor). */
+  | { name: 'replay'; data: { replayId: number } }
   /** Make the image variants of one submission's attachments. */
   | { name: 'make-variants'; data: { submissionId: number } };
 
@@ -30,6 +32,7 @@ export type JobData<N extends JobName> = Extract<JobItem, { name: N }>['data'];
 export const JOB_QUEUE: { [N in JobName]: QueueName } = {
   deliver: QueueName.Delivery,
   'sheets-backfill': QueueName.Delivery,
+  replay: QueueName.Delivery,
   'make-variants': QueueName.MediaVariants,
 };
 export const JOB_NAMES = Object.keys(JOB_QUEUE) as JobName[];
@@ -45,6 +48,9 @@ export function jobOptions(item: JobItem): JobOptions {
     // One back-fill per service at a time.
     case 'sheets-backfill':
       return { ...done, jobId: `sheets-backfill-${item.data.serviceId}` };
+    // One writer per replay at a time (its row lock orders it against a cancel anyway).
+    case 'replay':
+      return { ...done, jobId: `replay-${item.data.replayId}` };
     // A lost variant job costs only speed: the variant is made on its first request.
     case 'make-variants':
       return { ...done, attempts: 1 };

@@ -4,7 +4,7 @@ import { PageQueryDto } from '../submissions/pagination.js';
 import { MEDIA_TYPES, type MediaType } from './media.repository.js';
 import { VARIANT_NAMES, type VariantName } from './media-urls.js';
 
-/** The filters of `GET /api/v1/media` and `/media/count`, validated (decisions.md §Media). */
+/** The filters of `GET /api/v1/media` and `/media/count`, validated (docs/api-conventions.md §Media). */
 export interface MediaQuery {
   xform?: number;
   mergedXform?: number;

@@ -1,6 +1,6 @@
 import type { CollectConfig } from '../config/collect-config.js';
 
-/** Variant names of decisions.md §Media (longest side in pixels). */
+/** Variant names of docs/api-conventions.md §Media (longest side in pixels). */
 export const VARIANT_SIZES = { small: 240, medium: 640, large: 1280 } as const;
 export type VariantName = keyof typeof VARIANT_SIZES;
 export const VARIANT_NAMES = Object.keys(VARIANT_SIZES) as VariantName[];

@@ -1,10 +1,14 @@
 import { Inject, Injectable, Logger, UnprocessableEntityException } from '@nestjs/common';
 import { Readable } from 'node:stream';
-import sharp from 'sharp';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { AttachmentEntity } from '../submissions/submission.entity.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
 import { VARIANT_SIZES, extensionOf, type VariantName } from './media-urls.js';
+import { MediaRepository } from './media.repository.js';
+
+/** sharp (libvips) loads with the first variant made, not at start-up: idle memory (docs/benchmarks.md). */
+let sharpModule: Promise<typeof import('sharp')> | undefined;
+const loadSharp = () => (sharpModule ??= import('sharp'));
 
 /** Image types sharp decodes from its prebuilt libvips; others get no variant (original served). */
 const VARIANT_INPUTS = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/tiff', 'image/avif']);
@@ -24,6 +28,10 @@ export interface StoredVariant {
   mimetype: string;
   /** File name offered in Content-Disposition. */
   downloadName: string;
+}
+
+function notAnImage(): UnprocessableEntityException {
+  return new UnprocessableEntityException({ detail: 'The stored file is not a readable image (or is too large); no thumbnail can be made. The original is still downloadable.' });
 }
 
 export function hasVariants(mimetype: string): boolean {
@@ -47,6 +55,7 @@ export class MediaVariantsService {
   constructor(
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly repo: MediaRepository,
   ) {}
 
   static variantPath(a: Pick<AttachmentEntity, 'id' | 'filename' | 'mimetype'>, variant: VariantName): string {
@@ -58,8 +67,13 @@ export class MediaVariantsService {
     return `${dir ? `${dir}/` : ''}.variants/${a.id}-${variant}-${stem}.${ext}`;
   }
 
-  /** The stored variant of an image attachment, generating it on first use. */
+  /**
+   * The stored variant of an image attachment, generating it on first use. A file that failed to
+   * decode once is answered 422 at once (its `variant_error`): a broken or oversized image must
+   * not be read and decoded again on every request.
+   */
   async variant(a: AttachmentEntity, variant: VariantName): Promise<StoredVariant> {
+    if (a.variantError) throw notAnImage();
     const out = OUTPUT[a.mimetype];
     const path = MediaVariantsService.variantPath(a, variant);
     const base = a.filename.slice(a.filename.lastIndexOf('/') + 1);
@@ -82,20 +96,30 @@ export class MediaVariantsService {
     const out = OUTPUT[a.mimetype];
     const size = VARIANT_SIZES[variant];
     const source = await this.storage.read(a.filename);
+    const sharp = (await loadSharp()).default;
     const pipeline = sharp({ limitInputPixels: this.config.MEDIA_VARIANT_MAX_INPUT_PIXELS, failOn: 'error' })
       // EXIF orientation applied to the pixels; sharp writes no metadata unless asked (stripped).
       .rotate()
       .resize({ width: size, height: size, fit: 'inside', withoutEnlargement: true })
       .toFormat(out.format, out.format === 'jpeg' ? { quality: 82, mozjpeg: false } : {});
     let data: Buffer;
+    let sourceFailed = false;
     try {
       source.pipe(pipeline);
-      source.on('error', (err) => pipeline.destroy(err));
+      source.on('error', (err) => {
+        sourceFailed = true;
+        pipeline.destroy(err);
+      });
       data = await pipeline.toBuffer();
     } catch (err) {
       source.destroy();
       this.logger.warn({ attachment: a.id, variant, err: (err as Error).message }, 'could not make an image variant');
-      throw new UnprocessableEntityException({ detail: 'The stored file is not a readable image (or is too large); no thumbnail can be made. The original is still downloadable.' });
+      // A storage outage is not the file's fault: only a failed decode is remembered.
+      if (!sourceFailed) {
+        a.variantError = (err as Error).message || 'undecodable image';
+        await this.repo.markVariantFailed(a.id, a.variantError);
+      }
+      throw notAnImage();
     }
     await this.storage.putStream(path, Readable.from([data]), out.mimetype);
     this.generated++;

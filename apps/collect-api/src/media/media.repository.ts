@@ -26,6 +26,11 @@ export class MediaRepository {
     return this.attachments.findOneBy({ id, deletedAt: IsNull() });
   }
 
+  /** Remembers that no variant can be made of this file (the first failure wins). */
+  async markVariantFailed(id: number, reason: string): Promise<void> {
+    await this.attachments.update({ id, variantError: IsNull() }, { variantError: reason.slice(0, 255) });
+  }
+
   /** Live attachments of one submission (variant generation at intake). */
   liveOfSubmission(submissionId: number): Promise<AttachmentEntity[]> {
     return this.attachments.find({ where: { submissionId, deletedAt: IsNull() }, order: { id: 'ASC' } });

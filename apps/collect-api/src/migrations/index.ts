@@ -10,6 +10,12 @@ import { CasIntegration1764300000000 } from './1764300000000-cas-integration.js'
 import { DeliveryLogRetention1764500000000 } from './1764500000000-delivery-log-retention.js';
 import { CredentialsReset1764600000000 } from './1764600000000-credentials-reset.js';
 import { SubmissionRouting1764600000001 } from './1764600000001-submission-routing.js';
+import { ChangeNotifications1764650000000 } from './1764650000000-change-notifications.js';
+import { VariantFailures1764700000000 } from './1764700000000-variant-failures.js';
+import { RestServiceCare1764700000100 } from './1764700000100-restservice-care.js';
+import { RestServiceReplays1764700000200 } from './1764700000200-restservice-replays.js';
+import { FormVersions1764710000000 } from './1764710000000-form-versions.js';
+import { FormMetadata1764710000001 } from './1764710000001-form-metadata.js';
 import { DeliveryEvents1764720000000 } from './1764720000000-delivery-events.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
@@ -21,4 +27,8 @@ migrations.push(Media1764200000000);
 migrations.push(CasIntegration1764300000000);
 migrations.push(DeliveryLogRetention1764500000000);
 migrations.push(CredentialsReset1764600000000, SubmissionRouting1764600000001);
+migrations.push(ChangeNotifications1764650000000);
+migrations.push(VariantFailures1764700000000);
+migrations.push(RestServiceCare1764700000100, RestServiceReplays1764700000200);
+migrations.push(FormVersions1764710000000, FormMetadata1764710000001);
 migrations.push(DeliveryEvents1764720000000);

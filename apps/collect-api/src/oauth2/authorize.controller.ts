@@ -2,6 +2,7 @@ import { Body, Controller, Get, Inject, Optional, Post, Query, Req, Res } from '
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
 import { sendHtml, sendRedirect } from '../auth/html-response.js';
+import { requestAddress } from '../auth/http-types.js';
 import { PasswordLoginService } from '../auth/password-login.service.js';
 import { SkipAuth } from '../auth/require-auth.decorator.js';
 import { CasSignInService } from '../cas-client/cas-sign-in.service.js';
@@ -57,7 +58,7 @@ export class AuthorizeController {
     const csrf = this.sessions.csrfToken(req, res);
     const again = (status: number, error: string) => sendHtml(res, status, loginPage({ appName: check.request.app.name, next, csrf, error, username, casSignIn: this.casSignIn?.enabled }));
     if (!username || !password) return again(400, 'Enter your username and password.');
-    const result = await this.logins.login(username, password, 'oauth2-login');
+    const result = await this.logins.login(username, password, 'login', requestAddress(req));
     if (result.kind === 'locked') {
       res.setHeader('Retry-After', String(result.retryAfter));
       return again(429, 'Too many failed login attempts. Try again later.');

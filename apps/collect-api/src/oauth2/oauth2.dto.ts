@@ -10,7 +10,7 @@ const badRedirectUri = (args: ValidationArguments) =>
 const redirectUris = { test: (v: string) => splitRedirectUris(v).every(isAllowedRedirectUri), message: badRedirectUri };
 
 /**
- * `POST /api/v1/oauth-applications` (decisions.md §Small points). Strict: a misspelt field of a
+ * `POST /api/v1/oauth-applications` (docs/api-conventions.md §Small points). Strict: a misspelt field of a
  * credential-issuing registration is an error, not a silent default (docs/security.md).
  */
 @RejectUnknownFields()

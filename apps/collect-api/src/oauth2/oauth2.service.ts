@@ -6,6 +6,7 @@ import { BearerResolvers, type BearerTokenResolver } from '../auth/bearer-resolv
 import { hashToken, newOpaqueSecret } from '../auth/secrets.js';
 import { TtlCache } from '../auth/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { ChangeNotifications } from '../database/change-notifications.js';
 import { UsersService } from '../users/users.service.js';
 import { GRANT_TYPE_AUTHORIZATION_CODE, OAuthApplicationsService } from './oauth-applications.service.js';
 import type { OAuthApplicationEntity } from './oauth2.entities.js';
@@ -57,8 +58,11 @@ export class OAuth2Service implements BearerTokenResolver, OnModuleInit {
     private readonly users: UsersService,
     private readonly bearerResolvers: BearerResolvers,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    changes: ChangeNotifications,
   ) {
     this.cache = new TtlCache(config.AUTH_TOKEN_CACHE_TTL_MS);
+    // A deactivated (or otherwise changed) user's access tokens are resolved afresh in every process at once.
+    changes.on('user', (id) => this.cache.deleteWhere((entry) => entry !== null && String(entry.user.id) === id));
   }
 
   onModuleInit(): void {

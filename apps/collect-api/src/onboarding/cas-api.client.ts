@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import * as oidc from 'openid-client';
 import { HttpErrorWithHeaders, type CasUser, type CasUserPage } from '@collect/contracts';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { allowHttpIssuer, CasClientDiscovery } from '../cas-client/cas-oidc.js';
+import { allowHttpIssuer, CasClientDiscovery, loadOidc } from '../cas-client/cas-oidc.js';
 
 const SCOPE = 'adminui-api-wrapper adminui-api-wrapper.users.search';
 /** A token is replaced this long before it expires, so a request never carries one that dies in flight. */
@@ -79,7 +78,7 @@ export class CasApiClient {
     if (!this.discovery) throw new HttpErrorWithHeaders(503, 'On-boarding is not configured (CAS_ONBOARDING_CLIENT_ID / CAS_ONBOARDING_CLIENT_SECRET).', {});
     try {
       this.tokenRequests++;
-      const tokens = await oidc.clientCredentialsGrant(await this.discovery.get(), { scope: SCOPE });
+      const tokens = await (await loadOidc()).clientCredentialsGrant(await this.discovery.get(), { scope: SCOPE });
       const lifetimeMs = (tokens.expires_in ?? 300) * 1000;
       this.token = { value: tokens.access_token, refreshAt: Date.now() + Math.max(lifetimeMs - REFRESH_MARGIN_MS, lifetimeMs / 2) };
       return tokens.access_token;

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { basename } from 'node:path';
 import busboy from 'busboy';
 import { HttpErrorWithHeaders } from '@collect/contracts';
 
@@ -10,55 +11,97 @@ export function isXmlContentType(type: string): boolean {
   return type === 'application/xml' || type === 'text/xml';
 }
 
-/** The raw request body as UTF-8, at most `max` bytes (413 beyond, after reading it). */
+/** 413 for a body refused before its end: the connection is closed so the rest is never read. */
+function bodyTooLarge(detail: string): HttpErrorWithHeaders {
+  return new HttpErrorWithHeaders(413, detail, { Connection: 'close' });
+}
+
+/**
+ * The raw request body as UTF-8, at most `max` bytes: a larger Content-Length is refused before
+ * reading, a body that grows past `max` as soon as it does (413, connection closed).
+ */
 export async function readRawBody(req: IncomingMessage, max: number): Promise<string> {
+  const detail = `The body is larger than ${max} bytes.`;
+  if (Number(req.headers['content-length'] ?? 0) > max) throw bodyTooLarge(detail);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size <= max) chunks.push(chunk as Buffer);
-  }
-  if (size > max) throw new HttpErrorWithHeaders(413, `The body is larger than ${max} bytes.`, {});
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= max) return void chunks.push(chunk);
+      // Stop reading without destroying the socket: the 413 must still reach the client.
+      req.off('data', onData);
+      req.pause();
+      reject(bodyTooLarge(detail));
+    };
+    req.on('data', onData);
+    req.on('end', () => resolve());
+    req.on('error', () => reject(new HttpErrorWithHeaders(400, 'Request aborted.', {})));
+  });
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** One file (or field) part of a multipart body, buffered, at most `max` bytes; null if absent. */
-export async function readMultipartPart(req: IncomingMessage, name: string, max: number): Promise<string | null> {
+/** A file part of a multipart form, buffered. */
+export interface MultipartFilePart {
+  /** The client's file name, reduced to its base name ('' when it gave none). */
+  filename: string;
+  data: Buffer;
+}
+
+export interface MultipartForm {
+  /** Plain fields, first value of each name. */
+  fields: Record<string, string>;
+  /** File parts among `fileFields`, first of each name (a plain field of that name counts as its bytes). */
+  files: Record<string, MultipartFilePart>;
+}
+
+/**
+ * A small multipart form (a form definition upload, a form media file): plain fields (at most
+ * 20, 64 KiB each) and the file parts named in `fileFields`, each buffered up to `maxFileBytes`;
+ * other file parts are drained. Over a limit → 413 once the body has been read.
+ */
+export async function readMultipartForm(req: IncomingMessage, fileFields: readonly string[], maxFileBytes: number): Promise<MultipartForm> {
   let bb: busboy.Busboy;
   try {
-    bb = busboy({ headers: req.headers, limits: { fileSize: max, fieldSize: max, files: 5, fields: 20 } });
+    bb = busboy({ headers: req.headers, limits: { fileSize: maxFileBytes, fieldSize: Math.max(maxFileBytes, 65_536), files: 5, fields: 20 } });
   } catch {
     throw new HttpErrorWithHeaders(415, 'Expected multipart/form-data with a boundary.', {});
   }
-  let value: string | null = null;
-  let tooLarge = false;
+  const form: MultipartForm = { fields: {}, files: {} };
+  let tooLarge: string | null = null;
   const parts: Array<Promise<void>> = [];
-  bb.on('field', (field, v, info) => {
-    if (field !== name) return;
-    if (info.valueTruncated) tooLarge = true;
-    else value = v;
+  bb.on('field', (field, value, info) => {
+    if (fileFields.includes(field)) {
+      // Some clients send the document as a plain field (`xml_file=<h:html ...>`).
+      if (info.valueTruncated) tooLarge ??= field;
+      else form.files[field] ??= { filename: '', data: Buffer.from(value, 'utf8') };
+      return;
+    }
+    if (info.valueTruncated || value.length > 65_536) tooLarge ??= field;
+    else form.fields[field] ??= value;
   });
-  bb.on('file', (field, stream) => {
+  bb.on('file', (field, stream, info) => {
     // A truncated body fails the part stream as well as busboy; unheard, it would be uncaught.
     stream.on('error', () => undefined);
-    if (field !== name) {
+    if (!fileFields.includes(field) || form.files[field]) {
       stream.resume();
       return;
     }
     const chunks: Buffer[] = [];
     stream.on('data', (c: Buffer) => chunks.push(c));
-    stream.on('limit', () => (tooLarge = true));
+    stream.on('limit', () => (tooLarge ??= field));
     parts.push(new Promise((resolve) => stream.on('close', () => {
-      value = Buffer.concat(chunks).toString('utf8');
+      form.files[field] ??= { filename: basename((info.filename ?? '').replace(/\\/g, '/')), data: Buffer.concat(chunks) };
       resolve();
     })));
   });
   await new Promise<void>((resolve, reject) => {
     bb.on('close', resolve);
     bb.on('error', (err: Error) => reject(new HttpErrorWithHeaders(400, `Malformed multipart body: ${err.message}`, {})));
+    req.on('error', () => reject(new HttpErrorWithHeaders(400, 'Request aborted.', {})));
     req.pipe(bb);
   });
   await Promise.all(parts);
-  if (tooLarge) throw new HttpErrorWithHeaders(413, `The "${name}" part is larger than ${max} bytes.`, {});
-  return value;
+  if (tooLarge) throw new HttpErrorWithHeaders(413, `The "${tooLarge}" part is larger than ${fileFields.includes(tooLarge) ? maxFileBytes : 65_536} bytes.`, {});
+  return form;
 }

@@ -40,7 +40,7 @@ export class FormListController {
   @ApiOperation({ summary: 'OpenRosa xformsList of the forms the caller may submit to (dataentry and above, accepting submissions).' })
   @XmlAnswer('An OpenRosa `<xforms>` document.')
   async list(@CurrentUser() user: AuthenticatedUser, @Query() { formID }: FormListQueryDto, @Res() res: Res): Promise<void> {
-    this.sendList(res, await this.submittable(user, formID), (form) => `/forms/${form.id}/form.xml`);
+    await this.sendList(res, await this.submittable(user, formID), (form) => `/forms/${form.id}/form.xml`, (form) => `/xformsManifest/${form.id}`);
   }
 
   @Get(':username/formList')
@@ -50,7 +50,7 @@ export class FormListController {
     const ownerId = await this.forms.activeUserId(username);
     if (ownerId === null) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     const forms = (await this.submittable(user, formID)).filter((f) => f.ownerId === ownerId);
-    this.sendList(res, forms, (form) => `/${encodeURIComponent(username)}/forms/${form.id}/form.xml`);
+    await this.sendList(res, forms, (form) => `/${encodeURIComponent(username)}/forms/${form.id}/form.xml`, (form) => `/${encodeURIComponent(username)}/xformsManifest/${form.id}`);
   }
 
   @Get('forms/:pk/form.xml')
@@ -79,7 +79,9 @@ export class FormListController {
       .map(({ form }) => form);
   }
 
-  private sendList(res: Res, forms: FormEntity[], downloadPath: (form: FormEntity) => string): void {
+  /** Forms with media files get a `manifestUrl` (docs/forms.md, "Form media and the OpenRosa manifest"). */
+  private async sendList(res: Res, forms: FormEntity[], downloadPath: (form: FormEntity) => string, manifestPath: (form: FormEntity) => string): Promise<void> {
+    const withMedia = await this.forms.formsWithMedia(forms.map((f) => f.id));
     const items = forms.map((form) =>
       [
         '<xform>',
@@ -88,6 +90,7 @@ export class FormListController {
         `<version>${escapeXml(form.version)}</version>`,
         `<hash>md5:${createHash('md5').update(form.xml).digest('hex')}</hash>`,
         `<downloadUrl>${escapeXml(`${this.config.PUBLIC_BASE_URL}${downloadPath(form)}`)}</downloadUrl>`,
+        withMedia.has(form.id) ? `<manifestUrl>${escapeXml(`${this.config.PUBLIC_BASE_URL}${manifestPath(form)}`)}</manifestUrl>` : '',
         '</xform>',
       ].join(''),
     );

@@ -3,8 +3,9 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import busboy from 'busboy';
-import { HttpErrorWithHeaders } from '@collect/contracts';
+import { FieldValidationError, HttpErrorWithHeaders } from '@collect/contracts';
 import { detectMimetype } from '../storage/content-type.js';
 
 export interface UploadedFile {
@@ -16,9 +17,11 @@ export interface UploadedFile {
   mimetype: string;
 }
 
-export interface MultipartSubmission {
-  xml: string | null;
+export interface MultipartSubmission<T> {
+  xml: string;
   files: UploadedFile[];
+  /** What `authorize` answered for the XML part. */
+  authorized: T;
   /** Removes the temporary files; always call it (finally). */
   cleanup(): Promise<void>;
 }
@@ -41,20 +44,47 @@ export function isMultipart(req: IncomingMessage): boolean {
 
 /**
  * Reads an OpenRosa multipart body: the `xml_submission_file` part into memory (bounded by
- * xmlMaxBytes), every other file part streamed to a temporary file (bounded by
- * attachmentMaxBytes), its mimetype sniffed from the first bytes. Over a limit → 413 once the
- * body has been read, with every temporary file removed.
+ * xmlMaxBytes), then `authorize(xml)` (parse, find the form, check the caller's role), and only
+ * when that passes every attachment part streamed to a temporary file (bounded by
+ * attachmentMaxBytes), its mimetype sniffed from the first bytes. So a caller who may not
+ * submit never makes the server write an attachment: the XML must come first (ODK Collect and
+ * Enketo send it first), an attachment before it is a 400, and a refused XML ends the request
+ * at once, before the rest of the body is read. Over a size limit → 413 once the body has been
+ * read, with every temporary file removed.
  */
-export async function readMultipartSubmission(req: IncomingMessage, limits: MultipartLimits): Promise<MultipartSubmission> {
+export async function readMultipartSubmission<T>(req: IncomingMessage, limits: MultipartLimits, authorize: (xml: string) => Promise<T>): Promise<MultipartSubmission<T>> {
   await mkdir(limits.tmpDir, { recursive: true });
   const files: UploadedFile[] = [];
   const temps: string[] = [];
   const cleanup = async () => {
     await Promise.all(temps.map((t) => rm(t, { force: true })));
   };
-  let xml: string | null = null;
   let failure: HttpErrorWithHeaders | null = null;
   const fail = (status: number, detail: string) => (failure ??= new HttpErrorWithHeaders(status, detail, {}));
+
+  // The XML part, once complete, and what `authorize` made of it; attachment parts wait for it.
+  let xml: string | null = null;
+  let authorization: Promise<T> | null = null;
+  let acceptXml!: (outcome: Promise<T>) => void;
+  let rejectXml!: (err: unknown) => void;
+  const xmlAccepted = new Promise<T>((resolve, reject) => {
+    acceptXml = resolve;
+    rejectXml = reject;
+  });
+  xmlAccepted.catch(() => undefined);
+  // Rejects as soon as the request is refused before its end (the rest is then not read).
+  let refuse!: (err: unknown) => void;
+  const refused = new Promise<never>((_, reject) => (refuse = reject));
+  refused.catch(() => undefined);
+  let xmlStarted = false;
+  const xmlDone = (text: string | null) => {
+    if (authorization || xml !== null) return; // a second XML part is ignored, as before
+    if (text === null) return rejectXml(failure);
+    xml = text;
+    authorization = authorize(text);
+    authorization.catch((err: unknown) => refuse(err));
+    acceptXml(authorization);
+  };
 
   let bb: busboy.Busboy;
   try {
@@ -70,16 +100,17 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
   const outs: Array<Promise<void>> = [];
   const destroyers: Array<() => void> = [];
   bb.on('field', (name, value, info) => {
-    if (name === XML_PART) {
-      if (info.valueTruncated) fail(413, 'The submission XML is too large.');
-      else xml = value;
-    }
+    if (name !== XML_PART) return;
+    xmlStarted = true;
+    if (info.valueTruncated) fail(413, 'The submission XML is too large.');
+    xmlDone(info.valueTruncated ? null : value);
   });
   bb.on('file', (field, stream, info) => {
     // A truncated body fails the part stream too ("Unexpected end of form"); without a listener
     // that error is uncaught and takes the process down (found by fuzzing).
     stream.on('error', (err: Error) => fail(400, `Malformed multipart body: ${err.message}`));
     if (field === XML_PART) {
+      xmlStarted = true;
       const chunks: Buffer[] = [];
       let size = 0;
       stream.on('data', (c: Buffer) => {
@@ -92,23 +123,35 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
       // to be parsed and stored (found by the hardening limits test).
       stream.on('limit', () => fail(413, 'The submission XML is too large.'));
       writes.push(new Promise((resolve) => stream.on('close', () => {
-        if (!failure) xml = Buffer.concat(chunks).toString('utf8');
+        xmlDone(failure ? null : Buffer.concat(chunks).toString('utf8'));
         resolve();
       })));
       return;
     }
+    if (!xmlStarted) {
+      // Nothing is known yet about who may submit what: refused rather than spooled.
+      refuse(new FieldValidationError({ [XML_PART]: ['The xml_submission_file part must come before the attachments.'] }));
+      stream.resume();
+      return;
+    }
     const name = basename((info.filename ?? '').replace(/\\/g, '/')) || `${field || 'file'}.bin`;
     if (name.length > MAX_ATTACHMENT_NAME) fail(400, `An attachment name is longer than ${MAX_ATTACHMENT_NAME} characters.`);
+    // Keep part order (the order the client sent), whatever order the writes finish in.
+    const slot = files.length;
+    files.push(undefined as unknown as UploadedFile);
+    // Not read before the XML was accepted: busboy meanwhile stops reading the request (backpressure).
+    writes.push(xmlAccepted.then(() => spool(field, name, stream, slot), () => void stream.resume()));
+  });
+  bb.on('filesLimit', () => fail(413, `At most ${limits.maxFiles} attachments per submission.`));
+
+  const spool = (field: string, name: string, stream: Readable, slot: number): Promise<void> => {
     const tmpPath = join(limits.tmpDir, `${randomUUID()}.part`);
     temps.push(tmpPath);
     let size = 0;
     let head = Buffer.alloc(0);
     const out = createWriteStream(tmpPath);
-    outs.push(new Promise<void>((resolve) => out.on('close', () => resolve())).then(() => undefined));
+    outs.push(new Promise<void>((resolve) => out.on('close', () => resolve())));
     destroyers.push(() => out.destroy());
-    // Keep part order (the order the client sent), whatever order the writes finish in.
-    const slot = files.length;
-    files.push(undefined as unknown as UploadedFile);
     stream.on('data', (c: Buffer) => {
       size += c.length;
       if (head.length < 16) head = Buffer.concat([head, c.subarray(0, 16 - head.length)]);
@@ -117,43 +160,49 @@ export async function readMultipartSubmission(req: IncomingMessage, limits: Mult
     stream.on('limit', () => fail(413, `The attachment "${name}" is larger than ${limits.attachmentMaxBytes} bytes.`));
     // pipe() does not end the file when the part fails: close it so its descriptor is released.
     stream.on('error', () => out.destroy());
-    writes.push(
-      new Promise((resolve) => {
-        stream.pipe(out);
-        out.on('close', () => {
-          files[slot] = { field, name, tmpPath, size, mimetype: detectMimetype(head, name) };
-          resolve();
-        });
-        out.on('error', () => {
-          fail(500, 'Could not store the upload.');
-          resolve();
-        });
-      }),
-    );
-  });
-  bb.on('filesLimit', () => fail(413, `At most ${limits.maxFiles} attachments per submission.`));
+    return new Promise((resolve) => {
+      stream.pipe(out);
+      out.on('close', () => {
+        files[slot] = { field, name, tmpPath, size, mimetype: detectMimetype(head, name) };
+        resolve();
+      });
+      out.on('error', () => {
+        fail(500, 'Could not store the upload.');
+        resolve();
+      });
+    });
+  };
 
   try {
-    await new Promise<void>((resolve, reject) => {
-      bb.on('close', resolve);
-      bb.on('error', (err: Error) => reject(new HttpErrorWithHeaders(400, `Malformed multipart body: ${err.message}`, {})));
-      req.on('error', () => reject(new HttpErrorWithHeaders(400, 'Request aborted.', {})));
-      req.pipe(bb);
-    });
-    await Promise.all(writes);
+    await Promise.race([
+      refused,
+      new Promise<void>((resolve, reject) => {
+        bb.on('close', resolve);
+        bb.on('error', (err: Error) => reject(new HttpErrorWithHeaders(400, `Malformed multipart body: ${err.message}`, {})));
+        req.on('error', () => reject(new HttpErrorWithHeaders(400, 'Request aborted.', {})));
+        req.pipe(bb);
+      }),
+    ]);
+    await Promise.race([refused, Promise.all(writes)]);
   } catch (err) {
-    // A temporary file still opening would be created after its removal: close every one
-    // first (.part files were found left behind after early fuzzing runs).
-    // Only the file streams: a part stream busboy gave up on may never close (fuzzing found a
-    // hang when this awaited every part).
+    // Refused early: read no more of the request. A temporary file still opening would be
+    // created after its removal: close every one first (.part files were found left behind
+    // after early fuzzing runs). Only the file streams: a part stream busboy gave up on may
+    // never close (fuzzing found a hang when this awaited every part).
+    req.unpipe(bb);
     for (const destroy of destroyers) destroy();
     await Promise.all(outs);
     await cleanup();
     throw err;
   }
-  if (failure) {
+  if (failure || !authorization) {
     await cleanup();
-    throw failure;
+    throw failure ?? new FieldValidationError({ [XML_PART]: ['This part is required.'] });
   }
-  return { xml, files, cleanup };
+  try {
+    return { xml: xml!, files, authorized: await authorization, cleanup };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
 }

@@ -16,12 +16,12 @@ import { JsonSubmissionDto, SubmissionAck } from '../submissions/submission.dto.
 import { SubmissionsService, type SubmissionResult } from '../submissions/submissions.service.js';
 import { contentTypeOf } from './body.js';
 import { isMultipart, readMultipartSubmission } from './multipart.js';
-import { child, escapeXml, parseXml, XmlInputError, type XmlNode } from './xml.js';
+import { child, escapeXml, inputLimitsOf, parseXml, XmlInputError, type XmlNode } from './xml.js';
 
 type Res = { status(code: number): Res; setHeader(name: string, value: string): void; send(body: string): void; json(body: unknown): void; end(): void };
 type Req = IncomingMessage & { body?: unknown };
 /** Which form an instance goes to: by the global rule or within one owner's forms. */
-type FormResolver = (idString: string | undefined, root: XmlNode) => Promise<{ form: FormEntity; role: FormRole }>;
+type FormResolver = (idString: string | undefined, root: XmlNode, fresh: boolean) => Promise<{ form: FormEntity; role: FormRole }>;
 
 /** The OpenRosa multipart body: the instance XML and its attachments. */
 const OPENROSA_MULTIPART = {
@@ -86,7 +86,7 @@ export class SubmissionController {
   @ApiOperation({ summary: 'OpenRosa submission (multipart: xml_submission_file + attachments); answers OpenRosa XML.' })
   @OpenRosaSubmissionDocs()
   async openRosa(@CurrentUser() user: AuthenticatedUser, @Req() req: Req, @Res() res: Res): Promise<void> {
-    await this.openRosaSubmission(user, req, res, (idString, root) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root)));
+    await this.openRosaSubmission(user, req, res, (idString, root, fresh) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root), fresh));
   }
 
   @Post(':username/submission')
@@ -94,13 +94,13 @@ export class SubmissionController {
   @ApiOperation({ summary: "OpenRosa submission to that owner's form with the instance's id_string, whatever other forms share it." })
   @OpenRosaSubmissionDocs()
   async ownerOpenRosa(@CurrentUser() user: AuthenticatedUser, @Param('username') username: string, @Req() req: Req, @Res() res: Res): Promise<void> {
-    await this.openRosaSubmission(user, req, res, (idString) => this.submissions.formAndRoleForOwner(user, username, idString));
+    await this.openRosaSubmission(user, req, res, (idString, _root, fresh) => this.submissions.formAndRoleForOwner(user, username, idString, fresh));
   }
 
   private async openRosaSubmission(user: AuthenticatedUser, req: Req, res: Res, resolve: FormResolver): Promise<void> {
     this.openRosaHeaders(res);
     if (!isMultipart(req)) throw unsupportedMediaType('An OpenRosa submission is multipart/form-data with xml_submission_file.');
-    const result = await this.fromMultipart(user, req, resolve);
+    const result = await this.fromMultipart(user, req, res, resolve);
     res.setHeader('Content-Type', 'text/xml; charset=utf-8');
     // The answer echoes the instance's id and instanceID: never a document a browser runs.
     setInertHeaders(res);
@@ -119,38 +119,72 @@ export class SubmissionController {
     this.openRosaHeaders(res);
     let result: SubmissionResult;
     if (contentTypeOf(req) === 'application/json') result = await this.fromJson(user, req.body);
-    else if (isMultipart(req)) result = await this.fromMultipart(user, req, (idString, root) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root)));
+    else if (isMultipart(req)) result = await this.fromMultipart(user, req, res, (idString, root, fresh) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root), fresh));
     else throw unsupportedMediaType('Send application/json or multipart/form-data (xml_submission_file).');
     res.status(result.outcome === 'duplicate' ? 202 : 201).json(SubmissionsService.successBody(result));
   }
 
   private async fromJson(user: AuthenticatedUser, body: unknown): Promise<SubmissionResult> {
-    const input = await validateInput(JsonSubmissionDto, body);
-    const record = recordFromJson(input.submission);
+    // The DTO checks that `submission` is an object; class-transformer would first copy it deeply
+    // (a 250-question submission: most of the validation's cost), so it sees an empty stand-in
+    // and recordFromJson reads the answers (bounded, field names checked).
+    const answers = isPlainObject(body) && isPlainObject(body.submission) ? body.submission : undefined;
+    const input = await validateInput(JsonSubmissionDto, answers ? { ...body as object, submission: {} } : body);
+    const record = recordFromJson(answers ?? input.submission, inputLimitsOf(this.config));
+    // A JSON submission without answers is a 400, as the peers answer it (docs/forms.md, "Submissions").
+    if (!Object.keys(record).some((key) => !['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'].includes(key))) {
+      throw new FieldValidationError({ submission: ['The submission has no answers.'] });
+    }
     const formUuid = typeof record['formhub/uuid'] === 'string' ? record['formhub/uuid'] : undefined;
-    const { form, role } = await this.submissions.formAndRoleForSubmission(user, input.id, formUuid);
-    return this.submissions.submit({ user, form, role, record, files: [] });
+    return this.submissions.receive(user, (fresh) => this.submissions.formAndRoleForSubmission(user, input.id, formUuid, fresh), () => ({ record, files: [] }));
   }
 
-  private async fromMultipart(user: AuthenticatedUser, req: Req, resolve: FormResolver): Promise<SubmissionResult> {
-    const upload = await readMultipartSubmission(req, {
-      attachmentMaxBytes: this.config.ATTACHMENT_MAX_BYTES,
-      xmlMaxBytes: this.config.SUBMISSION_XML_MAX_BYTES,
-      maxFiles: this.config.SUBMISSION_MAX_ATTACHMENTS,
-      tmpDir: this.config.UPLOAD_TMP_DIR,
-    });
+  /**
+   * The XML part is parsed and the caller's role on its form checked before any attachment is
+   * read (readMultipartSubmission): a refusal ends the request there, with `Connection: close`
+   * so the rest of the body is not read either (docs/security.md "Bounded work").
+   */
+  private async fromMultipart(user: AuthenticatedUser, req: Req, res: Res, resolve: FormResolver): Promise<SubmissionResult> {
+    const limits = inputLimitsOf(this.config);
+    let upload;
     try {
-      if (upload.xml === null) throw new FieldValidationError({ xml_submission_file: ['This part is required.'] });
-      let root;
-      try {
-        root = parseXml(upload.xml);
-      } catch (err) {
-        if (err instanceof XmlInputError) throw new FieldValidationError({ xml_submission_file: [err.message] });
-        throw err;
-      }
-      const { form, role } = await resolve(root.attrs.id ?? root.attrs.xmlns?.split('/').pop(), root);
-      const record = recordFromXml(root, form);
-      return await this.submissions.submit({ user, form, role, record, xml: upload.xml, files: upload.files });
+      upload = await readMultipartSubmission(
+        req,
+        {
+          attachmentMaxBytes: this.config.ATTACHMENT_MAX_BYTES,
+          xmlMaxBytes: this.config.SUBMISSION_XML_MAX_BYTES,
+          maxFiles: this.config.SUBMISSION_MAX_ATTACHMENTS,
+          tmpDir: this.config.UPLOAD_TMP_DIR,
+        },
+        async (xml) => {
+          let root;
+          try {
+            root = parseXml(xml, limits);
+          } catch (err) {
+            if (err instanceof XmlInputError) throw new FieldValidationError({ xml_submission_file: [err.message] });
+            throw err;
+          }
+          const idString = root.attrs.id ?? root.attrs.xmlns?.split('/').pop();
+          let access = await resolve(idString, root, false);
+          // A cached form may have been re-opened since: a closed one is read afresh before refusing.
+          if (!access.form.acceptingSubmissions) access = await resolve(idString, root, true);
+          SubmissionsService.requireAccepting(access.form);
+          return { root, idString, ...access };
+        },
+      );
+    } catch (err) {
+      if (!req.complete) res.setHeader('Connection', 'close');
+      throw err;
+    }
+    try {
+      const { root, idString } = upload.authorized;
+      const xml = upload.xml;
+      const files = upload.files;
+      return await this.submissions.receive(
+        user,
+        (fresh) => (fresh ? resolve(idString, root, true) : Promise.resolve(upload.authorized)),
+        (form) => ({ record: recordFromXml(root, form, limits), xml, files, version: root.attrs.version }),
+      );
     } finally {
       await upload.cleanup();
     }
@@ -172,4 +206,8 @@ function openRosaResponse(result: SubmissionResult): string {
     `<submissionMetadata xmlns="http://www.opendatakit.org/xforms/submission" id="${escapeXml(String(body.formid))}" instanceID="${escapeXml(String(body.instanceID))}" submissionDate="${escapeXml(String(body.submissionDate))}" isComplete="true" markedAsCompleteDate="${escapeXml(String(body.markedAsCompleteDate))}"/>` +
     '</OpenRosaResponse>'
   );
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> & { submission?: unknown } {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v);
 }

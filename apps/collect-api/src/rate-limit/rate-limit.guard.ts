@@ -1,6 +1,7 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { checkRateLimits, RedisRateLimitStore, TooManyRequestsError, type RateLimitRule } from '@collect/contracts';
+import { requestAddress } from '../auth/http-types.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { rateLimitedRoute, type RateLimitedRequest } from './rate-limited-routes.js';
 
@@ -26,7 +27,7 @@ export class RateLimitGuard implements CanActivate, OnModuleDestroy {
     this.store = new RedisRateLimitStore(this.redis, `${config.REDIS_PREFIX}:rate-limit:`);
     const windowMs = config.RATE_LIMIT_WINDOW_SECONDS * 1000;
     this.rules = [
-      { name: 'ip', windowMs, limit: 0, key: (req) => req.ip ?? req.socket?.remoteAddress ?? 'unknown' },
+      { name: 'ip', windowMs, limit: 0, key: (req) => requestAddress(req) },
       { name: 'credential', windowMs, limit: 0, key: (req) => rateLimitedRoute(req)?.credential(req) ?? null },
     ];
   }

@@ -26,12 +26,19 @@ export interface DeliverySnapshot {
  * jsonb array of names.
  */
 export function snapshotSql(id: string, missing: string): string {
-  return `(SELECT jsonb_build_object(
-      'submission', to_jsonb(s),
-      'attachments', ${attachmentsSql('s.id')},
-      'submitted_by', (SELECT u.username FROM users u WHERE u.id = s.submitted_by_id),
-      'missing_media', ${missing})
-    FROM submissions s WHERE s.id = ${id})`;
+  return `(SELECT ${snapshotOfRowSql('snap', missing)} FROM submissions snap WHERE snap.id = ${id})`;
+}
+
+/**
+ * SQL of the snapshot of the `submissions` row under `alias` of the enclosing query (a replay
+ * writes one row per submission it reads).
+ */
+export function snapshotOfRowSql(alias: string, missing: string): string {
+  return `jsonb_build_object(
+      'submission', to_jsonb(${alias}),
+      'attachments', ${attachmentsSql(`${alias}.id`)},
+      'submitted_by', (SELECT u.username FROM users u WHERE u.id = ${alias}.submitted_by_id),
+      'missing_media', ${missing})`;
 }
 
 /** SQL: the live attachments of a submission as a jsonb array. */

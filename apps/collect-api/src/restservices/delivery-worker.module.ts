@@ -3,10 +3,15 @@ import { JobsModule } from '../jobs/jobs.module.js';
 import { DeliveryLogPruner } from './delivery-log-pruner.js';
 import { DeliveryRelay } from './delivery-relay.js';
 import { RestServicesModule } from './restservices.module.js';
+import { AutoDisable } from './auto-disable.js';
+import { ReplayResumer } from './replay-resumer.js';
 
-/** The background side of rest services, for the worker composition: outbox relay and log pruning. */
+/**
+ * The background side of rest services, for the worker composition: outbox relay, log pruning,
+ * auto-disable of failing services, resuming replays.
+ */
 @Module({
   imports: [RestServicesModule, JobsModule],
-  providers: [DeliveryRelay, DeliveryLogPruner],
+  providers: [DeliveryRelay, DeliveryLogPruner, AutoDisable, ReplayResumer],
 })
 export class DeliveryWorkerModule {}

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { SecretBox } from '../auth/secrets.js';
 import { TtlCache } from '../auth/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { OnJob } from '../jobs/on-job.decorator.js';
@@ -14,6 +13,8 @@ import { DeliveryOutbox } from './delivery-outbox.js';
 import { DestinationAgents } from './destination-agents.js';
 import { snapshotJson } from './delivery-snapshot.js';
 import { deliveryMetrics } from './delivery-metrics.js';
+import { DestinationGate } from './destination-gate.js';
+import { ServiceCredentials, withServiceAuth } from './service-credentials.js';
 import { backoffMs, deliveryHeaders, isRetryable, sendOnce, type SendResult } from './delivery-sender.js';
 import { FORWARDERS } from './forwarders/index.js';
 import { NETWORK_GUARD } from './restservices.tokens.js';
@@ -32,7 +33,7 @@ const FORM_CACHE_MS = 5_000;
 @Injectable()
 export class DeliveryService implements OnApplicationShutdown {
   private readonly logger = new Logger(DeliveryService.name);
-  private readonly box: SecretBox;
+  private readonly credentials: ServiceCredentials;
   private readonly agents: DestinationAgents;
   private readonly serviceCache = new Map<number, { version: string; service: RestServiceEntity }>();
   private readonly formCache = new TtlCache<FormEntity>(FORM_CACHE_MS, 1_000);
@@ -44,10 +45,11 @@ export class DeliveryService implements OnApplicationShutdown {
     private readonly forms: FormsRepository,
     private readonly outbox: DeliveryOutbox,
     private readonly attemptLog: DeliveryAttemptLog,
+    private readonly gate: DestinationGate,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
-    this.box = new SecretBox(config.COLLECT_SECRET_KEY);
+    this.credentials = new ServiceCredentials(config.COLLECT_SECRET_KEY);
     this.agents = new DestinationAgents(config.FORWARD_CONCURRENCY_PER_DESTINATION);
   }
 
@@ -67,22 +69,34 @@ export class DeliveryService implements OnApplicationShutdown {
     if (!row) return; // finished already, or another worker holds it
     const service = await this.serviceOf(row);
     if (!service) return void (await this.repo.finish(row.id, 'skipped'));
+    // Switched off (by a user, a 410 or auto-disable): the row waits for `active: true` (docs/restservices.md).
+    if (!service.active) return this.repo.release(row.id, 'held');
     const forwarder = FORWARDERS[service.name];
-    if (service.active && service.name === 'spreadsheet') return this.deliverToSheet(row, service);
-    if (!service.active || !forwarder) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: service.active ? 'no forwarder for this service' : `service inactive: ${service.inactiveReason ?? ''}`, responseExcerpt: null, retryAfterMs: null });
+    if (service.name !== 'spreadsheet' && !forwarder) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'no forwarder for this service', responseExcerpt: null, retryAfterMs: null });
+    if (service.name === 'spreadsheet') return this.deliverToSheet(row, service);
+
+    // The destination's rate limit and any Retry-After it gave: a slot further out sends the row
+    // back to the outbox (not an attempt); a near one is waited for right before the request.
+    const slot = await this.gate.reserve(service);
+    if (!slot.send) return this.repo.release(row.id, slot.retryAt);
 
     const loaded = await this.payloadOf(row);
     if (!loaded) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
 
-    const authToken = service.authTokenEnc ? this.box.decrypt(service.authTokenEnc) : null;
-    const signingSecret = service.signingSecretEnc ? this.box.decrypt(service.signingSecretEnc) : null;
-    const request = forwarder.build({ service, authToken, submission: loaded.submission, form: loaded.form, json: loaded.json, event: row.event });
+    const secrets = this.credentials.secrets(service);
+    // Extra headers and Basic credentials go on at send time only (service-credentials.ts).
+    const built = forwarder!.build({ service, authToken: secrets.authToken, submission: loaded.submission, form: loaded.form, json: loaded.json, event: row.event });
     // Every attempt of a delivery sends the bytes of the first (docs/restservices.md, "Fidelity").
-    if (row.body && request.body) request.body = row.body;
-    const headers = deliveryHeaders(request, { deliveryId: row.deliveryId, attempt: row.attempts, event: row.event, signingSecret });
+    if (row.body && built.body) built.body = row.body;
+    const request = withServiceAuth(built, secrets);
+    const headers = deliveryHeaders(request, { deliveryId: row.deliveryId, attempt: row.attempts, event: row.event, signingSecret: secrets.signingSecret });
+    const gate = await this.gate.wait(service, slot);
+    if (!gate.send) return this.repo.release(row.id, gate.retryAt);
     const result = await sendOnce(request, headers, this.guard, this.config.FORWARD_TIMEOUT_MS, this.agents);
     deliveryMetrics.latency.observe({ service: service.name }, result.latencyMs / 1000);
+    await this.gate.settle(service, result);
     if (!row.body && request.body && !succeeded(result)) await this.repo.keepBody(row.id, request.body);
+    if (service.name === 'dataset_service') await this.storeDatasetId(service, row.submissionId, result);
     return this.classify(row, service, result);
   }
 
@@ -152,9 +166,22 @@ export class DeliveryService implements OnApplicationShutdown {
 
   private async deliverToSheet(row: ClaimedDelivery, service: RestServiceEntity): Promise<void> {
     const loaded = row.event === 'deleted' ? null : await this.payloadOf(row);
+    const gate = await this.gate.admit(service);
+    if (!gate.send) return this.repo.release(row.id, gate.retryAt);
     const result = await this.sheets.deliver(row, service, loaded);
+    if (result !== 'skip') await this.gate.settle(service, result);
     if (result === 'skip') return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: loaded || row.event === 'deleted' ? 'no sheet row for this submission' : 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
     return this.classify(row, service, result);
+  }
+
+  /**
+   * `_bamboo_dataset_id` (docs/restservices.md): the service's configured `dataset_id`, or the
+   * `id` the dataset service answered, kept on the submission for later payloads and the data API.
+   */
+  private async storeDatasetId(service: RestServiceEntity, submissionId: number, result: SendResult): Promise<void> {
+    if (!succeeded(result)) return;
+    const id = service.options.dataset_id || datasetIdOf(result.responseExcerpt);
+    if (id) await this.submissions.recordBambooDatasetId(submissionId, id);
   }
 
   private async record(row: ClaimedDelivery, service: RestServiceEntity, status: AttemptStatus, r: SendResult, retryAt?: Date): Promise<void> {
@@ -171,4 +198,18 @@ export class DeliveryService implements OnApplicationShutdown {
 
 function succeeded(result: SendResult): boolean {
   return result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+}
+
+/** The `id` of a JSON object answer (a string or an integer), or null. */
+export function datasetIdOf(body: string | null): string | null {
+  if (!body) return null;
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    const id = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as { id?: unknown }).id : undefined;
+    if (typeof id === 'string' && id.length > 0 && id.length <= 100) return id;
+    if (typeof id === 'number' && Number.isSafeInteger(id)) return String(id);
+  } catch {
+    // not JSON: no id
+  }
+  return null;
 }

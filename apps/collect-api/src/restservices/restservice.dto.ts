@@ -1,11 +1,17 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ValidateIf } from 'class-validator';
-import { Bool, Choice, Int, MAX_DB_ID, Text, TextList } from '@collect/contracts';
+import { Bool, Check, Choice, Int, MAX_DB_ID, Text, TextList } from '@collect/contracts';
 import { PageQueryDto } from '../submissions/pagination.js';
 import { DELIVERY_EVENTS, defaultEvents, normalizedEvents } from './delivery-events.js';
 import { SERVICE_NAMES, type AttemptStatus, type DeliveryEvent, type ServiceName, type ServiceOptions } from './restservice.entities.js';
+import { forbiddenHeaderName } from './service-credentials.js';
 
+const XPATH = /^[A-Za-z_][A-Za-z0-9_.-]*(\/[A-Za-z_][A-Za-z0-9_.-]*)*$/;
+const MAX_FIELDS = 500;
+const MAX_HEADERS = 20;
+/** RFC 9110 token characters. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 const ATTEMPT_STATUSES: AttemptStatus[] = ['success', 'failed', 'retrying', 'skipped'];
 const kind = (...names: ServiceName[]) => ValidateIf((dto: RestServiceDto) => names.includes(dto.name));
 
@@ -26,7 +32,7 @@ function isSigningSecret(value: string): boolean {
 }
 
 /**
- * A rest service as `POST` creates it and `PUT` replaces it (decisions.md §Rest services). The
+ * A rest service as `POST` creates it and `PUT` replaces it (docs/api-conventions.md §Rest services). The
  * fields of one kind are checked only for that kind (`messaging` needs `auth_token`,
  * `flow_uuid`, `contacts`; `spreadsheet` needs `spreadsheet_title`); others are dropped.
  * Unknown fields are dropped, so a client may send back what it read (docs/security.md).
@@ -99,6 +105,30 @@ export class RestServiceDto {
   })
   signing_secret?: string | null;
 
+  @kind('generic_json', 'generic_xml')
+  @TextList({ nullable: true, maxItems: MAX_FIELDS, unique: true, maxLength: 255, pattern: XPATH, patternMessage: 'Enter an xpath such as "group/question".', description: 'generic_json, generic_xml: send only these form fields (xpaths; a group selects its fields) plus every `_`-prefixed metadata field. null sends all.' })
+  fields?: string[] | null;
+
+  /** Write-only. `null` or `{}` removes them; missing leaves them as they are. */
+  // Not @AnyObject: its value is set aside during validation (ApiValidationPipe), and these
+  // checks must see it. A `__proto__` name is dropped by the pipe (never a header anyway).
+  @Transform(({ obj, key }) => (obj as Record<string, unknown>)[key], { toClassOnly: true })
+  @ValidateIf((_dto, value) => value !== undefined && value !== null)
+  @Check((v) => headersProblem(v) === null, { message: (args) => headersProblem(args.value) ?? '' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, nullable: true, description: `Write-only: extra request headers (at most ${MAX_HEADERS}), encrypted at rest; responses list their names in header_names. Host, Content-Length, Content-Type, Transfer-Encoding, Connection, X-Submission-Event, webhook-* and X-Delivery-* cannot be set.` })
+  headers?: Record<string, string> | null;
+
+  /** Write-only with basic_auth_password; `null` or `""` removes the credentials. */
+  @Transform(({ value }) => (value === '' ? null : value))
+  @Text({ nullable: true, max: 255, pattern: /^[^:\r\n\u0000]*$/, patternMessage: 'A Basic user name cannot contain ":" or line breaks.', description: 'Write-only: the user name of HTTP Basic credentials sent with every request (encrypted at rest). null removes the credentials.' })
+  basic_auth_username?: string | null;
+
+  @Text({ nullable: true, max: 1000, pattern: /^[^\r\n\u0000]*$/, patternMessage: 'A Basic password cannot contain line breaks.', description: 'Write-only: the password of the Basic credentials (encrypted at rest, never returned or logged).' })
+  basic_auth_password?: string | null;
+
+  @Int({ nullable: true, min: 1, max: 100_000, message: 'Must be an integer from 1 to 100000, or null.', description: 'Requests per minute to this destination, shared by every worker. null: the kind\'s default (messaging 40, spreadsheet 60, others unlimited).' })
+  rate_limit_per_minute?: number | null;
+
   @Bool({ message: 'Must be a boolean.', description: '`true` re-enables a disabled service and resumes its pending deliveries.' })
   active?: boolean;
 
@@ -107,6 +137,24 @@ export class RestServiceDto {
     description: 'The submission events sent to this service (header `X-Submission-Event`). Missing or null: the kind\'s default (messaging, health_forwarder: created; generic_json, generic_xml, dataset_service: created and updated; spreadsheet: created, plus updated and deleted with sync_updates).',
   })
   events?: DeliveryEvent[] | null;
+}
+
+
+/** Why an extra-headers object is refused, or null when it is fine. */
+export function headersProblem(value: unknown): string | null {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return 'Expected an object of header names and values.';
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > MAX_HEADERS) return `At most ${MAX_HEADERS} headers.`;
+  const seen = new Set<string>();
+  for (const [name, v] of entries) {
+    if (!HEADER_NAME.test(name)) return `"${name.slice(0, 100)}" is not a valid header name.`;
+    if (forbiddenHeaderName(name)) return `The header "${name}" cannot be set.`;
+    if (seen.has(name.toLowerCase())) return `The header "${name}" is given twice.`;
+    seen.add(name.toLowerCase());
+    if (typeof v !== 'string') return `The value of "${name}" must be a string.`;
+    if (v.length > 4096 || /[\r\n\u0000]/.test(v)) return `The value of "${name}" must be at most 4096 characters without line breaks.`;
+  }
+  return null;
 }
 
 /**
@@ -125,6 +173,13 @@ export interface RestServiceInput {
   authToken?: string | null;
   /** undefined = unchanged, null = remove. */
   signingSecret?: string | null;
+  /** generic_json/generic_xml only; null = every field. */
+  fields: string[] | null;
+  /** undefined = unchanged, null or {} = remove. */
+  headers?: Record<string, string> | null;
+  /** undefined = unchanged, null = remove. */
+  basicAuth?: { username: string; password: string } | null;
+  rateLimitPerMinute: number | null;
   active?: boolean;
   /** The events sent, the kind's default when the client named none. */
   events: DeliveryEvent[];
@@ -152,6 +207,13 @@ export function restServiceInput(dto: RestServiceDto): RestServiceInput {
     options,
     authToken: dto.name === 'messaging' ? dto.auth_token : undefined,
     signingSecret: dto.signing_secret,
+    fields: (dto.name === 'generic_json' || dto.name === 'generic_xml') && dto.fields?.length ? dto.fields : null,
+    headers: dto.headers,
+    // Checked as a pair by RestServicesService (a password alone, or a user name alone, is a 400).
+    basicAuth: dto.basic_auth_username === undefined && dto.basic_auth_password === undefined ? undefined
+      : dto.basic_auth_username === null ? null
+      : { username: dto.basic_auth_username ?? '', password: dto.basic_auth_password ?? '' },
+    rateLimitPerMinute: dto.rate_limit_per_minute ?? null,
     active: dto.active,
     events: dto.events ? normalizedEvents(dto.events) : defaultEvents(dto.name, options),
   };
@@ -216,6 +278,27 @@ export class RestServiceBody {
   @ApiPropertyOptional({ type: 'string', format: 'uri', description: 'spreadsheet, on create: the sheet provider consent to visit when it has no grant for the caller yet.' })
   authorization_url?: string;
 
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string' }, nullable: true, description: 'generic_json, generic_xml: the fields payloads are cut down to (null: all).' })
+  fields?: string[] | null;
+
+  @ApiProperty({ type: 'array', items: { type: 'string' }, description: 'Names of the extra request headers (their values are write-only).' })
+  header_names?: string[];
+
+  @ApiProperty({ type: 'boolean', description: 'Basic credentials are set (they are write-only).' })
+  basic_auth_enabled?: boolean;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: "Requests per minute; null: the kind's default." })
+  rate_limit_per_minute?: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The limit in force (the kind default when rate_limit_per_minute is null); null: unlimited.' })
+  effective_rate_limit_per_minute?: number | null;
+
+  @ApiProperty({ type: 'number', nullable: true, minimum: 0, maximum: 1, description: 'Share of the attempts of the last 24 h that succeeded; null without attempts.' })
+  success_rate_24h?: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: '95th percentile of the request latency of the last 24 h, in ms; null without attempts.' })
+  p95_latency_ms_24h?: number | null;
+
   @ApiProperty({ type: 'array', items: { type: 'string', enum: [...DELIVERY_EVENTS] }, description: 'The submission events sent to this service.' })
   events: DeliveryEvent[];
 
@@ -244,7 +327,7 @@ export class RestServiceBody {
   date_modified?: string;
 }
 
-/** One attempt of the delivery log (decisions.md §Operator interfaces). */
+/** One attempt of the delivery log (docs/api-conventions.md §Operator interfaces). */
 export class DeliveryLogEntry {
   @ApiProperty({ type: 'integer' })
   id: number;
@@ -293,4 +376,39 @@ export class RetryFailedAck {
 
   @ApiProperty({ type: 'integer', description: 'Deliveries queued again.' })
   count: number;
+}
+
+/** The request test-fire sent, secrets masked. */
+export class TestFireRequest {
+  @ApiProperty({ type: 'string', enum: ['GET', 'POST'] })
+  method: string;
+
+  @ApiProperty({ type: 'string', format: 'uri' })
+  url: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, description: 'Every header sent; Authorization and the extra headers show `********` for their values.' })
+  headers: Record<string, string>;
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'The body as sent (UTF-8), or null (GET).' })
+  body: string | null;
+}
+
+export class TestFireResponse {
+  @ApiProperty({ type: 'integer' })
+  status: number;
+
+  @ApiProperty({ type: 'string', description: 'The first 1,000 characters of the answer.' })
+  body_excerpt: string;
+}
+
+/** 200 to `POST /api/v1/restservices/{pk}/test`. */
+export class TestFireBody {
+  @ApiProperty({ type: TestFireRequest })
+  request: TestFireRequest;
+
+  @ApiProperty({ type: TestFireResponse, nullable: true, description: 'null when no answer came (refused address, connection error, timeout).' })
+  response: TestFireResponse | null;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  error: string | null;
 }

@@ -43,12 +43,36 @@ export class RestServiceEntity {
   @Column({ name: 'signing_secret_enc', type: 'text', nullable: true })
   signingSecretEnc: string | null;
 
+  /** Xpaths of the form fields generic_json/generic_xml payloads are cut down to; null = all. */
+  @Column({ type: 'jsonb', nullable: true })
+  fields: string[] | null;
+
+  /** Extra request headers (JSON object), SecretBox-encrypted; write-only on the API. */
+  @Column({ name: 'headers_enc', type: 'text', nullable: true })
+  headersEnc: string | null;
+
+  /** The names of those headers, in clear, so responses can list them (`header_names`). */
+  @Column({ name: 'header_names', type: 'jsonb', default: [] })
+  headerNames: string[];
+
+  /** Basic credentials (JSON `{"username", "password"}`), SecretBox-encrypted; never returned. */
+  @Column({ name: 'basic_auth_enc', type: 'text', nullable: true })
+  basicAuthEnc: string | null;
+
+  /** Requests per minute to this destination; null = the kind's default (docs/restservices.md). */
+  @Column({ name: 'rate_limit_per_minute', type: 'int', nullable: true })
+  rateLimitPerMinute: number | null;
+
   /** The submission events this service takes (docs/restservices.md, "Events"). */
   @Column({ type: 'text', array: true, default: () => `'{created}'` })
   events: DeliveryEvent[];
 
   @Column({ type: 'boolean', default: true })
   active: boolean;
+
+  /** When the service was (re-)activated: auto-disable counts failures from here on. */
+  @Column({ name: 'active_since', type: 'timestamptz', default: () => 'now()' })
+  activeSince: Date;
 
   @Column({ name: 'inactive_reason', type: 'text', nullable: true })
   inactiveReason: string | null;
@@ -128,7 +152,7 @@ export class DeliveryEntity {
 
 export type AttemptStatus = 'success' | 'failed' | 'retrying' | 'skipped';
 
-/** The delivery log: one row per attempt (decisions.md §Operator interfaces). */
+/** The delivery log: one row per attempt (docs/api-conventions.md §Operator interfaces). */
 @Entity({ name: 'rest_delivery_attempts' })
 export class DeliveryAttemptEntity {
   @Column({ primary: true, type: 'bigint', generated: 'increment', transformer: bigintAsNumber })
@@ -163,4 +187,61 @@ export class DeliveryAttemptEntity {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+}
+
+export type ReplayStatus = 'queued' | 'running' | 'done' | 'cancelled';
+
+/** What a replay sends (docs/api-conventions.md §Rest services, docs/restservices.md "Replay"). */
+export interface ReplayFilters {
+  submitted_after?: string;
+  submitted_before?: string;
+  submission_ids?: number[];
+  only_failed?: boolean;
+}
+
+/** A replay / back-fill of existing submissions to one service. */
+@Entity({ name: 'rest_replays' })
+export class ReplayEntity {
+  @PrimaryGeneratedColumn()
+  id: number;
+
+  @Column({ name: 'service_id', type: 'int' })
+  serviceId: number;
+
+  @Column({ type: 'varchar', length: 16, default: 'queued' })
+  status: ReplayStatus;
+
+  @Column({ type: 'jsonb', default: {} })
+  filters: ReplayFilters;
+
+  @Column({ type: 'int' })
+  total: number;
+
+  /** Frozen when the replay ends (the delivery log may be pruned later). */
+  @Column({ type: 'int', default: 0 })
+  done: number;
+
+  @Column({ type: 'int', default: 0 })
+  failed: number;
+
+  /** The newest submission that existed when the replay was asked for. */
+  @Column({ type: 'int' })
+  upto: number;
+
+  /** The last submission id given an outbox row so far. */
+  @Column({ type: 'int', default: 0 })
+  cursor: number;
+
+  /** Every outbox row of the replay is written. */
+  @Column({ type: 'boolean', default: false })
+  written: boolean;
+
+  @Column({ name: 'created_by', type: 'int', nullable: true })
+  createdBy: number | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
+  finishedAt: Date | null;
 }

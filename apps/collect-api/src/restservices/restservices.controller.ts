@@ -1,15 +1,17 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { pageHeaders, pageRequest } from '../submissions/pagination.js';
-import { DeliveryLogEntry, DeliveryLogQueryDto, RestServiceBody, RestServiceDto, RestServiceListQueryDto, RestServicePatchDto, RetryAck, RetryFailedAck } from './restservice.dto.js';
+import { DeliveryLogEntry, DeliveryLogQueryDto, RestServiceBody, RestServiceDto, RestServiceListQueryDto, RestServicePatchDto, RetryAck, RetryFailedAck, TestFireBody } from './restservice.dto.js';
 import { RestServicesService } from './restservices.service.js';
+import { ReplayBody, ReplayCount, ReplayDto } from './replay.dto.js';
 
-/** Rest services (spec §2.1, §4.1) and their delivery log (decisions.md §Forwarding). */
+/** Rest services (spec §2.1, §4.1) and their delivery log (docs/api-conventions.md §Forwarding). */
 @ApiTags('restservices')
+@ApiExtraModels(ReplayCount)
 @RequireAuth()
 @Controller('api/v1/restservices')
 export class RestServicesController {
@@ -91,5 +93,48 @@ export class RestServicesController {
   @ApiAcceptedResponse({ type: RetryFailedAck })
   retryFailed(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<RetryFailedAck> {
     return this.services.retryFailed(user, pk);
+  }
+
+  @Post(':pk/test')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Test-fire: sends the newest submission (a made-up one for an empty form) once, as a delivery would, and answers the request sent (secrets masked) and the answer. Not a delivery: not logged, not retried (editor or above).' })
+  @ApiOkResponse({ type: TestFireBody })
+  test(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<TestFireBody> {
+    return this.services.testFire(user, pk);
+  }
+
+  @Post(':pk/replay')
+  @HttpCode(202)
+  @ApiOperation({ summary: 'Replay / back-fill: sends existing submissions (filters: submitted_after, submitted_before, submission_ids, only_failed) to this service again, paced by its limit (editor or above). `dry_run`: 200 with the count.' })
+  @ApiAcceptedResponse({ type: ReplayBody, headers: { Location: { description: 'GET .../replays/{id}', schema: { type: 'string' } } } })
+  @ApiOkResponse({ description: 'dry_run', schema: { $ref: getSchemaPath(ReplayCount) } })
+  async replay(
+    @CurrentUser() user: AuthenticatedUser,
+    @Param('pk') pk: string,
+    @Body() body: ReplayDto,
+    @Res({ passthrough: true }) res: { status(code: number): void; setHeader(name: string, value: string): void },
+  ): Promise<ReplayBody | ReplayCount> {
+    const result = await this.services.replay(user, pk, body);
+    if (!('id' in result)) {
+      res.status(200);
+      return result;
+    }
+    res.setHeader('Location', `${this.config.PUBLIC_BASE_URL}/api/v1/restservices/${pk}/replays/${result.id}`);
+    return result;
+  }
+
+  @Get(':pk/replays/:id')
+  @ApiOperation({ summary: 'A replay and its progress (done and failed out of total).' })
+  @ApiOkResponse({ type: ReplayBody })
+  replayProgress(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Param('id') id: string): Promise<ReplayBody> {
+    return this.services.replayProgress(user, pk, id);
+  }
+
+  @Delete(':pk/replays/:id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Cancels a replay: what is not sent yet is dropped (editor or above).' })
+  @ApiNoContentResponse({ description: 'Cancelled (or already over).' })
+  async cancelReplay(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Param('id') id: string): Promise<void> {
+    await this.services.cancelReplay(user, pk, id);
   }
 }

@@ -5,7 +5,9 @@ import { SubmissionsModule } from '../submissions/submissions.module.js';
 import { DeliveryAttemptLog } from './delivery-attempt-log.js';
 import { DeliveryService } from './delivery.service.js';
 import { NetworkGuard } from './network-guard.js';
-import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity } from './restservice.entities.js';
+import { DeliveryAttemptEntity, DeliveryEntity, ReplayEntity, RestServiceEntity } from './restservice.entities.js';
+import { ReplayService } from './replay.service.js';
+import { ReplaysRepository } from './replays.repository.js';
 import { RestServicesController } from './restservices.controller.js';
 import { RestServicesRepository } from './restservices.repository.js';
 import { RestServicesService } from './restservices.service.js';
@@ -14,6 +16,8 @@ import { SheetsRepository } from './sheets/sheets.repository.js';
 import { SheetsService } from './sheets/sheets.service.js';
 import { NETWORK_GUARD } from './restservices.tokens.js';
 import { JobsModule } from '../jobs/jobs.module.js';
+import { DestinationGate } from './destination-gate.js';
+import { TestFireService } from './test-fire.service.js';
 
 /**
  * Rest services: CRUD, the delivery log, and the delivery handlers (`@OnJob('deliver')`,
@@ -21,7 +25,7 @@ import { JobsModule } from '../jobs/jobs.module.js';
  * DeliveryOutboxModule; the relay and the log pruner run in the worker (DeliveryWorkerModule).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([RestServiceEntity, DeliveryEntity, DeliveryAttemptEntity]), SubmissionsModule, JobsModule],
+  imports: [TypeOrmModule.forFeature([RestServiceEntity, DeliveryEntity, DeliveryAttemptEntity, ReplayEntity]), SubmissionsModule, JobsModule],
   controllers: [SheetsCallbackController, RestServicesController],
   providers: [
     { provide: NETWORK_GUARD, inject: [COLLECT_CONFIG], useFactory: (config: CollectConfig) => new NetworkGuard(config.FORWARD_ALLOW_PRIVATE_NETWORKS) },
@@ -29,9 +33,13 @@ import { JobsModule } from '../jobs/jobs.module.js';
     DeliveryService,
     DeliveryAttemptLog,
     RestServicesService,
+    DestinationGate,
+    TestFireService,
+    ReplaysRepository,
+    ReplayService,
     SheetsRepository,
     SheetsService,
   ],
-  exports: [RestServicesRepository, SheetsRepository],
+  exports: [RestServicesRepository, SheetsRepository, ReplaysRepository, ReplayService],
 })
 export class RestServicesModule {}

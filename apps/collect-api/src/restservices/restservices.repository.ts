@@ -10,6 +10,15 @@ export type AttemptRecord = Omit<DeliveryAttemptEntity, 'id' | 'createdAt'> & { 
 /** A row claimed for one attempt, with what the claim found out about its submission. */
 export type ClaimedDelivery = DeliveryEntity & { submissionGone: boolean; hasSuccessor: boolean; serviceVersion: string | null };
 
+/** Delivery health of a service over the last 24 hours (docs/restservices.md, "Health"). */
+export interface ServiceHealth {
+  successRate: number;
+  p95LatencyMs: number | null;
+}
+
+/** Rows of services switched off meanwhile wait here until `active: true` resumes them. */
+const HELD_UNTIL = `'9999-12-31'::timestamptz`;
+
 /** Queries on rest_services, the rest_deliveries outbox and the attempt log. */
 @Injectable()
 export class RestServicesRepository {
@@ -194,5 +203,88 @@ export class RestServicesRepository {
       [serviceId],
     )) as [unknown[], number];
     return rows[0].length;
+  }
+
+  /**
+   * Success share and p95 latency of the attempts of the last 24 h per service (skipped ones
+   * are not requests to the destination); one index range scan per service.
+   */
+  async health24h(serviceIds: number[]): Promise<Map<number, ServiceHealth>> {
+    if (!serviceIds.length) return new Map();
+    const rows = (await this.attempts.query(
+      `SELECT service_id, count(*) FILTER (WHERE status = 'success')::float8 / count(*) AS rate,
+              percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95
+       FROM rest_delivery_attempts
+       WHERE service_id = ANY($1) AND created_at > now() - interval '24 hours' AND status <> 'skipped'
+       GROUP BY service_id`,
+      [serviceIds],
+    )) as Array<{ service_id: number; rate: number; p95: number | null }>;
+    return new Map(rows.map((r) => [r.service_id, { successRate: Math.round(r.rate * 10_000) / 10_000, p95LatencyMs: r.p95 === null ? null : Math.round(r.p95) }]));
+  }
+
+  /** The newest live submission of a form (test-fire), or null. */
+  async latestSubmissionId(formId: number): Promise<number | null> {
+    const rows = (await this.services.query(`SELECT id FROM submissions WHERE form_id = $1 AND deleted_at IS NULL ORDER BY id DESC LIMIT 1`, [formId])) as Array<{ id: number }>;
+    return rows[0]?.id ?? null;
+  }
+
+  /**
+   * Parks a claimed row of a switched-off service (not counted as an attempt) until the service
+   * is re-enabled; `release` with a time does the same for a row the destination limit defers.
+   */
+  async release(id: number, at: Date | 'held'): Promise<void> {
+    const [, moved] = (await this.deliveries.query(
+      `UPDATE rest_deliveries d SET status = CASE WHEN attempts - 1 > attempt_base THEN 'retrying' ELSE 'pending' END, attempts = attempts - 1,
+         next_attempt_at = ${at === 'held' ? HELD_UNTIL : '$2::timestamptz'}, lease_until = NULL, date_modified = now()
+       WHERE d.id = $1 AND d.status = 'sending'
+         AND NOT EXISTS (SELECT 1 FROM rest_replays r WHERE r.id = d.replay_id AND r.status = 'cancelled')`,
+      at === 'held' ? [id] : [id, at],
+    )) as [unknown, number];
+    // A row of a replay cancelled meanwhile is dropped instead (replays.repository.ts, cancel).
+    if (!moved) await this.deliveries.query(`DELETE FROM rest_deliveries WHERE id = $1 AND status = 'sending' AND replay_id IS NOT NULL`, [id]);
+  }
+
+  /**
+   * Re-enable: every open row of the service is due now, with a fresh attempt budget, and so is
+   * every row that ran out of attempts during the outage (failed since the service's last
+   * success, on a transport error, 408, 425, 429 or 5xx; a refusal such as a 400 stays failed).
+   */
+  async resumeHeld(serviceId: number): Promise<number> {
+    const rows = (await this.deliveries.query(
+      `UPDATE rest_deliveries d SET status = 'pending', next_attempt_at = now(), attempt_base = attempts, lease_until = NULL, date_modified = now()
+       WHERE d.service_id = $1 AND (d.status IN ('pending', 'retrying') OR (d.status = 'failed'
+         AND d.date_modified > COALESCE((SELECT max(b.created_at) FROM rest_delivery_attempts b WHERE b.service_id = $1 AND b.status = 'success'), '-infinity')
+         AND EXISTS (SELECT 1 FROM (SELECT a.status_code, a.error FROM rest_delivery_attempts a WHERE a.delivery_row_id = d.id ORDER BY a.id DESC LIMIT 1) last
+                     WHERE (last.status_code IS NULL AND COALESCE(last.error, '') NOT LIKE 'refused:%') OR last.status_code IN (408, 425, 429) OR last.status_code >= 500)))
+       RETURNING d.id`,
+      [serviceId],
+    )) as [unknown[], number];
+    return rows[0].length;
+  }
+
+  /**
+   * Switches off every active service whose attempts since its last success (and since it was
+   * last switched on) are all failures, the first of them at least `windowMs` ago. Each
+   * service's attempts are read through the (service_id, created_at) index, newest first.
+   */
+  async disableFailing(windowMs: number, reason: string): Promise<Array<{ id: number; name: string; failingSince: Date }>> {
+    const rows = (await this.services.query(
+      `WITH failing AS (
+         SELECT s.id, f.since
+         FROM rest_services s
+         CROSS JOIN LATERAL (
+           SELECT min(a.created_at) AS since
+           FROM rest_delivery_attempts a
+           WHERE a.service_id = s.id AND a.status IN ('failed', 'retrying') AND a.created_at >= s.active_since
+             AND a.created_at > COALESCE((SELECT max(b.created_at) FROM rest_delivery_attempts b WHERE b.service_id = s.id AND b.status = 'success'), '-infinity')
+         ) f
+         WHERE s.active AND f.since <= now() - ($1 || ' milliseconds')::interval)
+       UPDATE rest_services s
+       SET active = false, inactive_reason = $2 || ' (since ' || to_char(failing.since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || '); PATCH "active": true resumes its pending deliveries.', date_modified = now()
+       FROM failing WHERE s.id = failing.id AND s.active
+       RETURNING s.id, s.name, failing.since`,
+      [String(windowMs), reason],
+    )) as [Array<{ id: number; name: string; since: Date }>, number];
+    return rows[0].map((r) => ({ id: r.id, name: r.name, failingSince: r.since }));
   }
 }

@@ -1,7 +1,6 @@
 import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { FieldValidationError, NOT_FOUND_DETAIL, validateInput } from '@collect/contracts';
 import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authenticated-user.js';
-import { SecretBox } from '../auth/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { FormAccessService } from '../forms/form-access.service.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
@@ -10,32 +9,39 @@ import { defaultEvents } from './delivery-events.js';
 import { DeliveryOutbox } from './delivery-outbox.js';
 import { FORWARDERS } from './forwarders/index.js';
 import type { NetworkGuard } from './network-guard.js';
-import { RestServiceDto, restServiceInput, type DeliveryLogEntry, type RestServiceBody, type RestServiceInput, type RestServicePatchDto, type RetryAck, type RetryFailedAck } from './restservice.dto.js';
+import { RestServiceDto, restServiceInput, type DeliveryLogEntry, type RestServiceBody, type RestServiceInput, type RestServicePatchDto, type RetryAck, type RetryFailedAck, type TestFireBody } from './restservice.dto.js';
 import type { AttemptStatus, DeliveryAttemptEntity, RestServiceEntity } from './restservice.entities.js';
-import { RestServicesRepository } from './restservices.repository.js';
+import { RestServicesRepository, type ServiceHealth } from './restservices.repository.js';
+import { effectiveRateLimit } from './destination-limits.js';
+import { MASKED_SECRET, ServiceCredentials } from './service-credentials.js';
 import { NETWORK_GUARD } from './restservices.tokens.js';
 import { SheetsService } from './sheets/sheets.service.js';
+import { TestFireService } from './test-fire.service.js';
+import type { ReplayBody, ReplayDto } from './replay.dto.js';
+import { ReplayService } from './replay.service.js';
 
 /**
  * What a stored third-party secret (messaging `auth_token`) reads as for a caller who may not
  * see it; sent back unchanged in a PUT or PATCH it keeps the stored value.
  */
-export const MASKED_SECRET = '********';
+export { MASKED_SECRET };
 
-/** CRUD of rest services, their delivery log and manual retries; roles per decisions.md. */
+/** CRUD of rest services, their delivery log and manual retries; roles per docs/api-conventions.md. */
 @Injectable()
 export class RestServicesService {
-  private readonly box: SecretBox;
+  private readonly box: ServiceCredentials;
 
   constructor(
     private readonly repo: RestServicesRepository,
     private readonly access: FormAccessService,
     private readonly outbox: DeliveryOutbox,
     private readonly sheets: SheetsService,
+    private readonly testFires: TestFireService,
+    private readonly replays: ReplayService,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
-    this.box = new SecretBox(config.COLLECT_SECRET_KEY);
+    this.box = new ServiceCredentials(config.COLLECT_SECRET_KEY);
   }
 
   async list(user: AuthenticatedUser | undefined, xform: number | undefined): Promise<RestServiceBody[]> {
@@ -43,18 +49,20 @@ export class RestServicesService {
     const services = await this.repo.listServices(formIds);
     const roles = new Map<number, FormRole | null>();
     for (const formId of new Set(services.map((s) => s.formId))) roles.set(formId, await this.access.roleOf(user, formId));
-    return services.map((s) => this.present(s, { showSecrets: mayReadSecrets(user, roles.get(s.formId) ?? null) }));
+    const health = await this.repo.health24h(services.map((s) => s.id));
+    return services.map((s) => this.present(s, { showSecrets: mayReadSecrets(user, roles.get(s.formId) ?? null), health: health.get(s.id) }));
   }
 
   async get(user: AuthenticatedUser | undefined, pk: string): Promise<RestServiceBody> {
     const { service, role } = await this.load(user, pk, MIN_ROLE.view);
-    return this.present(service, { showSecrets: mayReadSecrets(user, role) });
+    return this.present(service, { showSecrets: mayReadSecrets(user, role), health: (await this.repo.health24h([service.id])).get(service.id) });
   }
 
   async create(user: AuthenticatedUser | undefined, body: RestServiceDto): Promise<RestServiceBody> {
     await this.requireXform(user, body.xform);
     const input = this.available(restServiceInput(body));
     await this.checkTarget(input);
+    await this.checkShaping(user, input, null);
     const saved = await this.save({}, input);
     // The creator just sent the secret: echoing it reveals nothing new.
     if (saved.name !== 'spreadsheet') return this.present(saved, { showSecrets: true });
@@ -89,7 +97,13 @@ export class RestServicesService {
       input.options = { ...service.options, ...input.options };
     }
     if (input.serviceUrl !== service.serviceUrl || input.name !== service.name || input.xform !== service.formId) await this.checkTarget(input);
+    await this.checkShaping(user, input, service);
     const saved = await this.save(service, input);
+    if (input.active === true && !service.active) {
+      // Re-enabled: what waited while the service was off goes out now, with a fresh attempt budget.
+      await this.repo.resumeHeld(saved.id);
+      await this.outbox.wake();
+    }
     if (saved.name === 'spreadsheet' && body.send_existing_data === true) await this.sheets.requestBackfill(saved);
     return this.present((await this.repo.findService(saved.id))!, { showSecrets: mayReadSecrets(user, role) });
   }
@@ -126,6 +140,29 @@ export class RestServicesService {
     return { detail: 'Failed deliveries queued.', count };
   }
 
+  /** One request as a delivery would send it; needs the role that may change the service. */
+  async testFire(user: AuthenticatedUser | undefined, pk: string): Promise<TestFireBody> {
+    const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
+    const { form } = await this.access.requireRole(user, service.formId, MIN_ROLE.manageRestServices);
+    return this.testFires.fire(service, form);
+  }
+
+  /** Replay / back-fill: needs the role that may change the service (docs/restservices.md). */
+  async replay(user: AuthenticatedUser | undefined, pk: string, body: ReplayDto): Promise<{ count: number } | ReplayBody> {
+    const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
+    return this.replays.request(service, body, user?.id ?? null);
+  }
+
+  async replayProgress(user: AuthenticatedUser | undefined, pk: string, id: string): Promise<ReplayBody> {
+    const { service } = await this.load(user, pk, MIN_ROLE.view);
+    return this.replays.get(service, id);
+  }
+
+  async cancelReplay(user: AuthenticatedUser | undefined, pk: string, id: string): Promise<void> {
+    const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
+    await this.replays.cancel(service, id);
+  }
+
   /** 404 when the service is missing or its form not visible; 403 below `role`. */
   private async load(user: AuthenticatedUser | undefined, pk: string, role: (typeof MIN_ROLE)[keyof typeof MIN_ROLE]) {
     const service = /^\d{1,10}$/.test(pk) ? await this.repo.findService(Number(pk)) : null;
@@ -158,6 +195,27 @@ export class RestServicesService {
     if (refusal) throw new FieldValidationError({ service_url: [`Refused: ${refusal}. Ask the operator to allow it in FORWARD_ALLOW_PRIVATE_NETWORKS.`] });
   }
 
+  /**
+   * `fields` must name fields of the form; Basic credentials come as a pair; an `Authorization`
+   * extra header would fight with Basic credentials or the messaging token (one of them would
+   * silently win), so it is refused beside them.
+   */
+  private async checkShaping(user: AuthenticatedUser | undefined, input: RestServiceInput, current: RestServiceEntity | null): Promise<void> {
+    if (input.fields) {
+      const { form } = await this.access.requireRole(user, input.xform, MIN_ROLE.view);
+      const known = new Set(form.fields.map((f) => f.xpath));
+      const unknown = input.fields.filter((f) => !known.has(f));
+      if (unknown.length) throw new FieldValidationError({ fields: [`Not fields of this form: ${unknown.slice(0, 10).join(', ')}.`] });
+    }
+    if (input.basicAuth && !input.basicAuth.username) throw new FieldValidationError({ basic_auth_username: ['This field is required with basic_auth_password.'] });
+    if (input.basicAuth && !input.basicAuth.password) throw new FieldValidationError({ basic_auth_password: ['This field is required with basic_auth_username.'] });
+    const headerNames = input.headers !== undefined ? Object.keys(input.headers ?? {}) : (current?.headerNames ?? []);
+    const hasBasic = input.basicAuth !== undefined ? input.basicAuth !== null : Boolean(current?.basicAuthEnc);
+    if (headerNames.some((n) => n.toLowerCase() === 'authorization') && (hasBasic || input.name === 'messaging')) {
+      throw new FieldValidationError({ headers: [input.name === 'messaging' ? 'messaging sends its auth_token as Authorization; it cannot be set here.' : 'Authorization cannot be set together with Basic credentials.'] });
+    }
+  }
+
   private async save(current: Partial<RestServiceEntity>, input: RestServiceInput): Promise<RestServiceEntity> {
     const row: Partial<RestServiceEntity> = {
       ...current,
@@ -169,7 +227,16 @@ export class RestServicesService {
       events: input.events,
     };
     if (input.signingSecret !== undefined) row.signingSecretEnc = input.signingSecret ? this.box.encrypt(input.signingSecret) : null;
+    row.fields = input.fields;
+    row.rateLimitPerMinute = input.rateLimitPerMinute;
+    if (input.headers !== undefined) {
+      const names = input.headers ? Object.keys(input.headers) : [];
+      row.headersEnc = names.length ? this.box.encryptHeaders(input.headers!) : null;
+      row.headerNames = names;
+    }
+    if (input.basicAuth !== undefined) row.basicAuthEnc = input.basicAuth ? this.box.encryptBasic(input.basicAuth.username, input.basicAuth.password) : null;
     if (input.active !== undefined) {
+      if (input.active && current.active === false) row.activeSince = new Date();
       row.active = input.active;
       if (input.active) row.inactiveReason = null;
       else row.inactiveReason ??= 'Deactivated by a user.';
@@ -183,7 +250,7 @@ export class RestServicesService {
    * The wire shape. `showSecrets` decides whether the messaging `auth_token` reads in clear or
    * masked; `forMerge` (the base a PATCH merges into) keeps every field a PUT would need.
    */
-  private present(s: RestServiceEntity, opts: { showSecrets: boolean; forMerge?: boolean }): RestServiceBody {
+  private present(s: RestServiceEntity, opts: { showSecrets: boolean; forMerge?: boolean; health?: ServiceHealth }): RestServiceBody {
     const body: RestServiceBody = { id: s.id, xform: s.formId, name: s.name, service_url: s.serviceUrl, events: s.events };
     if (s.name === 'messaging') {
       body.auth_token = !s.authTokenEnc ? null : opts.showSecrets ? this.box.decrypt(s.authTokenEnc) : MASKED_SECRET;
@@ -199,9 +266,16 @@ export class RestServicesService {
       body.spreadsheet_id = (s.options as { spreadsheet_id?: string }).spreadsheet_id ?? null;
     }
     if (s.name === 'dataset_service') body.dataset_id = s.options.dataset_id ?? '';
+    if (s.name === 'generic_json' || s.name === 'generic_xml') body.fields = s.fields;
+    body.rate_limit_per_minute = s.rateLimitPerMinute;
     if (opts.forMerge) return body;
     return {
       ...body,
+      header_names: s.headerNames ?? [],
+      basic_auth_enabled: s.basicAuthEnc !== null,
+      effective_rate_limit_per_minute: effectiveRateLimit(s),
+      success_rate_24h: opts.health?.successRate ?? null,
+      p95_latency_ms_24h: opts.health?.p95LatencyMs ?? null,
       signing_enabled: s.signingSecretEnc !== null,
       active: s.active,
       inactive_reason: s.inactiveReason,

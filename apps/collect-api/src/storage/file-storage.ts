@@ -67,3 +67,9 @@ export function assertSafeStoragePath(path: string): void {
     path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..');
   if (bad) throw new Error(`unsafe storage path: ${JSON.stringify(path)}`);
 }
+
+/** One path segment made of safe characters (a user name, a file name), at most 200 of them. */
+export function safeStorageSegment(s: string): string {
+  const cleaned = s.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 200);
+  return cleaned || 'file';
+}

@@ -6,10 +6,14 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { assertSafeStoragePath, FileNotFoundError, type ByteRange, type FileStorage, type StoredFileInfo } from './file-storage.js';
 
+const MADE_DIRS_MAX = 10_000;
+
 /** Files under a root directory (default: the data directory), written via temp file + rename. */
 export class LocalFileStorage implements FileStorage {
   readonly kind = 'local' as const;
   private readonly root: string;
+  /** Folders this process created or found (bounded). */
+  private readonly madeDirs = new Set<string>();
 
   constructor(root: string) {
     this.root = resolve(root);
@@ -22,14 +26,34 @@ export class LocalFileStorage implements FileStorage {
 
   async putFile(path: string, localFile: string, _contentType: string): Promise<void> {
     const target = this.full(path);
-    await mkdir(dirname(target), { recursive: true });
     const tmp = `${target}.part-${process.pid}-${Date.now()}`;
     try {
-      await copyFile(localFile, tmp);
+      await this.inDir(dirname(target), () => copyFile(localFile, tmp));
       await rename(tmp, target);
     } catch (err) {
       await rm(tmp, { force: true });
       throw err;
+    }
+  }
+
+  /**
+   * Runs `write` in `dir`, creating the directory first unless this process did so before
+   * (intake writes into a few folders over and over: docs/benchmarks.md); a folder removed
+   * meanwhile (ENOENT) is created again and the write retried once.
+   */
+  private async inDir<T>(dir: string, write: () => Promise<T>): Promise<T> {
+    if (!this.madeDirs.has(dir)) {
+      await mkdir(dir, { recursive: true });
+      if (this.madeDirs.size >= MADE_DIRS_MAX) this.madeDirs.clear();
+      this.madeDirs.add(dir);
+    }
+    try {
+      return await write();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      this.madeDirs.delete(dir);
+      await mkdir(dir, { recursive: true });
+      return write();
     }
   }
 

@@ -2,10 +2,11 @@ import { Global, Module } from '@nestjs/common';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { FILE_STORAGE, type FileStorage } from './file-storage.js';
 import { LocalFileStorage } from './local-file-storage.js';
-import { S3FileStorage } from './s3-file-storage.js';
 
-export function createFileStorage(config: CollectConfig): FileStorage {
+/** The S3 client (the AWS SDK) loads only with STORAGE_BACKEND=s3: idle memory (docs/benchmarks.md). */
+export async function createFileStorage(config: CollectConfig): Promise<FileStorage> {
   if (config.STORAGE_BACKEND === 's3') {
+    const { S3FileStorage } = await import('./s3-file-storage.js');
     return new S3FileStorage({
       endpoint: config.S3_ENDPOINT,
       region: config.S3_REGION,

@@ -3,7 +3,7 @@ import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './sub
 import { geolocationOf } from './submission-record.js';
 import { mediaDownloadUrls } from '../media/media-urls.js';
 
-/** `YYYY-MM-DDTHH:MM:SS`, UTC, no offset (decisions.md §Forms, submissions, datasets). */
+/** `YYYY-MM-DDTHH:MM:SS`, UTC, no offset (docs/api-conventions.md §Forms, submissions, datasets). */
 export function formatSubmissionTime(d: Date): string {
   return d.toISOString().slice(0, 19);
 }
@@ -40,7 +40,7 @@ export function attachmentJson(a: AttachmentEntity, baseUrl: string): Attachment
 export type SubmissionJson = Record<string, unknown>;
 
 /**
- * The one submission JSON (spec §2.2 + decisions.md), used by the data endpoint, the rest
+ * The one submission JSON (spec §2.2 + docs/api-conventions.md), used by the data endpoint, the rest
  * service forwarders and media: form fields by xpath (strings), then the metadata fields.
  * `attachments` are the live attachments of this submission.
  */

@@ -1,12 +1,28 @@
 import { createHash } from 'node:crypto';
 import { FieldValidationError } from '@collect/contracts';
 import type { FormEntity, FormField } from '../forms/form.entity.js';
-import { escapeXml, type XmlNode } from '../openrosa/xml.js';
+import { DEFAULT_INPUT_LIMITS, escapeXml, inputTooLarge, type InputLimits, type XmlNode } from '../openrosa/xml.js';
 import type { SubmissionRecord } from './submission.entity.js';
 
 /** An xpath of XML names: `q`, `group/q`. */
 const XPATH_RE = /^[A-Za-z_][A-Za-z0-9_.-]*(\/[A-Za-z_][A-Za-z0-9_.-]*)*$/;
-const MAX_DEPTH = 32;
+/** Longest element name of an instance: answers are named after form fields (NAME_RE: 100). */
+export const MAX_NAME_LENGTH = 255;
+/**
+ * Longest xpath (key of a record). Each key is built from its parent's path, so without a bound
+ * a deep group with many short children makes the work grow with depth x children, not with
+ * the input; with it, the work per value is bounded and parsing stays linear.
+ */
+export const MAX_XPATH_LENGTH = 1024;
+
+/**
+ * A record with no prototype: its keys are field names from the client, and `constructor`,
+ * `__proto__` or `isPrototypeOf` must be plain keys, not Object.prototype's members (sibling
+ * `<isPrototypeOf>` repeat elements once answered 500).
+ */
+export function emptyRecord(): SubmissionRecord {
+  return Object.create(null) as SubmissionRecord;
+}
 
 function repeatPaths(form: Pick<FormEntity, 'fields'>): Set<string> {
   return new Set(form.fields.filter((f) => f.type === 'repeat').map((f) => f.xpath));
@@ -16,64 +32,90 @@ function repeatPaths(form: Pick<FormEntity, 'fields'>): Set<string> {
  * The instance XML (children of the root element) as a flat record: `group/q` → "value";
  * a repeat (declared in the form, or an element that occurs more than once) → array of records
  * keyed by full xpath (`rep/q`). Empty answers are left out. Attributes are ignored.
+ * Linear in the document (parseXml already bounded its size and depth); a name longer than
+ * MAX_NAME_LENGTH is a 400, so no xpath grows with the document.
  */
-export function recordFromXml(root: XmlNode, form: Pick<FormEntity, 'fields'>): SubmissionRecord {
+export function recordFromXml(root: XmlNode, form: Pick<FormEntity, 'fields'>, limits: Pick<InputLimits, 'maxDepth'> = DEFAULT_INPUT_LIMITS): SubmissionRecord {
   const repeats = repeatPaths(form);
   const fill = (node: XmlNode, prefix: string, out: SubmissionRecord, depth: number) => {
-    if (depth > MAX_DEPTH) throw new FieldValidationError({ xml_submission_file: ['The instance is nested too deeply.'] });
+    if (depth > limits.maxDepth) throw new FieldValidationError({ xml_submission_file: ['The instance is nested too deeply.'] });
     const counts = new Map<string, number>();
     for (const c of node.children) counts.set(c.name, (counts.get(c.name) ?? 0) + 1);
     for (const el of node.children) {
+      if (el.name.length > MAX_NAME_LENGTH) throw new FieldValidationError({ xml_submission_file: [`An element name is longer than ${MAX_NAME_LENGTH} characters.`] });
       const xpath = prefix ? `${prefix}/${el.name}` : el.name;
+      if (xpath.length > MAX_XPATH_LENGTH) throw new FieldValidationError({ xml_submission_file: [`An element path is longer than ${MAX_XPATH_LENGTH} characters.`] });
       if (repeats.has(xpath) || (el.children.length && (counts.get(el.name) ?? 0) > 1)) {
-        const item: SubmissionRecord = {};
+        const item = emptyRecord();
         fill(el, xpath, item, depth + 1);
-        const list = (out[xpath] ??= []) as SubmissionRecord[];
-        if (Object.keys(item).length) list.push(item);
+        const existing = out[xpath];
+        const list = Array.isArray(existing) ? existing : (out[xpath] = []);
+        if (hasKeys(item)) list.push(item);
         continue;
       }
       if (el.children.length) fill(el, xpath, out, depth + 1);
       else if (el.text !== '') out[xpath] = el.text;
     }
   };
-  const out: SubmissionRecord = {};
+  const out = emptyRecord();
   fill(root, '', out, 0);
-  for (const [k, v] of Object.entries(out)) if (Array.isArray(v) && !v.length) delete out[k];
+  for (const k of Object.keys(out)) {
+    const v = out[k];
+    if (Array.isArray(v) && !v.length) delete out[k];
+  }
   return out;
+}
+
+function hasKeys(record: SubmissionRecord): boolean {
+  for (const _ in record) return true;
+  return false;
 }
 
 /**
  * A JSON submission as the same flat record: nested objects are groups (`{"g": {"q": 1}}`),
  * flat xpath keys are accepted as they are (`{"g/q": 1}`), arrays of objects are repeats.
  * Scalars become strings; null/empty answers are left out; `_`-prefixed keys (metadata of the
- * output shape) are ignored. Throws 400 with the offending keys.
+ * output shape) are ignored. Throws 400 with the offending keys. Linear in the body: keys are
+ * at most MAX_NAME_LENGTH long, nesting at most `maxDepth`, values at most `maxNodes` (413).
  */
-export function recordFromJson(input: Record<string, unknown>): SubmissionRecord {
+export function recordFromJson(input: Record<string, unknown>, limits: Pick<InputLimits, 'maxDepth' | 'maxNodes'> = DEFAULT_INPUT_LIMITS): SubmissionRecord {
   const problems: string[] = [];
+  let nodes = 0;
   const fill = (obj: Record<string, unknown>, prefix: string, out: SubmissionRecord, depth: number) => {
-    if (depth > MAX_DEPTH) {
+    if (depth > limits.maxDepth) {
       problems.push(`${prefix}: nested too deeply`);
       return;
     }
-    for (const [key, value] of Object.entries(obj)) {
+    for (const key of Object.keys(obj)) {
+      const value = obj[key];
+      if (++nodes > limits.maxNodes) throw inputTooLarge('submission', limits.maxNodes, 'INPUT_MAX_NODES');
       if (!prefix && key.startsWith('_')) continue;
+      // The key alone is checked: the prefix was checked one level up, so the work per key is
+      // bounded by MAX_XPATH_LENGTH, not by the depth.
+      if (key.length > MAX_XPATH_LENGTH || !XPATH_RE.test(key)) {
+        problems.push(`${key.slice(0, 100)}: not a valid field name or xpath`);
+        continue;
+      }
       // Inside a repeat item, keys may already carry the repeat path (`rep/q`).
       const xpath = prefix && !key.startsWith(`${prefix}/`) ? `${prefix}/${key}` : key;
-      if (!XPATH_RE.test(xpath)) {
-        problems.push(`${xpath}: not a valid field name or xpath`);
+      if (xpath.length > MAX_XPATH_LENGTH) {
+        problems.push(`${key.slice(0, 100)}: the path is longer than ${MAX_XPATH_LENGTH} characters`);
         continue;
       }
       if (value === null || value === undefined || value === '') continue;
       if (Array.isArray(value)) {
         if (value.every((v) => v && typeof v === 'object' && !Array.isArray(v))) {
-          const items: SubmissionRecord[] = [];
+          const existing = out[xpath];
+          const items = Array.isArray(existing) ? existing : [];
           for (const v of value) {
-            const item: SubmissionRecord = {};
+            const item = emptyRecord();
             fill(v as Record<string, unknown>, xpath, item, depth + 1);
-            if (Object.keys(item).length) items.push(item);
+            if (hasKeys(item)) items.push(item);
           }
-          if (items.length) out[xpath] = ([...((out[xpath] as SubmissionRecord[] | undefined) ?? []), ...items]);
+          // Appended in place: a repeat named by several keys (`g/r`, `{"g": {"r"}}`) must not copy the list each time.
+          if (items.length) out[xpath] = items;
         } else if (value.every((v) => ['string', 'number', 'boolean'].includes(typeof v))) {
+          nodes += value.length;
           // A multiple-choice answer given as a list: XForms stores it space-separated.
           out[xpath] = value.map(String).join(' ');
         } else problems.push(`${xpath}: a list must hold only objects (a repeat) or only plain values`);
@@ -86,9 +128,9 @@ export function recordFromJson(input: Record<string, unknown>): SubmissionRecord
       out[xpath] = String(value);
     }
   };
-  const out: SubmissionRecord = {};
+  const out = emptyRecord();
   fill(input, '', out, 0);
-  if (problems.length) throw new FieldValidationError({ submission: problems });
+  if (problems.length) throw new FieldValidationError({ submission: problems.slice(0, 100) });
   return out;
 }
 
@@ -129,7 +171,7 @@ export function announcedMedia(record: SubmissionRecord, fields: FormField[]): S
 /** The first geopoint answer outside repeats as [lat, lng], else [null, null]. */
 export function geolocationOf(record: SubmissionRecord, fields: FormField[]): [number | null, number | null] {
   const field = fields.find((f) => f.type === 'geopoint' && !f.repeat);
-  const raw = field ? record[field.xpath] : undefined;
+  const raw = field && Object.hasOwn(record, field.xpath) ? record[field.xpath] : undefined;
   if (typeof raw !== 'string') return [null, null];
   const [lat, lng] = raw.trim().split(/\s+/).map(Number);
   return Number.isFinite(lat) && Number.isFinite(lng) ? [lat, lng] : [null, null];
@@ -147,28 +189,31 @@ export function renderInstanceXml(form: Pick<FormEntity, 'fields' | 'rootName' |
   const order = new Map(form.fields.map((f, i) => [f.xpath, i]));
   const build = (rec: SubmissionRecord, prefix: string): TreeNode => {
     const root: TreeNode = { children: new Map() };
-    const keys = Object.keys(rec).sort((a, b) => (order.get(a) ?? 1e9) - (order.get(b) ?? 1e9));
-    for (const key of keys) {
+    // Form order; keys the form does not know keep their order, after the known ones (stable sort).
+    const keys = Object.keys(rec).map((key) => ({ key, rank: order.get(key) ?? 1e9 })).sort((a, b) => a.rank - b.rank);
+    for (const { key } of keys) {
       const rel = prefix && key.startsWith(`${prefix}/`) ? key.slice(prefix.length + 1) : key;
       const parts = rel.split('/');
       let node = root;
-      for (const part of parts.slice(0, -1)) {
-        let next = node.children.get(part);
-        if (!next || typeof next === 'string' || Array.isArray(next)) node.children.set(part, (next = { children: new Map() }));
+      for (let i = 0; i < parts.length - 1; i++) {
+        let next = node.children.get(parts[i]!);
+        if (!next || typeof next === 'string' || Array.isArray(next)) node.children.set(parts[i]!, (next = { children: new Map() }));
         node = next;
       }
-      const last = parts[parts.length - 1];
-      const value = rec[key];
-      node.children.set(last, Array.isArray(value) ? value.map((item) => build(item, key)) : value);
+      const value = rec[key]!;
+      node.children.set(parts[parts.length - 1]!, Array.isArray(value) ? value.map((item) => build(item, key)) : value);
     }
     return root;
   };
-  const render = (node: TreeNode): string =>
-    [...node.children.entries()]
-      .map(([name, v]) =>
-        typeof v === 'string' ? `<${name}>${escapeXml(v)}</${name}>` : Array.isArray(v) ? v.map((item) => `<${name}>${render(item)}</${name}>`).join('') : `<${name}>${render(v)}</${name}>`,
-      )
-      .join('');
+  const render = (node: TreeNode): string => {
+    let out = '';
+    for (const [name, v] of node.children) {
+      if (typeof v === 'string') out += `<${name}>${escapeXml(v)}</${name}>`;
+      else if (Array.isArray(v)) for (const item of v) out += `<${name}>${render(item)}</${name}>`;
+      else out += `<${name}>${render(v)}</${name}>`;
+    }
+    return out;
+  };
   const version = form.version ? ` version="${escapeXml(form.version)}"` : '';
   return `<?xml version="1.0" encoding="UTF-8"?><${form.rootName} xmlns:jr="http://openrosa.org/javarosa" xmlns:orx="http://openrosa.org/xforms" id="${escapeXml(form.idString)}"${version}>${render(build(record, ''))}</${form.rootName}>`;
 }

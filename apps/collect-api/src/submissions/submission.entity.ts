@@ -88,4 +88,8 @@ export class AttachmentEntity {
   /** Set when the submission is deleted (attachments hidden) or replaced by an edit. */
   @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true })
   deletedAt: Date | null;
+
+  /** Why no image variant could be made of this file; set once, then answered without decoding again. */
+  @Column({ name: 'variant_error', type: 'varchar', length: 255, nullable: true })
+  variantError: string | null;
 }

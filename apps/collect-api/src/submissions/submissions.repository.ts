@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, IsNull, type EntityManager, type Repository } from 'typeorm';
-import { AttachmentEntity, SubmissionEntity } from './submission.entity.js';
+import { AttachmentEntity, SubmissionEntity, type SubmissionRecord } from './submission.entity.js';
 
 /** Queries on `submissions` and `attachments`. Write paths take the transaction's EntityManager. */
 @Injectable()
@@ -39,28 +39,40 @@ export class SubmissionsRepository {
     return m.getRepository(SubmissionEntity).createQueryBuilder('s').setLock('pessimistic_write').where('s.form_id = :formId AND s.uuid = :uuid', { formId, uuid }).getOne();
   }
 
-  /** Inserts unless (form, uuid) exists (a concurrent duplicate); returns null in that case. */
-  async insertIfAbsent(m: EntityManager, row: Partial<SubmissionEntity>): Promise<SubmissionEntity | null> {
-    const result = await m
-      .createQueryBuilder()
-      .insert()
-      .into(SubmissionEntity)
-      .values(row as SubmissionEntity)
-      .orIgnore()
-      .returning('*')
-      .execute();
-    const raw = (result.raw as Array<Record<string, unknown>>)[0];
-    if (!raw) return null;
-    return m.getRepository(SubmissionEntity).create({
-      ...(row as SubmissionEntity),
-      id: raw.id as number,
-      status: raw.status as string,
-      edited: false,
-      bambooDatasetId: '',
-      dateCreated: raw.date_created as Date,
-      dateModified: raw.date_modified as Date,
-      deletedAt: null,
-    });
+  /**
+   * The intake's one statement for a new instance: inserts the row unless (form, uuid) exists,
+   * and only while the form is live, accepting, still at `check.version`, and the user still
+   * holds one of `check.roles` on it (or is a platform admin). The caller's form and role come
+   * from a cache (FormCache); this is where they are checked against the database, in the same
+   * round trip. `allowed` false: nothing written, the cached view was stale. Plain objects, no
+   * entity hydration (docs/benchmarks.md, issue 20).
+   */
+  async insertChecked(
+    m: EntityManager,
+    row: { formId: number; uuid: string; json: SubmissionRecord; xml: string; contentHash: string; submittedById: number; version: string },
+    check: { version: string; superuser: boolean; roles: readonly string[] },
+  ): Promise<{ allowed: boolean; created: SubmissionEntity | null }> {
+    const rows = (await m.query(
+      `WITH allowed AS (
+         SELECT EXISTS (SELECT 1 FROM forms WHERE id = $1 AND deleted_at IS NULL AND accepting_submissions AND version = $8)
+           AND ($9::boolean OR EXISTS (SELECT 1 FROM form_roles WHERE form_id = $1 AND user_id = $6 AND role = ANY($10::varchar[]))) AS ok
+       ), inserted AS (
+         INSERT INTO submissions (form_id, uuid, json, xml, content_hash, submitted_by_id, version)
+         SELECT $1, $2, $3::jsonb, $4, $5, $6, $7 FROM allowed WHERE ok
+         ON CONFLICT (form_id, uuid) DO NOTHING
+         RETURNING id, status, date_created, date_modified
+       )
+       SELECT allowed.ok, inserted.id, inserted.status, inserted.date_created, inserted.date_modified FROM allowed LEFT JOIN inserted ON true`,
+      [row.formId, row.uuid, JSON.stringify(row.json), row.xml, row.contentHash, row.submittedById, row.version, check.version, check.superuser, check.roles],
+    )) as Array<{ ok: boolean; id: number | null; status: string; date_created: Date; date_modified: Date }>;
+    const r = rows[0]!;
+    if (!r.ok || r.id === null) return { allowed: r.ok, created: null };
+    return {
+      allowed: true,
+      created: {
+        ...row, id: r.id, status: r.status, edited: false, bambooDatasetId: '', dateCreated: r.date_created, dateModified: r.date_modified, deletedAt: null,
+      },
+    };
   }
 
   async replaceContent(m: EntityManager, id: number, changes: Pick<SubmissionEntity, 'uuid' | 'json' | 'xml' | 'contentHash' | 'version'>): Promise<SubmissionEntity> {
@@ -71,6 +83,11 @@ export class SubmissionsRepository {
   async softDelete(m: EntityManager, id: number, at: Date): Promise<void> {
     await m.getRepository(SubmissionEntity).update({ id }, { deletedAt: at });
     await m.getRepository(AttachmentEntity).update({ submissionId: id, deletedAt: IsNull() }, { deletedAt: at });
+  }
+
+  /** Not an edit of the answers: no event, `date_modified` unchanged. */
+  async setBambooDatasetId(id: number, datasetId: string): Promise<void> {
+    await this.submissions.query(`UPDATE submissions SET bamboo_dataset_id = $2 WHERE id = $1 AND bamboo_dataset_id IS DISTINCT FROM $2`, [id, datasetId.slice(0, 100)]);
   }
 
   liveAttachmentsOf(submissionIds: number[], m?: EntityManager): Promise<AttachmentEntity[]> {

@@ -1,15 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { BadRequestException, ConflictException, ForbiddenException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { BadRequestException, ConflictException, ForbiddenException, HttpException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { FormEntity } from '../forms/form.entity.js';
-import { FormAccessService, PERMISSION_DENIED } from '../forms/form-access.service.js';
+import { FormAccessService, PERMISSION_DENIED, type FormAccess } from '../forms/form-access.service.js';
+import { FormCache } from '../forms/form-cache.js';
 import { FormsRepository } from '../forms/forms.repository.js';
-import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
+import { FORM_ROLES, MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
-import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
+import { FILE_STORAGE, safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
 import { buildSubmissionJson, formatSubmissionTime, type SubmissionJson } from './submission-json.js';
 import { announcedMedia, contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
@@ -30,6 +31,10 @@ export interface PageRequest {
 }
 
 const META_KEYS = ['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'];
+const SUBMIT_ROLES = FORM_ROLES.filter((r) => roleAtLeast(r, MIN_ROLE.submit));
+
+/** The form or role read from FormCache no longer holds: resolve again from the database. */
+class StaleFormAccess extends Error {}
 
 @Injectable()
 export class SubmissionsService {
@@ -39,6 +44,7 @@ export class SubmissionsService {
     private readonly repo: SubmissionsRepository,
     private readonly forms: FormsRepository,
     private readonly access: FormAccessService,
+    private readonly formCache: FormCache,
     private readonly events: SubmissionEvents,
     @Inject(SUBMISSION_OUTBOX) private readonly outbox: SubmissionOutbox,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
@@ -54,26 +60,28 @@ export class SubmissionsService {
    * submitted to last; else the one the caller was given a role on first. None visible → 404,
    * visible but role too low → 403, still a tie → 400 naming the owner-scoped path.
    */
-  async formForSubmission(user: AuthenticatedUser, idString: string | undefined, formUuid?: string): Promise<FormEntity> {
-    return (await this.formAndRoleForSubmission(user, idString, formUuid)).form;
-  }
-
-  async formAndRoleForSubmission(user: AuthenticatedUser, idString: string | undefined, formUuid?: string): Promise<{ form: FormEntity; role: FormRole }> {
+  async formAndRoleForSubmission(user: AuthenticatedUser, idString: string | undefined, formUuid?: string, fresh = false): Promise<FormAccess> {
     // An OpenRosa instance without an id (the JSON path has JsonSubmissionDto).
     if (!idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
-    const candidates = await this.forms.findLiveByIdString(idString);
-    const visible: Array<{ form: FormEntity; role: FormRole; canSubmit: boolean }> = [];
-    for (const form of candidates) {
-      const role = user.isSuperuser ? 'owner' : await this.forms.roleOf(form.id, user.id);
-      if (role) visible.push({ form, role, canSubmit: roleAtLeast(role, MIN_ROLE.submit) });
+    try {
+      const candidates = await this.formCache.liveByIdString(idString, fresh);
+      const visible: Array<{ form: FormEntity; role: FormRole; canSubmit: boolean }> = [];
+      for (const form of candidates) {
+        const role = user.isSuperuser ? 'owner' : await this.formCache.roleOf(form.id, user.id, fresh);
+        if (role) visible.push({ form, role, canSubmit: roleAtLeast(role, MIN_ROLE.submit) });
+      }
+      if (!visible.length) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+      const allowed = visible.filter((v) => v.canSubmit);
+      if (!allowed.length) throw new ForbiddenException({ detail: PERMISSION_DENIED });
+      if (allowed.length === 1) return allowed[0];
+      const chosen = await this.disambiguate(user, allowed, formUuid);
+      if (chosen) return chosen;
+      throw new BadRequestException({ detail: `More than one form has id_string "${idString}"; submit to /<owner username>/submission instead.` });
+    } catch (err) {
+      // The cache never refuses alone: a refusal is read again from the database.
+      if (!fresh && err instanceof HttpException) return this.formAndRoleForSubmission(user, idString, formUuid, true);
+      throw err;
     }
-    if (!visible.length) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
-    const allowed = visible.filter((v) => v.canSubmit);
-    if (!allowed.length) throw new ForbiddenException({ detail: PERMISSION_DENIED });
-    if (allowed.length === 1) return allowed[0];
-    const chosen = await this.disambiguate(user, allowed, formUuid);
-    if (chosen) return chosen;
-    throw new BadRequestException({ detail: `More than one form has id_string "${idString}"; submit to /<owner username>/submission instead.` });
   }
 
   /** The rule's tie-breakers, strongest first (see formAndRoleForSubmission). */
@@ -97,13 +105,37 @@ export class SubmissionsService {
    * id_string, whatever other forms share it. Unknown owner or form, or not visible → 404;
    * visible but role too low → 403.
    */
-  async formAndRoleForOwner(user: AuthenticatedUser, ownerUsername: string, idString: string | undefined): Promise<{ form: FormEntity; role: FormRole }> {
+  async formAndRoleForOwner(user: AuthenticatedUser, ownerUsername: string, idString: string | undefined, fresh = false): Promise<FormAccess> {
     if (!idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
-    const form = await this.forms.findLiveByOwnerNameAndIdString(ownerUsername, idString);
-    const role = form ? await this.access.roleOf(user, form.id) : null;
-    if (!form || !role) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
-    if (!roleAtLeast(role, MIN_ROLE.submit)) throw new ForbiddenException({ detail: PERMISSION_DENIED });
-    return { form, role };
+    const form = await this.formCache.liveByOwnerName(ownerUsername, idString, fresh);
+    const role = !form ? null : user.isSuperuser ? 'owner' : await this.formCache.roleOf(form.id, user.id, fresh);
+    const refusal = !form || !role ? new NotFoundException({ detail: NOT_FOUND_DETAIL }) : !roleAtLeast(role, MIN_ROLE.submit) ? new ForbiddenException({ detail: PERMISSION_DENIED }) : null;
+    if (refusal && !fresh) return this.formAndRoleForOwner(user, ownerUsername, idString, true);
+    if (refusal) throw refusal;
+    return { form: form!, role: role! };
+  }
+
+  /**
+   * Intake: the form and role as `resolve` finds them (from FormCache first), then `submit`.
+   * When the instance's checked insert finds the cached view stale, the form is resolved again
+   * from the database and the submission stored against that (docs/forms.md, "Intake").
+   */
+  async receive(
+    user: AuthenticatedUser,
+    resolve: (fresh: boolean) => Promise<FormAccess>,
+    content: (form: FormEntity) => { record: SubmissionRecord; xml?: string; files: UploadedFile[]; version?: string },
+  ): Promise<SubmissionResult> {
+    for (let attempt = 0; ; attempt++) {
+      const fresh = attempt > 0;
+      const { form, role } = await resolve(fresh);
+      try {
+        return await this.submit({ user, form, role, ...content(form), fresh });
+      } catch (err) {
+        if (!(err instanceof StaleFormAccess)) throw err;
+        // Fresh reads that go stale again at once: the form or share is changing right now.
+        if (attempt >= 2) throw new ConflictException({ detail: 'The form changed while this submission was stored; send it again.' });
+      }
+    }
   }
 
   /**
@@ -112,9 +144,16 @@ export class SubmissionsService {
    * storage inside the transaction and removed again if it fails: no orphan files, no partial
    * records.
    */
-  async submit(input: { user: AuthenticatedUser; form: FormEntity; role?: FormRole; record: SubmissionRecord; xml?: string; files: UploadedFile[] }): Promise<SubmissionResult> {
+  private async submit(input: {
+    user: AuthenticatedUser; form: FormEntity; role: FormRole; record: SubmissionRecord; xml?: string; files: UploadedFile[]; version?: string; fresh: boolean;
+  }): Promise<SubmissionResult> {
     const { user, form } = input;
-    if (!form.acceptingSubmissions) throw new ForbiddenException({ detail: `Form "${form.idString}" is not accepting submissions.` });
+    // The form version the instance was made with (its root's `version`), else the current one (docs/forms.md, "Form versions").
+    const version = input.version || form.version;
+    if (version.length > 100) throw new FieldValidationError({ xml_submission_file: ['The instance version is longer than 100 characters.'] });
+    // A form read from the cache may have been re-opened since: only a fresh read refuses.
+    if (!form.acceptingSubmissions && !input.fresh) throw new StaleFormAccess();
+    SubmissionsService.requireAccepting(form);
     const record = { ...input.record };
     const instanceId = stripUuidScheme(typeof record['meta/instanceID'] === 'string' ? record['meta/instanceID'] : '') || randomUUID();
     const deprecatedId = typeof record['meta/deprecatedID'] === 'string' ? stripUuidScheme(record['meta/deprecatedID']) : '';
@@ -125,9 +164,8 @@ export class SubmissionsService {
 
     // Everything that reads outside the transaction happens before it: a transaction holding a
     // pool connection while waiting for a second one deadlocks under load (pool exhaustion).
-    const role = input.role ?? (await this.access.roleOf(user, form.id));
-    if (!roleAtLeast(role, MIN_ROLE.submit)) throw role ? new ForbiddenException({ detail: PERMISSION_DENIED }) : new NotFoundException({ detail: NOT_FOUND_DETAIL });
-    const ownerName = input.files.length ? ((await this.forms.findOwners([form.ownerId])).get(form.ownerId) ?? String(form.ownerId)) : '';
+    const role = input.role;
+    const ownerName = input.files.length ? ((await this.formCache.username(form.ownerId)) ?? String(form.ownerId)) : '';
     const stored: string[] = [];
     let event: SubmissionEvent | null = null;
     const work = async (m: EntityManager): Promise<SubmissionResult> => {
@@ -137,26 +175,29 @@ export class SubmissionsService {
           if (!roleAtLeast(role, MIN_ROLE.editSubmissions)) throw new ForbiddenException({ detail: PERMISSION_DENIED });
           const clash = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
           if (clash) return this.duplicateOrConflict(m, clash, hash, form, ownerName, input.files, stored, user, role);
-          const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version: form.version });
-          await this.storeAttachments(m, form, ownerName, updated, record, input.files, stored, true);
+          const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version });
+          await this.storeAttachments(m, form, ownerName, updated, record, input.files, stored, 'edit');
           event = { type: 'submission.updated', formId: form.id, submissionId: updated.id, instanceUuid: instanceId };
           await this.outbox.record(m, event);
           return { outcome: 'updated' as const, submission: updated, form };
         }
         // An edit of an instance we never stored is stored as a new submission (as ODK servers do).
       }
-      const existing = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
-      if (existing) return this.duplicateOrConflict(m, existing, hash, form, ownerName, input.files, stored, user, role);
-      const created = await this.repo.insertIfAbsent(m, {
-        formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, status: 'submitted_via_web', submittedById: user.id, version: form.version,
-      });
+      // One statement: the row, unless the instance exists, checked against the live form and role.
+      const { allowed, created } = await this.repo.insertChecked(
+        m,
+        { formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, submittedById: user.id, version },
+        { version: form.version, superuser: user.isSuperuser, roles: SUBMIT_ROLES },
+      );
+      if (!allowed) throw new StaleFormAccess();
       if (!created) {
-        // A concurrent identical request won the insert between our read and write.
-        const winner = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
-        return this.duplicateOrConflict(m, winner!, hash, form, ownerName, input.files, stored, user, role);
+        // The instance exists (stored before, or by a concurrent identical request that won the insert).
+        const existing = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
+        return this.duplicateOrConflict(m, existing!, hash, form, ownerName, input.files, stored, user, role);
       }
-      const present = await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, false);
+      const present = await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, 'new');
       event = { type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId };
+      // The outbox rows of the rest services, in this transaction (SubmissionOutbox port, docs/restservices.md).
       // An OpenRosa submission split over several POSTs: its forward waits for the rest (docs/restservices.md, "Media wait").
       await this.outbox.record(m, event, { missingMedia: input.xml ? missingMedia(record, form, present) : [] });
       return { outcome: 'created' as const, submission: created, form };
@@ -205,16 +246,21 @@ export class SubmissionsService {
       }
     }
     const before = stored.length;
-    const present = await this.storeAttachments(m, form, owner, existing, existing.json, files, stored, false);
+    const present = await this.storeAttachments(m, form, owner, existing, existing.json, files, stored, 'existing');
     // A later POST of a split submission: the created event waiting for these files may go now.
     if (stored.length > before) await this.outbox.attachmentsAdded(m, existing.id, missingMedia(existing.json, form, present));
     return { outcome: 'duplicate', submission: existing, form };
   }
 
   private async storeAttachments(
-    m: EntityManager, form: FormEntity, owner: string, submission: SubmissionEntity, record: SubmissionRecord, files: UploadedFile[], stored: string[], isEdit: boolean,
+    m: EntityManager, form: FormEntity, owner: string, submission: SubmissionEntity, record: SubmissionRecord, files: UploadedFile[], stored: string[],
+    kind: 'new' | 'existing' | 'edit',
   ): Promise<Set<string>> {
-    const live = await this.repo.liveAttachmentsOf([submission.id], m);
+    // Nothing to store: the callers only read the names after storing something.
+    if (!files.length && kind !== 'edit') return new Set();
+    const isEdit = kind === 'edit';
+    // A row inserted by this transaction has no attachments yet.
+    const live = kind === 'new' ? [] : await this.repo.liveAttachmentsOf([submission.id], m);
     const answers = new Map<string, string>();
     for (const [xpath, value] of valuesOf(record)) if (!answers.has(value)) answers.set(value, xpath);
     const uploadedNames = new Set(files.map((f) => f.name));
@@ -226,8 +272,8 @@ export class SubmissionsService {
     for (const file of files) {
       if (keep.has(file.name)) continue;
       keep.add(file.name);
-      const dir = `${safeSegment(owner)}/attachments/${form.id}_${form.idString}`;
-      const plain = `${dir}/${safeSegment(file.name)}`;
+      const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}`;
+      const plain = `${dir}/${safeStorageSegment(file.name)}`;
       // The row reserves the path (unique index) before the file is written: a concurrent
       // submission with the same file name waits for our commit and then takes a suffixed
       // name, so no two records ever share (or overwrite) a file.
@@ -284,6 +330,11 @@ export class SubmissionsService {
     return { json: (await this.toJsonMany(form, [submission]))[0], submission, form };
   }
 
+  /** `_bamboo_dataset_id` as the dataset service named it (restservices, docs/restservices.md). */
+  recordBambooDatasetId(submissionId: number, datasetId: string): Promise<void> {
+    return this.repo.setBambooDatasetId(submissionId, datasetId);
+  }
+
   async toJsonMany(form: FormEntity, rows: SubmissionEntity[]): Promise<SubmissionJson[]> {
     const attachments = await this.repo.liveAttachmentsOf(rows.map((r) => r.id));
     const bySubmission = new Map<number, AttachmentEntity[]>();
@@ -303,6 +354,11 @@ export class SubmissionsService {
     const submission = Number.isSafeInteger(n) ? await this.repo.findLive(formId, n) : null;
     if (!submission) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     return submission;
+  }
+
+  /** 403 when the form's owner closed it (`downloadable: false`). */
+  static requireAccepting(form: FormEntity): void {
+    if (!form.acceptingSubmissions) throw new ForbiddenException({ detail: `Form "${form.idString}" is not accepting submissions.` });
   }
 
   static successBody(result: SubmissionResult): SubmissionAck {
@@ -327,11 +383,6 @@ function renderOrKeep(form: FormEntity, record: SubmissionRecord, instanceId: st
 /** Announced attachments (media answers) not among `present`. */
 function missingMedia(record: SubmissionRecord, form: FormEntity, present: Set<string>): string[] {
   return [...announcedMedia(record, form.fields)].filter((name) => !present.has(name));
-}
-
-function safeSegment(s: string): string {
-  const cleaned = s.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 200);
-  return cleaned || 'file';
 }
 
 function withSuffix(path: string, suffix: string): string {

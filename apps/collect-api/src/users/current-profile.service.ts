@@ -2,6 +2,7 @@ import { Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { TtlCache } from '../auth/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { ChangeNotifications } from '../database/change-notifications.js';
 import { presentProfile, ProfileBody } from './profile.presenter.js';
 import { UserTokensService } from './user-tokens.service.js';
 import { UsersService } from './users.service.js';
@@ -17,20 +18,30 @@ export class CurrentProfile extends ProfileBody {
 
 /**
  * `GET /api/v1/user`: the caller's profile with both tokens (Basic, Token, TempToken callers). Clients poll it, so the answer
- * is cached per user for AUTH_TOKEN_CACHE_TTL_MS, never past the temporary token's expiry, and
- * dropped at once when this process rotates or expires a token of that user.
+ * is cached per user for AUTH_TOKEN_CACHE_TTL_MS, never past the temporary token's expiry,
+ * dropped at once when this process rotates or expires a token of that user, and in every
+ * process when the user row changes (ChangeNotifications). Bearer callers' profile likewise.
  */
 @Injectable()
 export class CurrentProfileService {
   private readonly cache: TtlCache<{ body: CurrentProfile; validUntil: number }>;
+  /** The profile alone, for Bearer callers (same TTL and invalidation). */
+  private readonly bearerCache: TtlCache<ProfileBody>;
 
   constructor(
     private readonly users: UsersService,
     private readonly tokens: UserTokensService,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    changes: ChangeNotifications,
   ) {
     this.cache = new TtlCache(config.AUTH_TOKEN_CACHE_TTL_MS);
+    this.bearerCache = new TtlCache(config.AUTH_TOKEN_CACHE_TTL_MS);
     tokens.onChange((userId) => this.cache.delete(String(userId)));
+    // The user row changed in some process (profile, deactivation): both answers are built again.
+    changes.on('user', (id) => {
+      this.cache.delete(id);
+      this.bearerCache.delete(id);
+    });
   }
 
   /**
@@ -38,9 +49,13 @@ export class CurrentProfileService {
    * (docs/security.md, "The credential rule").
    */
   async withoutTokens(userId: number): Promise<ProfileBody> {
+    const hit = this.bearerCache.get(String(userId));
+    if (hit) return hit;
     const user = await this.users.findById(userId);
     if (!user) throw new NotFoundException();
-    return presentProfile(user, this.config.PUBLIC_BASE_URL, true);
+    const body = presentProfile(user, this.config.PUBLIC_BASE_URL, true);
+    this.bearerCache.set(String(userId), body);
+    return body;
   }
 
   async get(userId: number): Promise<CurrentProfile> {

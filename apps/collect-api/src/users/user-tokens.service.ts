@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { ChangeNotifications } from '../database/change-notifications.js';
 import { hashToken, newHexKey, SecretBox } from '../auth/secrets.js';
 import { TtlCache } from '../auth/ttl-cache.js';
 import { UserTokensRepository, type TokenOwnerRow, type TokenTable } from './user-tokens.repository.js';
@@ -27,9 +28,12 @@ export class UserTokensService {
   constructor(
     private readonly tokens: UserTokensRepository,
     @Inject(COLLECT_CONFIG) config: CollectConfig,
+    changes: ChangeNotifications,
   ) {
     this.box = new SecretBox(config.COLLECT_SECRET_KEY);
     this.cache = new TtlCache(config.AUTH_TOKEN_CACHE_TTL_MS);
+    // A deactivated (or otherwise changed) user's tokens are resolved afresh in every process at once.
+    changes.on('user', (id) => this.cache.deleteWhere((owner) => owner !== null && String(owner.userId) === id));
     this.tempLifetimeMs = config.DEFAULT_TEMP_TOKEN_EXPIRY_TIME * 1000;
   }
 
@@ -49,7 +53,7 @@ export class UserTokensService {
     return owner.createdAt + this.tempLifetimeMs <= now;
   }
 
-  /** The user's API token, created on first use (decisions.md). */
+  /** The user's API token, created on first use (docs/api-conventions.md). */
   async apiToken(userId: number): Promise<string> {
     const existing = await this.readKey('api_tokens', userId);
     if (existing) return existing;

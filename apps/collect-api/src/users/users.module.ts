@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AdminBootstrap } from './admin-bootstrap.js';
 import { CurrentProfileService } from './current-profile.service.js';
+import { PasswordHasher } from './password-hasher.js';
 import { ApiTokenEntity, TempTokenEntity } from './user-token.entity.js';
 import { UserController } from './user.controller.js';
 import { UserEntity } from './user.entity.js';
@@ -14,7 +15,7 @@ import { UsersService } from './users.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([UserEntity, ApiTokenEntity, TempTokenEntity])],
   controllers: [UserController],
-  providers: [CurrentProfileService, UsersRepository, UserTokensRepository, UsersService, UserTokensService, AdminBootstrap],
+  providers: [CurrentProfileService, PasswordHasher, UsersRepository, UserTokensRepository, UsersService, UserTokensService, AdminBootstrap],
   exports: [UsersService, UserTokensService],
 })
 export class UsersModule {}

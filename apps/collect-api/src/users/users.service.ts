@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { FieldValidationError } from '@collect/contracts';
-import { hashPassword, verifyPassword } from '../auth/passwords.js';
 import type { UserEntity } from './user.entity.js';
+import { PasswordHasher } from './password-hasher.js';
 import { UsersRepository } from './users.repository.js';
 
 export interface CreateUserInput {
@@ -24,7 +24,10 @@ export interface CreateUserInput {
 export class UsersService {
   private readonly logger = new Logger('UsersService');
 
-  constructor(private readonly users: UsersRepository) {}
+  constructor(
+    private readonly users: UsersRepository,
+    private readonly passwords: PasswordHasher,
+  ) {}
 
   findById(id: number): Promise<UserEntity | null> {
     return this.users.findById(id);
@@ -77,7 +80,7 @@ export class UsersService {
     const created = await this.users.insert({
       username: input.username,
       email: input.email ?? '',
-      passwordHash: input.password === null ? null : await hashPassword(input.password),
+      passwordHash: input.password === null ? null : await this.passwords.hash(input.password),
       firstName: input.firstName ?? '',
       lastName: input.lastName ?? '',
       isSuperuser: input.isSuperuser ?? false,
@@ -113,11 +116,11 @@ export class UsersService {
       }
     }
     const user = existing ?? (await this.users.findByUsername(input.username))!;
-    const samePassword = await verifyPassword(user.passwordHash, input.password);
+    const samePassword = await this.passwords.verify(user.passwordHash, input.password);
     const promoted = input.isSuperuser === true && !user.isSuperuser;
     const takenOver = !samePassword || promoted || !user.isActive;
     const changes: Partial<UserEntity> = { isActive: true };
-    if (!samePassword) changes.passwordHash = await hashPassword(input.password);
+    if (!samePassword) changes.passwordHash = await this.passwords.hash(input.password);
     if (input.isSuperuser !== undefined) changes.isSuperuser = input.isSuperuser;
     if (input.email) changes.email = input.email;
     if (takenOver) {
@@ -132,7 +135,7 @@ export class UsersService {
   /** The user when the password matches (active or not: the caller decides what inactive means). */
   async verifyCredentials(username: string, password: string): Promise<UserEntity | null> {
     const user = await this.users.findByUsername(username);
-    const ok = await verifyPassword(user?.passwordHash ?? null, password);
+    const ok = await this.passwords.verify(user?.passwordHash ?? null, password);
     return ok ? user : null;
   }
 }

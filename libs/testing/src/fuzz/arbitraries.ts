@@ -5,6 +5,9 @@ import fc from 'fast-check';
  * endpoint gets the same treatment by adding one row, not new generator code.
  */
 
+/** Names a plain object inherits: a lookup by a client's key must never find these. */
+export const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype', 'isPrototypeOf', 'hasOwnProperty', 'toString', 'valueOf', 'propertyIsEnumerable', '__defineGetter__'];
+
 /** Strings that break naive code: unicode planes, control characters, NULs, huge lengths, SQL/XML/JSON metacharacters. */
 export function nastyString(): fc.Arbitrary<string> {
   return fc.oneof(
@@ -14,7 +17,9 @@ export function nastyString(): fc.Arbitrary<string> {
     { weight: 1, arbitrary: fc.string({ maxLength: 8 }).map((s) => `${s}\u0000${s}`) },
     fc.constantFrom(
       '', ' ', '\u0000', 'a\u0000b', '\uD800', '\uFEFF', 'é', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢', '🙂'.repeat(50), "'; DROP TABLE users; --", '<x/>', ']]>', '&amp;',
-      '{"a":', '%', '%00', '../../etc/passwd', '\r\n\r\n', 'null', 'true', '-1', '0', '1e309', 'NaN', '__proto__', 'constructor',
+      '{"a":', '%', '%00', '../../etc/passwd', '\r\n\r\n', 'null', 'true', '-1', '0', '1e309', 'NaN',
+      // Every name Object.prototype answers to: as keys they must stay data (issue 17, finding 8).
+      ...PROTOTYPE_NAMES,
     ),
     // Large strings: well past any column length, well under the body limit.
     fc.integer({ min: 1_000, max: 200_000 }).map((n) => 'x'.repeat(n)),
@@ -74,6 +79,8 @@ export function malformedXml(): fc.Arbitrary<string> {
       '<data id="x"><q>1</q></data>', '<data><meta><instanceID>uuid:x</instanceID></meta></data>', '<a>&undefined;</a>', '<a>\u0000</a>',
     ),
     nastyString().map((s) => `<data id="${s.replace(/"/g, '')}"><q>${s}</q></data>`),
+    // Sibling (repeat) and leaf elements named after Object.prototype members.
+    fc.constantFrom(...PROTOTYPE_NAMES).map((n) => `<data id="f"><${n}><a>1</a></${n}><${n}><a>2</a></${n}><g><${n}>v</${n}></g></data>`),
     fc.integer({ min: 100, max: 5_000 }).map((n) => '<a>'.repeat(n) + '</a>'.repeat(n)),
     fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b).toString('latin1')),
   );

@@ -6,7 +6,7 @@ import { encodeBody, type FuzzRequest } from './requests.js';
 
 /**
  * What a refused request must answer with:
- * - `drf`: `{"detail": str}` or `{field: [str, ...]}` (decisions.md, Errors);
+ * - `drf`: `{"detail": str}` or `{field: [str, ...]}` (docs/api-conventions.md, Errors);
  * - `oauth`: RFC 6749 `{error, error_description?}`; body-level refusals that happen before the
  *   OAuth handler runs (413, 415, 429) may use the `drf` shape;
  * - `html`: an HTML page or the `drf` shape (browser pages of the login/consent flows).
@@ -168,7 +168,10 @@ export function isDrfError(body: unknown): boolean {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return false;
   const entries = Object.entries(body);
   if (entries.length === 0) return false;
-  if ('detail' in body) return entries.length === 1 && typeof (body as { detail: unknown }).detail === 'string';
+  // `detail`, possibly with lists of messages beside it (an XLSForm conversion failure: `errors`, `warnings`).
+  if ('detail' in body) {
+    return typeof (body as { detail: unknown }).detail === 'string' && entries.every(([k, v]) => k === 'detail' || (Array.isArray(v) && v.every((m) => typeof m === 'string')));
+  }
   return entries.every(([, v]) => Array.isArray(v) && v.length > 0 && v.every((m) => typeof m === 'string'));
 }
 

@@ -4,7 +4,7 @@ import { BasicStrategy as HttpBasicStrategy } from 'passport-http';
 import { TooManyRequestsError, UnauthorizedError } from '@collect/contracts';
 import { decodeBasic, WWW_AUTHENTICATE } from '../auth-header.js';
 import type { AuthenticatedUser } from '../authenticated-user.js';
-import type { HttpRequest as Request } from '../http-types.js';
+import { requestAddress, type HttpRequest as Request } from '../http-types.js';
 import { PasswordLoginService } from '../password-login.service.js';
 import { credentialsOf } from './credentials.js';
 
@@ -22,7 +22,7 @@ export class BasicStrategy extends PassportStrategy(HttpBasicStrategy, 'collect-
     // passport-http 0.3 splits the decoded pair on every ':' and passes the second piece only;
     // RFC 7617 lets a password hold ':', so it is everything after the first colon of the header.
     const password = decodeBasic(credentialsOf(req))?.password ?? '';
-    const result = await this.logins.login(username, password, 'basic');
+    const result = await this.logins.login(username, password, 'basic', requestAddress(req));
     switch (result.kind) {
       case 'locked':
         throw new TooManyRequestsError('Too many failed login attempts. Try again later.', result.retryAfter);

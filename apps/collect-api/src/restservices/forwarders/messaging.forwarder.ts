@@ -3,7 +3,7 @@ import { jsonBody, type Forwarder } from './forwarder.js';
 
 /**
  * Flow start: `POST service_url`, `Authorization: Token <auth_token>`,
- * `{"flow": flow_uuid, "contacts": [...], "extra": {...}}` (decisions.md §Forwarding).
+ * `{"flow": flow_uuid, "contacts": [...], "extra": {...}}` (docs/api-conventions.md §Forwarding).
  */
 export const messagingForwarder: Forwarder = {
   build: (ctx) => ({

@@ -1,4 +1,4 @@
-import type { SendResult } from '../delivery-sender.js';
+import { parseRetryAfter, type SendResult } from '../delivery-sender.js';
 
 /** The few Google Sheets API v4 calls the spreadsheet sync needs, against SHEETS_API_BASE_URL. */
 export interface SheetsCall extends SendResult {
@@ -44,7 +44,7 @@ export class SheetsClient {
       } catch {
         /* not JSON */
       }
-      return { statusCode: res.status, latencyMs: Date.now() - started, error: null, responseExcerpt: text.slice(0, 1000), retryAfterMs: null, json };
+      return { statusCode: res.status, latencyMs: Date.now() - started, error: null, responseExcerpt: text.slice(0, 1000), retryAfterMs: parseRetryAfter(res.headers.get('retry-after') ?? undefined), json };
     } catch (err) {
       return { statusCode: null, latencyMs: Date.now() - started, error: (err as Error).message, responseExcerpt: null, retryAfterMs: null, json: null };
     }

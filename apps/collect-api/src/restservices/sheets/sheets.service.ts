@@ -8,6 +8,7 @@ import type { SubmissionJson } from '../../submissions/submission-json.js';
 import { SubmissionsService } from '../../submissions/submissions.service.js';
 import type { SendResult } from '../delivery-sender.js';
 import type { DeliveryEntity, RestServiceEntity } from '../restservice.entities.js';
+import { DestinationGate } from '../destination-gate.js';
 import { RestServicesRepository } from '../restservices.repository.js';
 import { JobQueue } from '../../jobs/job-queue.js';
 import type { JobData } from '../../jobs/job.types.js';
@@ -47,6 +48,7 @@ export class SheetsService {
     private readonly services: RestServicesRepository,
     private readonly forms: FormsRepository,
     private readonly submissions: SubmissionsService,
+    private readonly gate: DestinationGate,
     private readonly jobs: JobQueue,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
@@ -138,7 +140,15 @@ export class SheetsService {
       const ids = await this.repo.backfillBatch(serviceId, form.id, options.backfill_cursor ?? 0, BATCH);
       if (!ids.length) return void (await this.repo.patchOptions(serviceId, { backfill_pending: false }));
       const rows = await this.submissions.toJsonMany(form, await this.repo.submissionsByIds(ids));
+      // One append is one write against the sheet's limit; a later slot is waited for here (one job per sheet).
+      const slot = await this.gate.admit(service);
+      if (!slot.send) {
+        await new Promise((r) => setTimeout(r, Math.min(30_000, Math.max(0, slot.retryAt.getTime() - Date.now()))));
+        continue;
+      }
       const result = await this.client.append(token, options.spreadsheet_id, rows.map((r) => sheetRow(options.columns ?? [], r)));
+      await this.gate.settle(service, result);
+      if ((result.statusCode === 429 || result.statusCode === 503) && result.retryAfterMs) continue; // the gate now holds the sheet back
       const first = firstRowOf((result.json?.updates as { updatedRange?: string } | undefined)?.updatedRange);
       if (!ok(result) || first === null) throw new Error(`back-fill append failed (${result.statusCode ?? result.error}); resumes from submission ${options.backfill_cursor ?? 0}`);
       await this.repo.saveRows(serviceId, ids.map((id, i) => [id, first + i]));
@@ -208,7 +218,8 @@ export function sheetColumns(form: Pick<FormEntity, 'fields'>): string[] {
 
 export function sheetRow(columns: string[], json: SubmissionJson): string[] {
   return columns.map((c) => {
-    const v = json[c];
+    // Own answers only: a question named `constructor` must not read Object.prototype's.
+    const v = Object.hasOwn(json, c) ? json[c] : undefined;
     if (v === null || v === undefined) return '';
     return typeof v === 'string' ? v : JSON.stringify(v);
   });

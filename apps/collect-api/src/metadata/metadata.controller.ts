@@ -1,0 +1,65 @@
+import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { IncomingMessage } from 'node:http';
+import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { unsupportedMediaType } from '../forms/forms.service.js';
+import { contentTypeOf, readMultipartForm } from '../openrosa/body.js';
+import { MetadataBody, MetadataQueryDto } from './metadata.dto.js';
+import { MetadataService } from './metadata.service.js';
+
+/** Form media files (`data_type=media`), as the Django implementation names the resource. */
+@ApiTags('metadata')
+@RequireAuth()
+@Controller('api/v1/metadata')
+export class MetadataController {
+  constructor(
+    private readonly metadata: MetadataService,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {}
+
+  @Post()
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Attaches a media file to a form (editor and above): multipart `xform`, `data_type=media`, `data_value` (file name), `data_file`.' })
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['xform', 'data_type', 'data_file'],
+      properties: {
+        xform: { type: 'integer' },
+        data_type: { type: 'string', enum: ['media'] },
+        data_value: { type: 'string', description: "The file name the form refers to; defaults to data_file's name." },
+        data_file: { type: 'string', format: 'binary' },
+      },
+    },
+  })
+  @ApiCreatedResponse({ type: MetadataBody })
+  async create(@CurrentUser() user: AuthenticatedUser, @Req() req: IncomingMessage): Promise<MetadataBody> {
+    if (contentTypeOf(req) !== 'multipart/form-data') throw unsupportedMediaType('Send multipart/form-data with xform, data_type, data_value and data_file.');
+    return this.metadata.create(user, await readMultipartForm(req, ['data_file'], this.config.FORM_MEDIA_MAX_BYTES));
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'Media files of a form (`?xform=`, readonly and above) or of every form the caller sees.' })
+  @ApiOkResponse({ type: MetadataBody, isArray: true })
+  list(@CurrentUser() user: AuthenticatedUser, @Query() query: MetadataQueryDto): Promise<MetadataBody[]> {
+    return this.metadata.list(user, query.xform);
+  }
+
+  @Get(':pk')
+  @ApiOkResponse({ type: MetadataBody })
+  get(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<MetadataBody> {
+    return this.metadata.get(user, pk);
+  }
+
+  @Delete(':pk')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Removes a media file from its form (editor and above).' })
+  @ApiNoContentResponse({ description: 'Deleted, with its stored bytes.' })
+  async delete(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<void> {
+    await this.metadata.delete(user, pk);
+  }
+}

@@ -1,0 +1,59 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Choice, Int, MAX_DB_ID, Text } from '@collect/contracts';
+
+/** A media file name: what the form refers to (`jr://images/<name>`); no folders, no control characters. */
+const FILE_NAME = /^(?!\.\.?$)[^/\\\x00-\x1f\x7f]{1,255}$/;
+
+/** The fields of `POST /api/v1/metadata` (multipart, beside the `data_file` part). */
+export class CreateMetadataDto {
+  @Int({ required: true, min: 1, max: MAX_DB_ID, requiredMessage: 'A form id.', message: 'A form id.', description: 'The form.' })
+  xform: number;
+
+  @Choice(['media'], { required: true, choiceMessage: 'Only "media" is supported.', description: 'Only `media` (form media: images, audio, CSV/XML lookups).' })
+  data_type: string;
+
+  @Text({ blank: 'missing', max: 255, pattern: FILE_NAME, patternMessage: 'A file name (no "/" or "\\", at most 255 characters).', description: "The file name the form refers to; defaults to data_file's name." })
+  data_value?: string;
+}
+
+/** `GET /api/v1/metadata?xform=`. */
+export class MetadataQueryDto {
+  @Int({ min: 1, max: MAX_DB_ID, message: 'A form id.', description: 'Only this form’s files (otherwise those of every form the caller sees).' })
+  xform?: number;
+}
+
+/** A form media record (docs/forms.md, "Form media and the OpenRosa manifest"). */
+export class MetadataBody {
+  @ApiProperty({ type: 'integer', description: 'Also the `<media id>` of `xformsMedia`.' })
+  id: number;
+
+  @ApiProperty({ type: 'string', format: 'uri' })
+  url: string;
+
+  @ApiProperty({ type: 'integer' })
+  xform: number;
+
+  @ApiProperty({ type: 'string', enum: ['media'] })
+  data_type: string;
+
+  @ApiProperty({ type: 'string', description: 'The file name.' })
+  data_value: string;
+
+  @ApiProperty({ type: 'string', description: 'The stored file name (the same as data_value).' })
+  data_file: string;
+
+  @ApiProperty({ type: 'string', description: 'Its content type, sniffed from the bytes and the name.' })
+  data_file_type: string;
+
+  @ApiProperty({ type: 'string', description: '`md5:<hex>`, as the OpenRosa manifest lists it.' })
+  file_hash: string;
+
+  @ApiProperty({ type: 'integer' })
+  size: number;
+
+  @ApiProperty({ type: 'string', format: 'uri', description: 'The download: `/xformsMedia/{xform}/{id}`.' })
+  media_url: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  date_created: string;
+}

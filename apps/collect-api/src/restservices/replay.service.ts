@@ -1,0 +1,106 @@
+import { BadRequestException, Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { NOT_FOUND_DETAIL } from '@collect/contracts';
+import { JobQueue } from '../jobs/job-queue.js';
+import type { JobData } from '../jobs/job.types.js';
+import { OnJob } from '../jobs/on-job.decorator.js';
+import type { ReplayBody, ReplayDto } from './replay.dto.js';
+import { ReplaysRepository } from './replays.repository.js';
+import type { ReplayEntity, ReplayFilters, RestServiceEntity } from './restservice.entities.js';
+
+/** Outbox rows written per statement: one short transaction each. */
+const BATCH = 1_000;
+
+/**
+ * Replay / back-fill (docs/restservices.md, "Replay"): existing submissions sent again to one
+ * service, as `created` deliveries through the ordinary outbox, so each goes through the
+ * destination limit, the retries and the delivery log like any other. The request counts and
+ * records the replay and queues a `replay` job; the worker's handler writes the outbox rows in
+ * batches past a cursor (resumable: ReplayResumer re-queues an unfinished one) and the rows
+ * are paced at send time by the service's limit.
+ */
+@Injectable()
+export class ReplayService {
+  private readonly logger = new Logger(ReplayService.name);
+  private stopped = false;
+
+  constructor(
+    private readonly repo: ReplaysRepository,
+    private readonly jobs: JobQueue,
+  ) {}
+
+  async request(service: RestServiceEntity, body: ReplayDto, userId: number | null): Promise<{ count: number } | ReplayBody> {
+    const filters: ReplayFilters = {};
+    if (body.submitted_after !== undefined) filters.submitted_after = new Date(body.submitted_after).toISOString();
+    if (body.submitted_before !== undefined) filters.submitted_before = new Date(body.submitted_before).toISOString();
+    if (body.submission_ids !== undefined) filters.submission_ids = body.submission_ids;
+    if (body.only_failed) filters.only_failed = true;
+    if (filters.submitted_after && filters.submitted_before && filters.submitted_after >= filters.submitted_before) {
+      throw new BadRequestException({ submitted_before: ['Must be later than submitted_after.'] });
+    }
+    // A replay sends `created` events: a service that does not take them has nothing to replay.
+    if (!service.events.includes('created')) throw new BadRequestException({ detail: 'This service does not take "created" events, which a replay sends; add "created" to its events first.' });
+    const upto = await this.repo.newestSubmissionId(service.formId);
+    const count = await this.repo.countMatching(service.formId, service.id, filters, upto);
+    if (body.dry_run) return { count };
+    if (!service.active) throw new BadRequestException({ detail: 'The service is inactive; PATCH it with "active": true first.' });
+    const replay = await this.repo.create({ serviceId: service.id, filters, total: count, upto, createdBy: userId, written: count === 0, status: count === 0 ? 'done' : 'queued', finishedAt: count === 0 ? new Date() : null });
+    if (!replay.written) await this.queue(replay.id);
+    return present(replay);
+  }
+
+  async get(service: RestServiceEntity, id: string): Promise<ReplayBody> {
+    const replay = await this.load(service, id);
+    if (replay.status !== 'running' && replay.status !== 'queued') return present(replay);
+    const p = await this.repo.progress(replay.id);
+    if (replay.written && p.open === 0) {
+      await this.repo.finish(replay.id, p.done, p.failed);
+      return present((await this.repo.findById(replay.id))!);
+    }
+    return { ...present(replay), done: p.done, failed: p.failed };
+  }
+
+  async cancel(service: RestServiceEntity, id: string): Promise<void> {
+    const replay = await this.load(service, id);
+    if (await this.repo.cancel(replay.id)) this.logger.log({ event: 'restservice.replay_cancelled', replayId: replay.id, serviceId: service.id });
+  }
+
+  private async load(service: RestServiceEntity, id: string): Promise<ReplayEntity> {
+    const replay = /^\d{1,10}$/.test(id) ? await this.repo.find(service.id, Number(id)) : null;
+    if (!replay) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    return replay;
+  }
+
+  /** Queues the writing of a replay's rows; a Redis outage leaves it to ReplayResumer. */
+  async queue(replayId: number): Promise<void> {
+    await this.jobs.add({ name: 'replay', data: { replayId } }).catch((err: Error) => this.logger.warn({ err: err.message, replayId }, 'could not queue the replay; the worker resumes it'));
+  }
+
+  @OnJob('replay')
+  async fill({ replayId }: JobData<'replay'>): Promise<void> {
+    await this.write(replayId);
+  }
+
+  private async write(id: number): Promise<void> {
+    for (;;) {
+      const replay = await this.repo.findById(id);
+      if (!replay || replay.written || (replay.status !== 'queued' && replay.status !== 'running')) return;
+      const formId = await this.repo.formOfService(replay.serviceId);
+      if (formId === null) return;
+      // Each batch NOTIFYs the relay at commit (replays.repository.ts).
+      const written = await this.repo.writeBatch(replay, formId, BATCH);
+      if (written < BATCH || this.stopped) {
+        if (written < BATCH) await this.repo.markWritten(id);
+        return;
+      }
+    }
+  }
+
+  /** SIGTERM: the batch being written commits, the next one is the resumed job's. */
+  beforeApplicationShutdown(): void {
+    this.stopped = true;
+  }
+}
+
+function present(r: ReplayEntity): ReplayBody {
+  return { id: r.id, status: r.status, total: r.total, done: r.done, failed: r.failed, created_at: r.createdAt.toISOString() };
+}

@@ -1,0 +1,152 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
+import { DELIVERY_CHANNEL } from './delivery-outbox.js';
+import { snapshotOfRowSql } from './delivery-snapshot.js';
+import { ReplayEntity, type ReplayFilters } from './restservice.entities.js';
+
+/** One WHERE clause for counting and for writing a replay's outbox rows ($1 form, $2 service, $3..$7 filters). */
+const MATCHING = `s.form_id = $1 AND s.deleted_at IS NULL
+  AND ($3::timestamptz IS NULL OR s.date_created >= $3::timestamptz)
+  AND ($4::timestamptz IS NULL OR s.date_created < $4::timestamptz)
+  AND ($5::int[] IS NULL OR s.id = ANY($5::int[]))
+  AND (NOT $6::boolean OR s.id IN (
+        SELECT submission_id FROM rest_deliveries WHERE service_id = $2 AND status = 'failed'
+        EXCEPT SELECT submission_id FROM rest_deliveries WHERE service_id = $2 AND status = 'success'))
+  AND s.id <= $7`;
+
+function params(formId: number, serviceId: number, f: ReplayFilters, upto: number): unknown[] {
+  return [formId, serviceId, f.submitted_after ?? null, f.submitted_before ?? null, f.submission_ids ?? null, f.only_failed ?? false, upto];
+}
+
+export interface ReplayProgress {
+  done: number;
+  failed: number;
+  open: number;
+}
+
+/** Queries of replays: matching submissions, their outbox rows, progress. */
+@Injectable()
+export class ReplaysRepository {
+  constructor(@InjectRepository(ReplayEntity) private readonly replays: Repository<ReplayEntity>) {}
+
+  async newestSubmissionId(formId: number): Promise<number> {
+    const rows = (await this.replays.query(`SELECT COALESCE(max(id), 0) AS id FROM submissions WHERE form_id = $1`, [formId])) as Array<{ id: number }>;
+    return Number(rows[0].id);
+  }
+
+  async formOfService(serviceId: number): Promise<number | null> {
+    const rows = (await this.replays.query(`SELECT form_id FROM rest_services WHERE id = $1`, [serviceId])) as Array<{ form_id: number }>;
+    return rows[0]?.form_id ?? null;
+  }
+
+  async countMatching(formId: number, serviceId: number, filters: ReplayFilters, upto: number): Promise<number> {
+    const rows = (await this.replays.query(`SELECT count(*)::int AS n FROM submissions s WHERE ${MATCHING}`, params(formId, serviceId, filters, upto))) as Array<{ n: number }>;
+    return rows[0].n;
+  }
+
+  create(row: Partial<ReplayEntity>): Promise<ReplayEntity> {
+    return this.replays.save(this.replays.create(row));
+  }
+
+  find(serviceId: number, id: number): Promise<ReplayEntity | null> {
+    if (!Number.isSafeInteger(id) || id <= 0 || id > 2_147_483_647) return Promise.resolve(null);
+    return this.replays.findOneBy({ id, serviceId });
+  }
+
+  findById(id: number): Promise<ReplayEntity | null> {
+    return this.replays.findOneBy({ id });
+  }
+
+  /**
+   * Writes the next `limit` outbox rows of a replay (`created` events, due now, each with the
+   * snapshot of its submission as the intake's outbox statement writes it: every attempt sends
+   * the same bytes) past its cursor, and moves the cursor, in one statement; how many were
+   * written. Nothing is written once the replay is cancelled, or once the service stopped
+   * taking `created` events (docs/restservices.md, "Replay / back-fill").
+   */
+  async writeBatch(replay: ReplayEntity, formId: number, limit: number): Promise<number> {
+    return this.replays.manager.transaction(async (m) => {
+      // The replay's row lock orders this against a cancel: no row is written after it.
+      const [live] = (await m.query(`SELECT cursor FROM rest_replays WHERE id = $1 AND status IN ('queued', 'running') FOR UPDATE`, [replay.id])) as Array<{ cursor: number }>;
+      if (!live) return 0;
+      const rows = (await m.query(
+        `WITH written AS (
+           INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, replay_id, snapshot)
+           SELECT gen_random_uuid(), $2, s.id, 'created', $10, ${snapshotOfRowSql('s', `'[]'::jsonb`)} FROM submissions s
+           WHERE ${MATCHING} AND s.id > $8 AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = $2 AND 'created' = ANY(r.events))
+           ORDER BY s.id LIMIT $9
+           RETURNING submission_id)
+         UPDATE rest_replays SET cursor = COALESCE((SELECT max(submission_id) FROM written), cursor), status = 'running'
+         WHERE id = $10
+         RETURNING (SELECT count(*)::int FROM written) AS n`,
+        [...params(formId, replay.serviceId, replay.filters, replay.upto), live.cursor, limit, replay.id],
+      )) as [Array<{ n: number }>, number];
+      const n = rows[0][0]?.n ?? 0;
+      // The relay LISTENs: the rows are claimed as soon as this commits.
+      if (n) await m.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
+      return n;
+    });
+  }
+
+  /** All rows written: `total` becomes what was written (submissions deleted meanwhile drop out). */
+  async markWritten(id: number): Promise<void> {
+    await this.replays.query(
+      `UPDATE rest_replays SET written = true, total = (SELECT count(*)::int FROM rest_deliveries WHERE replay_id = $1) WHERE id = $1 AND status IN ('queued', 'running')`,
+      [id],
+    );
+  }
+
+  async progress(id: number): Promise<ReplayProgress> {
+    const rows = (await this.replays.query(
+      `SELECT count(*) FILTER (WHERE status IN ('success', 'skipped'))::int AS done, count(*) FILTER (WHERE status = 'failed')::int AS failed,
+              count(*) FILTER (WHERE status NOT IN ('success', 'skipped', 'failed'))::int AS open
+       FROM rest_deliveries WHERE replay_id = $1`,
+      [id],
+    )) as Array<ReplayProgress>;
+    return rows[0];
+  }
+
+  /** Ends a running replay whose rows are all written and final, with its counts frozen. */
+  async finish(id: number, done: number, failed: number): Promise<void> {
+    await this.replays.query(`UPDATE rest_replays SET status = 'done', done = $2, failed = $3, finished_at = now() WHERE id = $1 AND status = 'running' AND written`, [id, done, failed]);
+  }
+
+  /**
+   * Cancel: no further rows are written and the ones not sent yet are dropped (rows being sent
+   * right now finish); the counts are frozen. False when the replay had already ended.
+   */
+  async cancel(id: number): Promise<boolean> {
+    return this.replays.manager.transaction(async (m) => {
+      const [rows] = (await m.query(`UPDATE rest_replays SET status = 'cancelled', finished_at = now() WHERE id = $1 AND status IN ('queued', 'running') RETURNING id`, [id])) as [unknown[], number];
+      if (!rows.length) return false;
+      // A queued row's job then finds nothing to claim; a row being sent finishes.
+      await m.query(`DELETE FROM rest_deliveries WHERE replay_id = $1 AND status IN ('pending', 'retrying', 'queued')`, [id]);
+      await m.query(
+        `UPDATE rest_replays SET done = p.done, failed = p.failed FROM (
+           SELECT count(*) FILTER (WHERE status IN ('success', 'skipped'))::int AS done, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM rest_deliveries WHERE replay_id = $1) p
+         WHERE id = $1`,
+        [id],
+      );
+      return true;
+    });
+  }
+
+  /**
+   * Rows of a replay cancelled in the last day that a worker put back after the cancel (it
+   * held them while the cancel ran): dropped before they are due.
+   */
+  async purgeCancelled(): Promise<number> {
+    const [, n] = (await this.replays.query(
+      `DELETE FROM rest_deliveries d USING rest_replays r
+       WHERE d.replay_id = r.id AND r.status = 'cancelled' AND r.finished_at > now() - interval '1 day' AND d.status IN ('pending', 'retrying')`,
+    )) as [unknown, number];
+    return n;
+  }
+
+  /** Replays whose outbox rows are not all written (a lost job, a restarted worker). */
+  async unwritten(): Promise<number[]> {
+    const rows = (await this.replays.query(`SELECT id FROM rest_replays WHERE NOT written AND status IN ('queued', 'running') ORDER BY id LIMIT 100`)) as Array<{ id: number }>;
+    return rows.map((r) => r.id);
+  }
+}
