@@ -63,6 +63,7 @@ export function snapshotAttachments(s: DeliverySnapshot): AttachmentEntity[] {
   return s.attachments.map((a) => ({
     id: a.id as number, submissionId: a.submission_id as number, formId: a.form_id as number, filename: a.filename as string, name: a.name as string,
     mimetype: a.mimetype as string, size: Number(a.size), fieldXpath: (a.field_xpath as string | null) ?? null, dateCreated: date(a.date_created), deletedAt: null,
+    variantError: (a.variant_error as string | null) ?? null,
   }));
 }
 
