@@ -9,7 +9,7 @@ import { createTestBearerToken, createTestUser, type TestUser } from './test-use
 
 /**
  * One permission matrix for every collect-api route × every kind of caller, expected statuses
- * from docs/api-conventions.md ("Roles and permissions", "Small points"). Routes are read from the
+ * from docs/api-conventions.md (§Roles and permissions, §Errors). Routes are read from the
  * Express router at run time: a route without a row here fails the test, so a new endpoint
  * cannot ship without its permissions written down.
  *
@@ -65,7 +65,7 @@ function everyone(s: number): Expect {
 }
 /** Only the owner of a per-user object (an OAuth application), or a platform admin. */
 const ownerOnly = (ok: number): Expect => ({ ...everyone(404), owner: ok, admin: ok, anonymous: 401 });
-/** Platform admins only (docs/api-conventions.md §Operator interfaces): others 403, anonymous 401. */
+/** Platform admins only (docs/api-conventions.md §Roles and permissions): others 403, anonymous 401. */
 const adminOnly = (ok: number): Expect => ({ ...everyone(403), admin: ok, anonymous: 401 });
 
 interface Fixture {
@@ -204,7 +204,7 @@ const TABLE: RouteCase[] = [
   { route: 'GET /:username/forms/:pk/form.xml', call: (f) => ({ path: `/${f.owner}/forms/${f.formId}/form.xml` }), expect: atLeast('readonly', 200) },
   { route: 'HEAD /:username/submission', call: (f) => ({ path: `/${f.owner}/submission` }), expect: anyUser(204) },
   { route: 'POST /:username/submission', call: (f) => ({ path: `/${f.owner}/submission`, attachXml: { field: 'xml_submission_file', xml: demoInstance({ instanceId: randomUUID(), idString: f.idString }) } }), expect: atLeast('dataentry', 201) },
-  // Form media and the OpenRosa manifest (issue 22; docs/api-conventions.md "Forms in": editors and above add and delete, readonly reads).
+  // Form media and the OpenRosa manifest (issue 22; docs/api-conventions.md §Roles and permissions: editors and above add and delete, readonly reads).
   {
     route: 'POST /api/v1/metadata',
     call: (f) => ({ path: '/api/v1/metadata', form: { fields: { xform: String(f.formId), data_type: 'media', data_value: `m${uniq()}.csv` }, files: { data_file: { name: 'm.csv', data: Buffer.from('a,b\n1,2\n') } } } }),
@@ -261,7 +261,7 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/media/count', call: (f) => ({ path: `/api/v1/media/count?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/media/:pk', call: (f) => ({ path: `/api/v1/media/${f.shared!.mediaId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/files/:pk', call: (f) => ({ path: `/api/v1/files/${f.shared!.mediaId}?filename=${encodeURIComponent(f.shared!.mediaFilename)}` }), expect: atLeast('readonly', 200) },
-  // On-boarding (docs/api-conventions.md §Operator interfaces: platform admins only), against the real CAS.
+  // On-boarding (docs/api-conventions.md §Roles and permissions: platform admins only), against the real CAS.
   { route: 'GET /api/v1/cas-users', call: () => ({ path: '/api/v1/cas-users?search=a' }), expect: adminOnly(200) },
   { route: 'POST /api/v1/cas-users', call: () => ({ path: '/api/v1/cas-users', body: { cas_user_id: cas.onboardId } }), expect: adminOnly(201) },
   { route: 'DELETE /api/v1/cas-users/:casUserId', call: () => ({ path: `/api/v1/cas-users/${cas.offboardId}` }), expect: adminOnly(204) },

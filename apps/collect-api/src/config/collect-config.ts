@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { envField, parseEnv, trustedProxyHops, trustedProxyHopsFields } from '@collect/contracts';
+import { envField, parseEnv, trustedProxyHops, trustedProxyHopsFields } from '@collect/platform';
 
 /**
  * Every environment variable collect-api reads, with its default. docs/configuration.md lists

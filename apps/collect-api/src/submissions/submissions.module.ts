@@ -6,8 +6,7 @@ import { SubmissionEvents } from './submission-events.js';
 import { SubmissionsRepository } from './submissions.repository.js';
 import { SubmissionsService } from './submissions.service.js';
 import { DataController } from './data.controller.js';
-import { SubmissionController } from '../openrosa/submission.controller.js';
-import { FormListController } from '../openrosa/form-list.controller.js';
+import { SubmissionController } from './submission.controller.js';
 
 /**
  * JSON + OpenRosa intake, the data endpoints and the submission JSON builder. Exports
@@ -15,7 +14,7 @@ import { FormListController } from '../openrosa/form-list.controller.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([SubmissionEntity, AttachmentEntity]), FormsModule],
-  controllers: [SubmissionController, FormListController, DataController],
+  controllers: [SubmissionController, DataController],
   providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService],
   exports: [SubmissionEvents, SubmissionsService, SubmissionsRepository, FormsModule],
 })
