@@ -28,6 +28,8 @@ export interface ReceivedRequest {
   headers: http.IncomingHttpHeaders;
   body: Buffer;
   at: number;
+  /** The client's port: requests with the same one came over the same connection. */
+  remotePort: number;
 }
 
 export interface ReceiverReply {
@@ -46,29 +48,35 @@ export class Receiver {
   readonly requests: ReceivedRequest[] = [];
   /** Requests answered (a request is recorded when its body arrived, before any delay). */
   replied = 0;
+  /** Most requests waiting for their answer at one time. */
+  maxInFlight = 0;
+  private inFlight = 0;
   private readonly scripts = new Map<string, ReceiverReply[]>();
   private server!: http.Server;
   url = '';
 
-  async start(): Promise<this> {
+  /** `keepAliveTimeoutMs`: how long an idle client connection stays open (default 1 ms). */
+  async start(options: { keepAliveTimeoutMs?: number } = {}): Promise<this> {
     this.server = http.createServer((req, res) => {
+      this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const path = (req.url ?? '/').split('?')[0];
-        this.requests.push({ method: req.method ?? '', url: req.url ?? '', rawHeaders: req.rawHeaders, headers: req.headers, body: Buffer.concat(chunks), at: Date.now() });
+        this.requests.push({ method: req.method ?? '', url: req.url ?? '', rawHeaders: req.rawHeaders, headers: req.headers, body: Buffer.concat(chunks), at: Date.now(), remotePort: req.socket.remotePort ?? 0 });
         const script = this.scripts.get(path);
         const reply = script && script.length > 1 ? script.shift()! : (script?.[0] ?? { status: 200, body: 'ok' });
         const send = () => {
           res.writeHead(reply.status, { 'Content-Type': 'text/plain', ...reply.headers });
           res.end(reply.body ?? '');
           this.replied++;
+          this.inFlight--;
         };
         if (reply.delayMs) setTimeout(send, reply.delayMs);
         else send();
       });
     });
-    this.server.keepAliveTimeout = 1;
+    this.server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 1;
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     const addr = this.server.address() as { port: number };
     this.url = `http://127.0.0.1:${addr.port}`;

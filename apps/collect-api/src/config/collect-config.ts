@@ -75,6 +75,8 @@ export const collectEnvSchema = z
     FORWARD_RELAY_INTERVAL_MS: envField.int(1_000, 10, 600_000),
     FORWARD_LEASE_MS: envField.int(120_000, 500, 86_400_000),
     FORWARD_CONCURRENCY: envField.int(16, 1, 1_000),
+    FORWARD_CONCURRENCY_PER_DESTINATION: envField.int(8, 1, 1_000),
+    FORWARD_MEDIA_WAIT_SECONDS: envField.int(300, 0, 86_400),
     FORWARD_LOG_RETENTION_DAYS: envField.int(90, 0, 3_650),
     FORWARD_LOG_PRUNE_INTERVAL_MS: envField.int(3_600_000, 1_000, 86_400_000),
     // Hours (fractions allowed) of nothing but failed attempts after which a service is switched off; 0 = never.

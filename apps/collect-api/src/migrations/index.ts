@@ -19,6 +19,7 @@ import { FormMetadata1764710000001 } from './1764710000001-form-metadata.js';
 import { SubmissionJsonIndex1764830000000 } from './1764830000000-submission-json-index.js';
 import { ExportJobs1764830000001 } from './1764830000001-export-jobs.js';
 import { AttachmentsOfSubmission1764830000002 } from './1764830000002-attachments-of-submission.js';
+import { DeliveryEvents1764840000000 } from './1764840000000-delivery-events.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
@@ -35,3 +36,4 @@ migrations.push(RestServiceCare1764700000100, RestServiceReplays1764700000200);
 migrations.push(FormVersions1764710000000, FormMetadata1764710000001);
 migrations.push(SubmissionJsonIndex1764830000000, ExportJobs1764830000001);
 migrations.push(AttachmentsOfSubmission1764830000002);
+migrations.push(DeliveryEvents1764840000000);

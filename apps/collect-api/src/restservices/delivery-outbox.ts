@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { SubmissionEvent } from '../submissions/submission-events.js';
 import type { SubmissionOutbox } from '../submissions/submission-outbox.js';
-import { namesFor } from './forwarders/index.js';
+import { attachmentsSql, snapshotSql } from './delivery-snapshot.js';
 import type { DeliveryEvent } from './restservice.entities.js';
 
 /** NOTIFY channel of new outbox rows; the worker's relay LISTENs on it (delivery-relay.ts). */
@@ -15,29 +16,78 @@ const EVENT: Record<SubmissionEvent['type'], DeliveryEvent> = {
 };
 
 /**
- * The rest-service side of the submissions' outbox port: inside the storing transaction, one
- * rest_deliveries row per active service of the form that takes this event, and a NOTIFY that
- * PostgreSQL delivers to the relay at commit (never for a rollback). One statement, so a form
- * without services costs one index probe (docs/restservices.md, "Delivery model").
+ * The rest-service side of the submissions' outbox port (docs/restservices.md, "Delivery
+ * model"). Inside the storing transaction, ONE statement writes a rest_deliveries row per active
+ * service of the form that takes this event, each with the snapshot of the submission (so every
+ * attempt sends what the event was about). A form without services costs one index probe; the
+ * snapshot is only built when some service takes the event. After the commit, a NOTIFY wakes
+ * the worker's relay: outside the intake transaction, because PostgreSQL serializes the commits
+ * of notifying transactions, and coalesced, so concurrent commits of this process share one.
  */
 @Injectable()
 export class DeliveryOutbox implements SubmissionOutbox {
-  constructor(private readonly ds: DataSource) {}
+  /** Transactions that wrote rows due now: their commit wakes the relay. */
+  private readonly due = new WeakSet<EntityManager>();
+  private waking: Promise<void> | null = null;
+  private wakeAgain = false;
 
-  async record(m: EntityManager, event: SubmissionEvent): Promise<void> {
+  constructor(
+    private readonly ds: DataSource,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {}
+
+  async record(m: EntityManager, event: SubmissionEvent, options: { missingMedia?: string[] } = {}): Promise<void> {
     const kind = EVENT[event.type];
-    await m.query(
+    const missing = kind === 'created' ? (options.missingMedia ?? []) : [];
+    // A created event whose attachments have not all arrived waits up to FORWARD_MEDIA_WAIT_SECONDS
+    // (attachmentsAdded makes it due as soon as the last one is stored).
+    const waitSeconds = missing.length ? this.config.FORWARD_MEDIA_WAIT_SECONDS : 0;
+    const [{ queued }] = (await m.query(
       `WITH queued AS (
-         INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event)
-         SELECT gen_random_uuid(), id, $2, $3::varchar FROM rest_services WHERE form_id = $1 AND active AND name = ANY($4)
-           AND (name <> 'spreadsheet' OR $3::varchar = 'created' OR COALESCE((options->>'sync_updates')::boolean, true))
+         INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, snapshot, next_attempt_at)
+         SELECT gen_random_uuid(), id, $2, $3::varchar, ${snapshotSql('$2', '$4::jsonb')}, now() + make_interval(secs => $5)
+         FROM rest_services WHERE form_id = $1 AND active AND $3 = ANY(events)
          RETURNING 1)
-       SELECT pg_notify($5, '') FROM (SELECT 1 FROM queued LIMIT 1) AS any_row`,
-      [event.formId, event.submissionId, kind, namesFor(kind), DELIVERY_CHANNEL],
-    );
+       SELECT count(*)::int AS queued FROM queued`,
+      [event.formId, event.submissionId, kind, JSON.stringify(missing), waitSeconds],
+    )) as Array<{ queued: number }>;
+    if (queued && !waitSeconds) this.due.add(m);
   }
 
-  /** Wakes the worker's relay after rows were made due outside an outbox write (manual retry, re-enable). */
+  committed(m: EntityManager): void {
+    if (!this.due.has(m)) return;
+    this.due.delete(m);
+    if (this.waking) {
+      this.wakeAgain = true;
+      return;
+    }
+    this.waking = (async () => {
+      do {
+        this.wakeAgain = false;
+        // A lost wake-up costs latency only: the relay polls every FORWARD_RELAY_INTERVAL_MS.
+        await this.wake().catch(() => undefined);
+      } while (this.wakeAgain);
+    })().finally(() => (this.waking = null));
+  }
+
+  /**
+   * The created rows not yet attempted get the attachments now stored and the names still
+   * missing; once none is missing they are due at once (and the relay is woken).
+   */
+  async attachmentsAdded(m: EntityManager, submissionId: number, missingMedia: string[]): Promise<void> {
+    const [{ refreshed }] = (await m.query(
+      `WITH refreshed AS (
+         UPDATE rest_deliveries SET snapshot = snapshot || jsonb_build_object('attachments', ${attachmentsSql('$1')}, 'missing_media', $2::jsonb),
+           next_attempt_at = CASE WHEN jsonb_array_length($2::jsonb) = 0 THEN now() ELSE next_attempt_at END, date_modified = now()
+         WHERE submission_id = $1 AND event = 'created' AND status = 'pending' AND attempts = 0 AND snapshot IS NOT NULL
+         RETURNING 1)
+       SELECT count(*)::int AS refreshed FROM refreshed`,
+      [submissionId, JSON.stringify(missingMedia)],
+    )) as Array<{ refreshed: number }>;
+    if (refreshed && !missingMedia.length) this.due.add(m);
+  }
+
+  /** Wakes the worker's relay after rows were made due outside an outbox write (manual retry, re-enable, an ordered successor). */
   async wake(): Promise<void> {
     await this.ds.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
   }

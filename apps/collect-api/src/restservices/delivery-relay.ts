@@ -11,7 +11,7 @@ const NUDGE_DELAY_MS = 5;
 const RELISTEN_DELAY_MS = 1_000;
 
 /**
- * Outbox → Bull, in the worker process only. The outbox statement NOTIFYs at commit and the
+ * Outbox → Bull, in the worker process only. The API NOTIFYs after an outbox commit and the
  * relay LISTENs, so a new row is claimed within milliseconds; the poll every
  * FORWARD_RELAY_INTERVAL_MS stays as the fallback and finds due retries and rows whose lease
  * ran out (lost Redis job, killed worker). Rows are claimed in batches and added with one

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
+import type { DestinationAgents } from './destination-agents.js';
 import type { NetworkGuard } from './network-guard.js';
 import type { OutgoingRequest } from './forwarders/index.js';
 
@@ -55,10 +56,17 @@ export function deliveryHeaders(req: OutgoingRequest, h: DeliveryHeaders, now = 
 /**
  * One HTTP attempt over node:http (no fetch: its implicit headers would change the documented
  * wire format). Redirects are not followed (a redirect to a private address would bypass the
- * guard). Never throws: failures come back as `error`.
+ * guard). With `agents`, the connection comes from the destination's keep-alive pool; a request
+ * whose reused connection turns out closed by the server before any answer is sent once more on
+ * a new one (Node's documented `reusedSocket` pattern). Never throws: failures come back as `error`.
  */
-export function sendOnce(req: OutgoingRequest, headers: Record<string, string>, guard: NetworkGuard, timeoutMs: number): Promise<SendResult> {
+export async function sendOnce(req: OutgoingRequest, headers: Record<string, string>, guard: NetworkGuard, timeoutMs: number, agents?: DestinationAgents): Promise<SendResult> {
   const started = process.hrtime.bigint();
+  const first = await attempt(req, headers, guard, timeoutMs, started, agents);
+  return first.staleConnection ? attempt(req, headers, guard, timeoutMs, started, agents) : first;
+}
+
+function attempt(req: OutgoingRequest, headers: Record<string, string>, guard: NetworkGuard, timeoutMs: number, started: bigint, agents?: DestinationAgents): Promise<SendResult & { staleConnection?: boolean }> {
   const latency = () => Number((process.hrtime.bigint() - started) / 1_000_000n);
   return new Promise((resolve) => {
     let url: URL;
@@ -73,13 +81,13 @@ export function sendOnce(req: OutgoingRequest, headers: Record<string, string>, 
     if (refused) return resolve({ statusCode: null, latencyMs: 0, error: `refused: ${refused}`, responseExcerpt: null, retryAfterMs: null });
     const client = url.protocol === 'https:' ? https : http;
     let done = false;
-    const finish = (r: SendResult) => {
+    const finish = (r: SendResult & { staleConnection?: boolean }) => {
       if (!done) {
         done = true;
         resolve(r);
       }
     };
-    const request = client.request(url, { method: req.method, headers, lookup: guard.lookup as never, agent: false, timeout: timeoutMs }, (res) => {
+    const request = client.request(url, { method: req.method, headers, lookup: guard.lookup as never, agent: agents ? agents.for(url) : false, timeout: timeoutMs }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
@@ -95,9 +103,14 @@ export function sendOnce(req: OutgoingRequest, headers: Record<string, string>, 
       }));
       res.on('error', (e) => finish({ statusCode: res.statusCode ?? null, latencyMs: latency(), error: e.message, responseExcerpt: null, retryAfterMs: null }));
     });
+    let answered = false;
+    request.once('response', () => (answered = true));
     const deadline = setTimeout(() => request.destroy(new Error(`timeout after ${timeoutMs} ms`)), timeoutMs);
     request.on('timeout', () => request.destroy(new Error(`timeout after ${timeoutMs} ms`)));
-    request.on('error', (e: NodeJS.ErrnoException) => finish({ statusCode: null, latencyMs: latency(), error: e.code && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : e.message, responseExcerpt: null, retryAfterMs: null }));
+    request.on('error', (e: NodeJS.ErrnoException) => {
+      const stale = request.reusedSocket && !answered && (e.code === 'ECONNRESET' || e.code === 'EPIPE');
+      finish({ statusCode: null, latencyMs: latency(), error: e.code && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : e.message, responseExcerpt: null, retryAfterMs: null, staleConnection: stale });
+    });
     request.on('close', () => clearTimeout(deadline));
     request.end(req.body ?? undefined);
   });

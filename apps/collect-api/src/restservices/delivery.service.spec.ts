@@ -3,13 +3,16 @@ import type { AddressInfo } from 'node:net';
 import { mockOf } from '@collect/testing';
 import { loadCollectConfig } from '../config/collect-config.js';
 import type { FormEntity } from '../forms/form.entity.js';
+import type { FormsRepository } from '../forms/forms.repository.js';
 import type { SubmissionsService } from '../submissions/submissions.service.js';
 import type { SubmissionEntity } from '../submissions/submission.entity.js';
+import { DeliveryAttemptLog } from './delivery-attempt-log.js';
+import type { DeliveryOutbox } from './delivery-outbox.js';
 import { DeliveryService } from './delivery.service.js';
 import { DestinationGate } from './destination-gate.js';
 import { NetworkGuard } from './network-guard.js';
-import type { AttemptStatus, DeliveryEntity, RestServiceEntity } from './restservice.entities.js';
-import type { RestServicesRepository } from './restservices.repository.js';
+import type { AttemptStatus, RestServiceEntity } from './restservice.entities.js';
+import type { ClaimedDelivery, RestServicesRepository } from './restservices.repository.js';
 import type { SheetsService } from './sheets/sheets.service.js';
 
 /**
@@ -38,6 +41,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const sut of suts) sut.onApplicationShutdown();
   gate.onModuleDestroy();
   await new Promise<void>((resolve) => receiver.close(() => resolve()));
 });
@@ -50,24 +54,31 @@ interface Recorded {
 
 /** The service under test, with a row on its `attempts`-th attempt and a live submission unless `deleted`. */
 let serviceIds = 0;
+const suts: DeliveryService[] = [];
 
 /** A fresh service id per call: the real gate keeps a destination's Retry-After pause in Redis. */
 function makeSut(opts: { attempts: number; deleted?: boolean; active?: boolean }) {
   const serviceId = ++serviceIds;
   const service = { id: serviceId, name: 'generic_json', serviceUrl: url, active: opts.active ?? true, inactiveReason: null, authTokenEnc: null, signingSecretEnc: null, basicAuthEnc: null, headersEnc: null, rateLimitPerMinute: null, options: {} } as unknown as RestServiceEntity;
-  const row = { id: 9, deliveryId: '7d3c1c2e-0000-4000-8000-000000000000', serviceId, submissionId: 40, event: 'created', attempts: opts.attempts, attemptBase: 0 } as DeliveryEntity;
+  // A row written before payload snapshots existed (snapshot null): the live submission is loaded.
+  const row = {
+    id: 9, deliveryId: '7d3c1c2e-0000-4000-8000-000000000000', serviceId, submissionId: 40, event: 'created', attempts: opts.attempts, attemptBase: 0,
+    snapshot: null, body: null, replayId: null, submissionGone: false, hasSuccessor: false, serviceVersion: 'v1',
+  } as unknown as ClaimedDelivery;
   const recorded: Recorded[] = [];
   const repo = mockOf<RestServicesRepository>({
     claimForSending: async () => row,
     findService: async () => service,
-    recordAttempt: async (a, next) => void recorded.push({ status: next.status, retryAt: next.retryAt, statusCode: a.statusCode }),
+    recordAttempts: async (list) => void recorded.push(...list.map((a) => ({ status: a.status, retryAt: a.retryAt, statusCode: a.statusCode }))),
+    keepBody: async () => undefined,
     deactivate: async () => undefined,
     release: async () => undefined,
   });
   const submissions = mockOf<SubmissionsService>({
     loadSubmissionJson: async () => (opts.deleted ? null : { json: { _id: 40 }, submission: { id: 40 } as SubmissionEntity, form: { id: 1 } as FormEntity }),
   });
-  const sut = new DeliveryService(repo, submissions, mockOf<SheetsService>(), gate, new NetworkGuard(['127.0.0.0/8']), config);
+  const sut = new DeliveryService(repo, submissions, mockOf<SheetsService>(), mockOf<FormsRepository>(), mockOf<DeliveryOutbox>(), new DeliveryAttemptLog(repo), gate, new NetworkGuard(['127.0.0.0/8']), config);
+  suts.push(sut);
   return { sut, repo, recorded };
 }
 

@@ -1,8 +1,17 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { TtlCache } from '../cache/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { OnJob } from '../jobs/on-job.decorator.js';
 import type { JobData } from '../jobs/job.types.js';
+import type { FormEntity } from '../forms/form.entity.js';
+import { FormsRepository } from '../forms/forms.repository.js';
+import type { SubmissionJson } from '../submissions/submission-json.js';
+import type { SubmissionEntity } from '../submissions/submission.entity.js';
 import { SubmissionsService } from '../submissions/submissions.service.js';
+import { DeliveryAttemptLog } from './delivery-attempt-log.js';
+import { DeliveryOutbox } from './delivery-outbox.js';
+import { DestinationAgents } from './destination-agents.js';
+import { snapshotJson } from './delivery-snapshot.js';
 import { deliveryMetrics } from './delivery-metrics.js';
 import { DestinationGate } from './destination-gate.js';
 import { ServiceCredentials, withServiceAuth } from './service-credentials.js';
@@ -10,9 +19,11 @@ import { backoffMs, deliveryHeaders, isRetryable, sendOnce, type SendResult } fr
 import { FORWARDERS } from './forwarders/index.js';
 import { NETWORK_GUARD } from './restservices.tokens.js';
 import type { NetworkGuard } from './network-guard.js';
-import type { AttemptStatus, DeliveryEntity, RestServiceEntity } from './restservice.entities.js';
-import { RestServicesRepository } from './restservices.repository.js';
+import type { AttemptStatus, RestServiceEntity } from './restservice.entities.js';
+import { RestServicesRepository, type ClaimedDelivery } from './restservices.repository.js';
 import { SheetsService } from './sheets/sheets.service.js';
+
+const FORM_CACHE_MS = 5_000;
 
 /**
  * One delivery attempt of one outbox row, run by the Bull worker. The database row decides
@@ -20,19 +31,31 @@ import { SheetsService } from './sheets/sheets.service.js';
  * at most once per claim, and every send of a delivery carries the same X-Delivery-Id.
  */
 @Injectable()
-export class DeliveryService {
+export class DeliveryService implements OnApplicationShutdown {
   private readonly logger = new Logger(DeliveryService.name);
   private readonly credentials: ServiceCredentials;
+  private readonly agents: DestinationAgents;
+  private readonly serviceCache = new Map<number, { version: string; service: RestServiceEntity }>();
+  private readonly formCache = new TtlCache<FormEntity>(FORM_CACHE_MS, 1_000);
 
   constructor(
     private readonly repo: RestServicesRepository,
     private readonly submissions: SubmissionsService,
     private readonly sheets: SheetsService,
+    private readonly forms: FormsRepository,
+    private readonly outbox: DeliveryOutbox,
+    private readonly attemptLog: DeliveryAttemptLog,
     private readonly gate: DestinationGate,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
     this.credentials = new ServiceCredentials(config.COLLECT_SECRET_KEY);
+    this.agents = new DestinationAgents(config.FORWARD_CONCURRENCY_PER_DESTINATION);
+  }
+
+  /** After the job worker drained (beforeApplicationShutdown): no request is in flight any more. */
+  onApplicationShutdown(): void {
+    this.agents.destroy();
   }
 
   /** A row in flight stays leased a little longer than the request may take. */
@@ -44,7 +67,7 @@ export class DeliveryService {
   async deliver({ rowId }: JobData<'deliver'>): Promise<void> {
     const row = await this.repo.claimForSending(rowId, this.sendingLeaseMs);
     if (!row) return; // finished already, or another worker holds it
-    const service = await this.repo.findService(row.serviceId);
+    const service = await this.serviceOf(row);
     if (!service) return void (await this.repo.finish(row.id, 'skipped'));
     // Switched off (by a user, a 410 or auto-disable): the row waits for `active: true` (docs/restservices.md).
     if (!service.active) return this.repo.release(row.id, 'held');
@@ -57,26 +80,77 @@ export class DeliveryService {
     const slot = await this.gate.reserve(service);
     if (!slot.send) return this.repo.release(row.id, slot.retryAt);
 
-    // §6.2: reload right before sending; a deleted (soft or hard) instance is never forwarded.
-    const loaded = await this.submissions.loadSubmissionJson(row.submissionId);
+    const loaded = await this.payloadOf(row);
     if (!loaded) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
 
     const secrets = this.credentials.secrets(service);
     // Extra headers and Basic credentials go on at send time only (service-credentials.ts).
-    const request = withServiceAuth(forwarder!.build({ service, authToken: secrets.authToken, submission: loaded.submission, form: loaded.form, json: loaded.json, event: row.event }), secrets);
+    const built = forwarder!.build({ service, authToken: secrets.authToken, submission: loaded.submission, form: loaded.form, json: loaded.json, event: row.event });
+    // Every attempt of a delivery sends the bytes of the first (docs/restservices.md, "Fidelity").
+    if (row.body && built.body) built.body = row.body;
+    const request = withServiceAuth(built, secrets);
     const headers = deliveryHeaders(request, { deliveryId: row.deliveryId, attempt: row.attempts, event: row.event, signingSecret: secrets.signingSecret });
     const gate = await this.gate.wait(service, slot);
     if (!gate.send) return this.repo.release(row.id, gate.retryAt);
-    const result = await sendOnce(request, headers, this.guard, this.config.FORWARD_TIMEOUT_MS);
+    const result = await sendOnce(request, headers, this.guard, this.config.FORWARD_TIMEOUT_MS, this.agents);
     deliveryMetrics.latency.observe({ service: service.name }, result.latencyMs / 1000);
     await this.gate.settle(service, result);
+    if (!row.body && request.body && !succeeded(result)) await this.repo.keepBody(row.id, request.body);
     if (service.name === 'dataset_service') await this.storeDatasetId(service, row.submissionId, result);
     return this.classify(row, service, result);
   }
 
+  /**
+   * The service as last read, while its `date_modified` (returned by the claim) is unchanged:
+   * every change through the API or a deactivation moves it, so a send never uses stale
+   * settings, and a busy service is read once instead of per delivery.
+   */
+  private async serviceOf(row: ClaimedDelivery): Promise<RestServiceEntity | null> {
+    if (row.serviceVersion === null) return null;
+    const hit = this.serviceCache.get(row.serviceId);
+    if (hit && hit.version === row.serviceVersion) return hit.service;
+    const service = await this.repo.findService(row.serviceId);
+    this.serviceCache.delete(row.serviceId);
+    if (service) {
+      if (this.serviceCache.size >= 10_000) this.serviceCache.delete(this.serviceCache.keys().next().value!);
+      this.serviceCache.set(row.serviceId, { version: row.serviceVersion, service });
+    }
+    return service;
+  }
+
+  /**
+   * The form, read at most every few seconds per form: only its id_string, uuid and field list
+   * shape the payload, and a deleted form is caught by the claim statement (`submissionGone`).
+   */
+  private async formOf(id: number): Promise<FormEntity | null> {
+    const key = String(id);
+    const hit = this.formCache.get(key);
+    if (hit) return hit;
+    const form = await this.forms.findLive(id);
+    if (form) this.formCache.set(key, form);
+    return form;
+  }
+
+  /**
+   * What the delivery is about: the snapshot taken when the event was recorded, with the form as
+   * it is now; null when it must not be sent (spec §6.2: a created or updated event whose
+   * submission was deleted meanwhile, soft or hard, or whose form is gone). Rows written before
+   * snapshots existed reload the live submission.
+   */
+  private async payloadOf(row: ClaimedDelivery): Promise<{ json: SubmissionJson; submission: SubmissionEntity; form: FormEntity } | null> {
+    if (row.event !== 'deleted' && row.submissionGone) return null;
+    if (!row.snapshot) return row.event === 'deleted' ? null : this.submissions.loadSubmissionJson(row.submissionId);
+    const form = await this.formOf(row.snapshot.submission.form_id as number);
+    if (!form) return null;
+    if (row.event === 'created' && row.snapshot.missing_media?.length) {
+      this.logger.warn({ deliveryId: row.deliveryId, submissionId: row.submissionId, missing: row.snapshot.missing_media, waitedSeconds: this.config.FORWARD_MEDIA_WAIT_SECONDS }, 'forwarding a submission whose attachments have not all arrived (FORWARD_MEDIA_WAIT_SECONDS passed)');
+    }
+    return { ...snapshotJson(row.snapshot, row.event, form, this.config.PUBLIC_BASE_URL), form };
+  }
+
   /** 2xx success; 410 deactivates; 408/425/429/5xx/transport errors retry while attempts remain; else failed. */
-  private async classify(row: DeliveryEntity, service: RestServiceEntity, result: SendResult): Promise<void> {
-    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) return this.record(row, service, 'success', result);
+  private async classify(row: ClaimedDelivery, service: RestServiceEntity, result: SendResult): Promise<void> {
+    if (succeeded(result)) return this.record(row, service, 'success', result);
     if (result.statusCode === 410) {
       await this.repo.deactivate(service.id, `The receiver answered 410 Gone at ${new Date().toISOString()}.`);
       return this.record(row, service, 'failed', result);
@@ -90,8 +164,8 @@ export class DeliveryService {
     return this.record(row, service, 'failed', result);
   }
 
-  private async deliverToSheet(row: DeliveryEntity, service: RestServiceEntity): Promise<void> {
-    const loaded = row.event === 'deleted' ? null : await this.submissions.loadSubmissionJson(row.submissionId);
+  private async deliverToSheet(row: ClaimedDelivery, service: RestServiceEntity): Promise<void> {
+    const loaded = row.event === 'deleted' ? null : await this.payloadOf(row);
     const gate = await this.gate.admit(service);
     if (!gate.send) return this.repo.release(row.id, gate.retryAt);
     const result = await this.sheets.deliver(row, service, loaded);
@@ -105,19 +179,25 @@ export class DeliveryService {
    * `id` the dataset service answered, kept on the submission for later payloads and the data API.
    */
   private async storeDatasetId(service: RestServiceEntity, submissionId: number, result: SendResult): Promise<void> {
-    if (result.statusCode === null || result.statusCode < 200 || result.statusCode >= 300) return;
+    if (!succeeded(result)) return;
     const id = service.options.dataset_id || datasetIdOf(result.responseExcerpt);
     if (id) await this.submissions.recordBambooDatasetId(submissionId, id);
   }
 
-  private async record(row: DeliveryEntity, service: RestServiceEntity, status: AttemptStatus, r: SendResult, retryAt?: Date): Promise<void> {
-    await this.repo.recordAttempt(
-      { deliveryRowId: row.id, serviceId: service.id, attempt: row.attempts, status, statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error, responseExcerpt: r.responseExcerpt, event: row.event },
-      { status, retryAt: retryAt ?? null },
-    );
+  private async record(row: ClaimedDelivery, service: RestServiceEntity, status: AttemptStatus, r: SendResult, retryAt?: Date): Promise<void> {
+    await this.attemptLog.record({
+      deliveryRowId: row.id, serviceId: service.id, attempt: row.attempts, status, statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error,
+      responseExcerpt: r.responseExcerpt, event: row.event, retryAt: retryAt ?? null,
+    });
     deliveryMetrics.attempts.inc({ service_id: String(service.id), service: service.name, outcome: status });
     if (status === 'failed') this.logger.warn({ serviceId: service.id, deliveryId: row.deliveryId, statusCode: r.statusCode, error: r.error }, 'delivery failed');
+    // The next event of this submission for this service waited for this one (docs/restservices.md, "Ordering").
+    if (status !== 'retrying' && row.hasSuccessor) await this.outbox.wake();
   }
+}
+
+function succeeded(result: SendResult): boolean {
+  return result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
 }
 
 /** The `id` of a JSON object answer (a string or an integer), or null. */

@@ -37,6 +37,8 @@ export class ReplayService {
     if (filters.submitted_after && filters.submitted_before && filters.submitted_after >= filters.submitted_before) {
       throw new BadRequestException({ submitted_before: ['Must be later than submitted_after.'] });
     }
+    // A replay sends `created` events: a service that does not take them has nothing to replay.
+    if (!service.events.includes('created')) throw new BadRequestException({ detail: 'This service does not take "created" events, which a replay sends; add "created" to its events first.' });
     const upto = await this.repo.newestSubmissionId(service.formId);
     const count = await this.repo.countMatching(service.formId, service.id, filters, upto);
     if (body.dry_run) return { count };

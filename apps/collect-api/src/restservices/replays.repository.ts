@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
 import { DELIVERY_CHANNEL } from './delivery-outbox.js';
+import { snapshotOfRowSql } from './delivery-snapshot.js';
 import { ReplayEntity, type ReplayFilters } from './restservice.entities.js';
 
 /** One WHERE clause for counting and for writing a replay's outbox rows ($1 form, $2 service, $3..$7 filters). */
@@ -58,9 +59,11 @@ export class ReplaysRepository {
   }
 
   /**
-   * Writes the next `limit` outbox rows of a replay (`created` events, due now) past its
-   * cursor, and moves the cursor, in one statement; how many were written. Nothing is written
-   * once the replay is cancelled.
+   * Writes the next `limit` outbox rows of a replay (`created` events, due now, each with the
+   * snapshot of its submission as the intake's outbox statement writes it: every attempt sends
+   * the same bytes) past its cursor, and moves the cursor, in one statement; how many were
+   * written. Nothing is written once the replay is cancelled, or once the service stopped
+   * taking `created` events (docs/restservices.md, "Replay / back-fill").
    */
   async writeBatch(replay: ReplayEntity, formId: number, limit: number): Promise<number> {
     return this.replays.manager.transaction(async (m) => {
@@ -69,8 +72,10 @@ export class ReplaysRepository {
       if (!live) return 0;
       const rows = (await m.query(
         `WITH written AS (
-           INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, replay_id)
-           SELECT gen_random_uuid(), $2, s.id, 'created', $10 FROM submissions s WHERE ${MATCHING} AND s.id > $8 ORDER BY s.id LIMIT $9
+           INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, replay_id, snapshot)
+           SELECT gen_random_uuid(), $2, s.id, 'created', $10, ${snapshotOfRowSql('s', `'[]'::jsonb`)} FROM submissions s
+           WHERE ${MATCHING} AND s.id > $8 AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = $2 AND 'created' = ANY(r.events))
+           ORDER BY s.id LIMIT $9
            RETURNING submission_id)
          UPDATE rest_replays SET cursor = COALESCE((SELECT max(submission_id) FROM written), cursor), status = 'running'
          WHERE id = $10

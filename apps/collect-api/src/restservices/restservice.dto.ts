@@ -3,7 +3,8 @@ import { Transform } from 'class-transformer';
 import { ValidateIf } from 'class-validator';
 import { Bool, Check, Choice, Int, MAX_DB_ID, Text, TextList } from '@collect/contracts';
 import { PageQueryDto } from '../submissions/pagination.js';
-import { SERVICE_NAMES, type AttemptStatus, type ServiceName, type ServiceOptions } from './restservice.entities.js';
+import { DELIVERY_EVENTS, defaultEvents, normalizedEvents } from './delivery-events.js';
+import { SERVICE_NAMES, type AttemptStatus, type DeliveryEvent, type ServiceName, type ServiceOptions } from './restservice.entities.js';
 import { forbiddenHeaderName } from './service-credentials.js';
 
 const XPATH = /^[A-Za-z_][A-Za-z0-9_.-]*(\/[A-Za-z_][A-Za-z0-9_.-]*)*$/;
@@ -130,6 +131,12 @@ export class RestServiceDto {
 
   @Bool({ message: 'Must be a boolean.', description: '`true` re-enables a disabled service and resumes its pending deliveries.' })
   active?: boolean;
+
+  @TextList({
+    nullable: true, minItems: 1, maxItems: DELIVERY_EVENTS.length, unique: true, pattern: /^(created|updated|deleted)$/, patternMessage: 'One of created, updated, deleted.',
+    description: 'The submission events sent to this service (header `X-Submission-Event`). Missing or null: the kind\'s default (messaging, health_forwarder: created; generic_json, generic_xml, dataset_service: created and updated; spreadsheet: created, plus updated and deleted with sync_updates).',
+  })
+  events?: DeliveryEvent[] | null;
 }
 
 
@@ -174,6 +181,8 @@ export interface RestServiceInput {
   basicAuth?: { username: string; password: string } | null;
   rateLimitPerMinute: number | null;
   active?: boolean;
+  /** The events sent, the kind's default when the client named none. */
+  events: DeliveryEvent[];
 }
 
 /** The stored shape of a checked payload. */
@@ -206,6 +215,7 @@ export function restServiceInput(dto: RestServiceDto): RestServiceInput {
       : { username: dto.basic_auth_username ?? '', password: dto.basic_auth_password ?? '' },
     rateLimitPerMinute: dto.rate_limit_per_minute ?? null,
     active: dto.active,
+    events: dto.events ? normalizedEvents(dto.events) : defaultEvents(dto.name, options),
   };
 }
 
@@ -288,6 +298,9 @@ export class RestServiceBody {
 
   @ApiProperty({ type: 'integer', nullable: true, description: '95th percentile of the request latency of the last 24 h, in ms; null without attempts.' })
   p95_latency_ms_24h?: number | null;
+
+  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...DELIVERY_EVENTS] }, description: 'The submission events sent to this service.' })
+  events: DeliveryEvent[];
 
   @ApiProperty({ type: 'boolean', description: 'A signing secret is set (the secret itself is write-only).' })
   signing_enabled?: boolean;

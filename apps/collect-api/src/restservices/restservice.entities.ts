@@ -1,3 +1,4 @@
+import type { DeliverySnapshot } from './delivery-snapshot.js';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
 export const SERVICE_NAMES = ['health_forwarder', 'generic_json', 'generic_xml', 'dataset_service', 'messaging', 'spreadsheet'] as const;
@@ -62,6 +63,10 @@ export class RestServiceEntity {
   @Column({ name: 'rate_limit_per_minute', type: 'int', nullable: true })
   rateLimitPerMinute: number | null;
 
+  /** The submission events this service takes (docs/restservices.md, "Events"). */
+  @Column({ type: 'text', array: true, default: () => `'{created}'` })
+  events: DeliveryEvent[];
+
   @Column({ type: 'boolean', default: true })
   active: boolean;
 
@@ -89,7 +94,7 @@ export class RestServiceEntity {
   dateModified: Date;
 }
 
-/** `deleted` exists for spreadsheet sync only (the row of a deleted submission is cleared). */
+/** The submission events a service may take (`events`); docs/restservices.md, "Events". */
 export type DeliveryEvent = 'created' | 'updated' | 'deleted';
 /** Row states: pending/retrying (due at next_attempt_at) → queued (on Bull) → sending → final. */
 export type DeliveryRowStatus = 'pending' | 'retrying' | 'queued' | 'sending' | 'success' | 'failed' | 'skipped';
@@ -125,6 +130,14 @@ export class DeliveryEntity {
 
   @Column({ name: 'next_attempt_at', type: 'timestamptz' })
   nextAttemptAt: Date;
+
+  /** The submission when the event was recorded (delivery-snapshot.ts); null on rows from before. */
+  @Column({ type: 'jsonb', nullable: true })
+  snapshot: DeliverySnapshot | null;
+
+  /** The request body of the first attempt, kept when a retry follows (same bytes every attempt). */
+  @Column({ type: 'bytea', nullable: true })
+  body: Buffer | null;
 
   /** While queued or sending: when the row counts as abandoned (crashed worker, lost Redis job). */
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })

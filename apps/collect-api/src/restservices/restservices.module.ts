@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { SubmissionsModule } from '../submissions/submissions.module.js';
+import { DeliveryAttemptLog } from './delivery-attempt-log.js';
 import { DeliveryService } from './delivery.service.js';
 import { NetworkGuard } from './network-guard.js';
 import { DeliveryAttemptEntity, DeliveryEntity, ReplayEntity, RestServiceEntity } from './restservice.entities.js';
@@ -30,6 +31,7 @@ import { TestFireService } from './test-fire.service.js';
     { provide: NETWORK_GUARD, inject: [COLLECT_CONFIG], useFactory: (config: CollectConfig) => new NetworkGuard(config.FORWARD_ALLOW_PRIVATE_NETWORKS) },
     RestServicesRepository,
     DeliveryService,
+    DeliveryAttemptLog,
     RestServicesService,
     DestinationGate,
     TestFireService,

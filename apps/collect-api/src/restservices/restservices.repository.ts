@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, type EntityManager, type Repository } from 'typeorm';
+import { In, type Repository } from 'typeorm';
+import type { DeliverySnapshot } from './delivery-snapshot.js';
 import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity, type AttemptStatus, type DeliveryEvent, type ServiceName } from './restservice.entities.js';
+
+/** One finished attempt: its log entry and the row's next state (`retryAt` for `retrying`). */
+export type AttemptRecord = Omit<DeliveryAttemptEntity, 'id' | 'createdAt'> & { retryAt: Date | null };
+
+/** A row claimed for one attempt, with what the claim found out about its submission. */
+export type ClaimedDelivery = DeliveryEntity & { submissionGone: boolean; hasSuccessor: boolean; serviceVersion: string | null };
 
 /** Delivery health of a service over the last 24 hours (docs/restservices.md, "Health"). */
 export interface ServiceHealth {
@@ -50,34 +57,22 @@ export class RestServicesRepository {
   }
 
   /**
-   * The outbox write, inside the submission's transaction: one row per active service of the
-   * form whose forwarder handles this event. One statement, so forms without services cost one
-   * index probe.
-   */
-  async enqueueForSubmission(m: EntityManager, formId: number, submissionId: number, event: DeliveryEvent, names: ServiceName[]): Promise<number> {
-    const rows = (await m.query(
-      `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event)
-       SELECT gen_random_uuid(), id, $2, $3::varchar FROM rest_services WHERE form_id = $1 AND active AND name = ANY($4)
-         AND (name <> 'spreadsheet' OR $3::varchar = 'created' OR COALESCE((options->>'sync_updates')::boolean, true))
-       RETURNING id`,
-      [formId, submissionId, event, names],
-    )) as unknown[];
-    return rows.length;
-  }
-
-  /**
    * Claims rows for the queue: due pending/retrying rows, plus queued/sending rows whose lease
-   * ran out (a Redis job lost with Redis, a worker killed mid-send). SKIP LOCKED lets several
-   * relays run at once.
+   * ran out (a Redis job lost with Redis, a worker killed mid-send), but never a row while an
+   * earlier one of the same submission for the same service is still open: the events of one
+   * submission reach a service in order, also across retries (docs/restservices.md,
+   * "Ordering"). SKIP LOCKED lets several relays run at once.
    */
   async claimForQueue(limit: number, leaseMs: number): Promise<number[]> {
     const rows = (await this.deliveries.query(
       `UPDATE rest_deliveries SET status = 'queued', lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
        WHERE id IN (
-         SELECT id FROM rest_deliveries
-         WHERE (status IN ('pending', 'retrying') AND next_attempt_at <= now())
-            OR (status IN ('queued', 'sending') AND lease_until < now())
-         ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+         SELECT d.id FROM rest_deliveries d
+         WHERE ((d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now())
+             OR (d.status IN ('queued', 'sending') AND d.lease_until < now()))
+           AND NOT EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.submission_id = d.submission_id AND e.service_id = d.service_id AND e.id < d.id
+                             AND e.status IN ('pending', 'retrying', 'queued', 'sending'))
+         ORDER BY d.id LIMIT $1 FOR UPDATE SKIP LOCKED)
        RETURNING id`,
       [limit, String(leaseMs)],
     )) as [Array<{ id: string }>, number] | Array<{ id: string }>;
@@ -85,20 +80,35 @@ export class RestServicesRepository {
     return list.map((r) => Number(r.id));
   }
 
-  /** Takes a queued row for sending (one attempt); null when it is finished or another worker has it. */
-  async claimForSending(id: number, leaseMs: number): Promise<DeliveryEntity | null> {
+  /**
+   * Takes a queued row for sending (one attempt); null when it is finished or another worker has
+   * it. Also says whether the submission (or its form) is gone, soft or hard deleted, whether a
+   * later event of it waits for this service (to wake the relay when this one ends), and the
+   * service's `date_modified` (null: deleted), so the worker may reuse the service it read last.
+   */
+  async claimForSending(id: number, leaseMs: number): Promise<ClaimedDelivery | null> {
     const result = (await this.deliveries.query(
-      `UPDATE rest_deliveries SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
+      `UPDATE rest_deliveries d SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
        WHERE id = $1 AND (status = 'queued' OR (status = 'sending' AND lease_until < now()))
-       RETURNING id, delivery_id, service_id, submission_id, event, attempts, attempt_base`,
+       RETURNING id, delivery_id, service_id, submission_id, event, attempts, attempt_base, snapshot, body,
+         NOT EXISTS (SELECT 1 FROM submissions s JOIN forms f ON f.id = s.form_id WHERE s.id = d.submission_id AND s.deleted_at IS NULL AND f.deleted_at IS NULL) AS submission_gone,
+         (SELECT r.date_modified::text FROM rest_services r WHERE r.id = d.service_id) AS service_version,
+         EXISTS (SELECT 1 FROM rest_deliveries n WHERE n.submission_id = d.submission_id AND n.service_id = d.service_id AND n.id > d.id
+                   AND n.status IN ('pending', 'retrying', 'queued', 'sending')) AS has_successor`,
       [id, String(leaseMs)],
     )) as [Array<Record<string, unknown>>, number];
     const raw = result[0]?.[0];
     if (!raw) return null;
-    return this.deliveries.create({
+    return Object.assign(this.deliveries.create({
       id: Number(raw.id), deliveryId: raw.delivery_id as string, serviceId: raw.service_id as number, submissionId: raw.submission_id as number,
       event: raw.event as DeliveryEvent, status: 'sending', attempts: raw.attempts as number, attemptBase: raw.attempt_base as number,
-    });
+      snapshot: (raw.snapshot as DeliverySnapshot | null) ?? null, body: (raw.body as Buffer | null) ?? null,
+    }), { submissionGone: raw.submission_gone as boolean, hasSuccessor: raw.has_successor as boolean, serviceVersion: (raw.service_version as string | null) ?? null });
+  }
+
+  /** The request body of an attempt that will be retried: later attempts send these bytes. */
+  async keepBody(id: number, body: Buffer): Promise<void> {
+    await this.deliveries.query(`UPDATE rest_deliveries SET body = $2 WHERE id = $1 AND body IS NULL`, [id, body]);
   }
 
   /**
@@ -121,21 +131,33 @@ export class RestServicesRepository {
   }
 
   /**
-   * The end of one attempt in one statement (the hot path of the worker): the log entry, the
-   * row's next state and, unless skipped, the service's delivery health.
+   * The end of many attempts in one statement (the hot path of the worker, batched by
+   * DeliveryAttemptLog): their log entries, each row's next state and, per service, the delivery
+   * health of its last non-skipped attempt (`failure_count`: failed attempts since the batch's
+   * last success, or added to the stored count when the batch has none).
    */
-  async recordAttempt(a: Omit<DeliveryAttemptEntity, 'id' | 'createdAt'>, next: { status: AttemptStatus; retryAt: Date | null }): Promise<void> {
+  async recordAttempts(list: AttemptRecord[]): Promise<void> {
+    if (!list.length) return;
+    const col = <K extends keyof AttemptRecord>(k: K) => list.map((a) => a[k]);
     await this.deliveries.query(
-      `WITH logged AS (
+      `WITH input AS (
+         SELECT * FROM unnest($1::bigint[], $2::int[], $3::int[], $4::varchar[], $5::int[], $6::int[], $7::text[], $8::text[], $9::varchar[], $10::timestamptz[])
+           WITH ORDINALITY AS t(row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event, retry_at, ord)),
+       logged AS (
          INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)),
+         SELECT row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event FROM input ORDER BY ord),
        moved AS (
-         UPDATE rest_deliveries SET status = $4::varchar, next_attempt_at = COALESCE($10::timestamptz, next_attempt_at), lease_until = NULL, date_modified = now()
-         WHERE id = $1)
-       UPDATE rest_services SET last_delivery_at = now(), last_status = $4::varchar,
-         failure_count = CASE WHEN $4::varchar = 'success' THEN 0 WHEN $4::varchar = 'failed' THEN failure_count + 1 ELSE failure_count END
-       WHERE id = $2 AND $4::varchar <> 'skipped'`,
-      [a.deliveryRowId, a.serviceId, a.attempt, next.status, a.statusCode, a.latencyMs, a.error, a.responseExcerpt, a.event, next.retryAt],
+         UPDATE rest_deliveries d SET status = i.status, next_attempt_at = COALESCE(i.retry_at, d.next_attempt_at), lease_until = NULL, date_modified = now()
+         FROM input i WHERE d.id = i.row_id),
+       health AS (
+         SELECT service_id, (array_agg(status ORDER BY ord DESC))[1] AS last_status, max(ord) FILTER (WHERE status = 'success') AS last_success,
+                count(*) FILTER (WHERE status = 'failed') AS failed
+         FROM input WHERE status <> 'skipped' GROUP BY service_id)
+       UPDATE rest_services s SET last_delivery_at = now(), last_status = h.last_status,
+         failure_count = CASE WHEN h.last_success IS NULL THEN s.failure_count + h.failed
+           ELSE (SELECT count(*) FROM input i WHERE i.service_id = h.service_id AND i.status = 'failed' AND i.ord > h.last_success) END
+       FROM health h WHERE s.id = h.service_id`,
+      [col('deliveryRowId'), col('serviceId'), col('attempt'), col('status'), col('statusCode'), col('latencyMs'), col('error'), col('responseExcerpt'), col('event'), col('retryAt')],
     );
   }
 

@@ -6,6 +6,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 import { FormAccessService } from '../forms/form-access.service.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { PageRequest } from '../submissions/submissions.service.js';
+import { defaultEvents } from './delivery-events.js';
 import { DeliveryOutbox } from './delivery-outbox.js';
 import { FORWARDERS } from './forwarders/index.js';
 import type { NetworkGuard } from './network-guard.js';
@@ -84,9 +85,11 @@ export class RestServicesService {
   async update(user: AuthenticatedUser | undefined, pk: string, body: RestServiceDto | RestServicePatchDto, partial: boolean): Promise<RestServiceBody> {
     const { service, role } = await this.load(user, pk, MIN_ROLE.manageRestServices);
     const sent = { ...body };
+    // A spreadsheet's default events follow sync_updates: a PATCH of sync_updates alone re-derives them.
+    const rederive = partial && sent.events === undefined && sent.sync_updates !== undefined && sameEvents(service.events, defaultEvents(service.name, service.options));
     // A body read back with the secret masked and sent again keeps the stored secret.
     if (sent.auth_token === MASKED_SECRET && service.authTokenEnc) sent.auth_token = this.box.decrypt(service.authTokenEnc) ?? undefined;
-    const whole = partial ? await validateInput(RestServiceDto, { ...this.present(service, { forMerge: true, showSecrets: true }), ...sent }) : (sent as RestServiceDto);
+    const whole = partial ? await validateInput(RestServiceDto, { ...this.present(service, { forMerge: true, showSecrets: true }), ...(rederive ? { events: null } : {}), ...sent }) : (sent as RestServiceDto);
     if (whole.xform !== service.formId) await this.requireXform(user, whole.xform);
     const input = this.available(restServiceInput(whole));
     if (input.name === 'spreadsheet' && service.name === 'spreadsheet') {
@@ -222,6 +225,7 @@ export class RestServicesService {
       serviceUrl: input.serviceUrl,
       options: input.options,
       authTokenEnc: input.name === 'messaging' && input.authToken ? this.box.encrypt(input.authToken) : null,
+      events: input.events,
     };
     if (input.signingSecret !== undefined) row.signingSecretEnc = input.signingSecret ? this.box.encrypt(input.signingSecret) : null;
     row.fields = input.fields;
@@ -248,7 +252,7 @@ export class RestServicesService {
    * masked; `forMerge` (the base a PATCH merges into) keeps every field a PUT would need.
    */
   private present(s: RestServiceEntity, opts: { showSecrets: boolean; forMerge?: boolean; health?: ServiceHealth }): RestServiceBody {
-    const body: RestServiceBody = { id: s.id, xform: s.formId, name: s.name, service_url: s.serviceUrl };
+    const body: RestServiceBody = { id: s.id, xform: s.formId, name: s.name, service_url: s.serviceUrl, events: s.events };
     if (s.name === 'messaging') {
       body.auth_token = !s.authTokenEnc ? null : opts.showSecrets ? this.box.decrypt(s.authTokenEnc) : MASKED_SECRET;
       body.flow_title = s.options.flow_title ?? '';
@@ -291,6 +295,10 @@ export class RestServicesService {
  */
 function mayReadSecrets(user: AuthenticatedUser | undefined, role: FormRole | null): boolean {
   return roleAtLeast(role, MIN_ROLE.manageRestServices) && !holdsScopedCredential(user);
+}
+
+function sameEvents(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((e) => b.includes(e));
 }
 
 function logEntry(a: DeliveryAttemptEntity & { deliveryUuid: string }): DeliveryLogEntry {

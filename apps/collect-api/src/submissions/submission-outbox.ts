@@ -9,7 +9,16 @@ import type { SubmissionEvent } from './submission-events.js';
  * change commit or roll back together.
  */
 export interface SubmissionOutbox {
-  record(m: EntityManager, event: SubmissionEvent): Promise<void>;
+  /**
+   * A created, updated or deleted submission, after its rows (attachments included) are written.
+   * `missingMedia`: for a `created` OpenRosa submission, the attachments its XML names that have
+   * not arrived yet (ODK Collect splits large submissions over several POSTs).
+   */
+  record(m: EntityManager, event: SubmissionEvent, options?: { missingMedia?: string[] }): Promise<void>;
+  /** More attachments of a stored submission arrived (a later POST of a split submission); `missingMedia` = still missing. */
+  attachmentsAdded(m: EntityManager, submissionId: number, missingMedia: string[]): Promise<void>;
+  /** The transaction of `m` committed: what it recorded may be handed on now (never called after a rollback). */
+  committed(m: EntityManager): void;
 }
 
 export const SUBMISSION_OUTBOX = Symbol('SUBMISSION_OUTBOX');

@@ -154,6 +154,20 @@ export function* valuesOf(record: SubmissionRecord): Generator<[string, string]>
   }
 }
 
+const MEDIA_FIELD_TYPES = new Set(['image', 'audio', 'video', 'file']);
+
+/** The file names a record's media questions answer (repeats included): the attachments it announces. */
+export function announcedMedia(record: SubmissionRecord, fields: FormField[]): Set<string> {
+  const media = fields.filter((f) => MEDIA_FIELD_TYPES.has(f.type)).map((f) => f.xpath);
+  const names = new Set<string>();
+  if (!media.length) return names;
+  for (const [key, value] of valuesOf(record)) {
+    // Keys inside a repeat may be the full xpath or relative to the repeat.
+    if (value.trim() && media.some((x) => x === key || x.endsWith(`/${key}`))) names.add(value.trim());
+  }
+  return names;
+}
+
 /** The first geopoint answer outside repeats as [lat, lng], else [null, null]. */
 export function geolocationOf(record: SubmissionRecord, fields: FormField[]): [number | null, number | null] {
   const field = fields.find((f) => f.type === 'geopoint' && !f.repeat);

@@ -32,7 +32,7 @@ function stored(form: FormEntity, uuid: string, json: Record<string, unknown>, e
 /** The service with its repositories mocked: only the calls a test allows may happen. */
 function makeSut(deps: { repo?: SubmissionsRepository; forms?: FormsRepository; cache?: FormCache; events?: SubmissionEvents; outbox?: SubmissionOutbox }) {
   const events = deps.events ?? new SubmissionEvents();
-  const outbox = deps.outbox ?? mockOf<SubmissionOutbox>();
+  const outbox = deps.outbox ?? mockOf<SubmissionOutbox>({ committed: () => undefined });
   return new SubmissionsService(
     deps.repo ?? mockOf<SubmissionsRepository>(), deps.forms ?? mockOf<FormsRepository>(), mockOf<FormAccessService>(), deps.cache ?? mockOf<FormCache>(), events, outbox, mockOf<FileStorage>(), config,
   );
@@ -102,7 +102,7 @@ describe('SubmissionsService: intake rules (repositories mocked)', () => {
     const answers = [{ allowed: false, created: null }, { allowed: true, created: stored(form, 'i-1', { q: 'a' }) }];
     const repo = repoWith({ insertChecked: async () => answers.shift()! });
     const asked: boolean[] = [];
-    await expect(intake(makeSut({ repo, outbox: mockOf<SubmissionOutbox>({ record: async () => undefined }) }), { form, role: 'dataentry' }, { q: 'a', 'meta/instanceID': 'uuid:i-1' }, asked))
+    await expect(intake(makeSut({ repo, outbox: mockOf<SubmissionOutbox>({ record: async () => undefined, committed: () => undefined }) }), { form, role: 'dataentry' }, { q: 'a', 'meta/instanceID': 'uuid:i-1' }, asked))
       .resolves.toMatchObject({ outcome: 'created' });
     expect(asked).toEqual([false, true]);
     const never = repoWith({ insertChecked: async () => ({ allowed: false, created: null }) });
@@ -113,7 +113,7 @@ describe('SubmissionsService: intake rules (repositories mocked)', () => {
   it('stores a new instance, records submission.created in the outbox inside the transaction, then tells listeners after commit', async () => {
     const seen: string[] = [];
     const events = new SubmissionEvents();
-    const outbox = mockOf<SubmissionOutbox>({ record: async (m, event) => void seen.push(`in-tx ${event.type} ${m === manager}`) });
+    const outbox = mockOf<SubmissionOutbox>({ record: async (m, event) => void seen.push(`in-tx ${event.type} ${m === manager}`), committed: (m) => void seen.push(`outbox committed ${m === manager}`) });
     events.onCommitted((event: SubmissionEvent) => void seen.push(`committed ${event.type}`));
     const repo = repoWith({ insertChecked: async (_m, row) => ({ allowed: true, created: stored(form, row.uuid, row.json) }) });
     const result = await intake(makeSut({ repo, events, outbox }), { form, role: 'dataentry' }, { q: 'a', 'meta/instanceID': 'uuid:i-1' });
@@ -125,17 +125,18 @@ describe('SubmissionsService: intake rules (repositories mocked)', () => {
     expect(check).toMatchObject({ version: '1', superuser: false });
     expect([...check.roles].sort()).toEqual(['dataentry', 'editor', 'manager', 'owner']);
     await new Promise((r) => setImmediate(r));
-    expect(seen).toEqual(['in-tx submission.created true', 'committed submission.created']);
+    // The outbox hears of the commit (its NOTIFY goes after it) before the listeners do.
+    expect(seen).toEqual(['in-tx submission.created true', 'outbox committed true', 'committed submission.created']);
   });
 
   it('answers the same instanceID with the same content as a duplicate (no event), and with other content 409', async () => {
-    const outbox = mockOf<SubmissionOutbox>();
+    const outbox = mockOf<SubmissionOutbox>({ committed: () => undefined });
     const existing = stored(form, 'i-1', { q: 'a' });
     const repo = repoWith({ insertChecked: async () => ({ allowed: true, created: null }), findByUuidForUpdate: async () => existing });
     const sut = makeSut({ repo, outbox });
     await expect(intake(sut, { form, role: 'dataentry' }, { q: 'a', 'meta/instanceID': 'uuid:i-1' })).resolves.toMatchObject({ outcome: 'duplicate', submission: existing });
     await expect(intake(sut, { form, role: 'dataentry' }, { q: 'b', 'meta/instanceID': 'uuid:i-1' })).rejects.toBeInstanceOf(ConflictException);
-    expect(outbox.mock.calls).toEqual([]);
+    expect(outbox.mock.callsOf('record')).toEqual([]);
   });
 
   it('lets only an editor replace a stored instance through meta/deprecatedID', async () => {

@@ -13,7 +13,7 @@ import type { UploadedFile } from '../openrosa/multipart.js';
 import { FILE_STORAGE, safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
 import { formatSubmissionTime } from '../wire-formats/api-time.js';
 import { buildSubmissionJson, type SubmissionJson } from './submission-json.js';
-import { contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
+import { announcedMedia, contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
 import { SUBMISSION_OUTBOX, type SubmissionOutbox } from './submission-outbox.js';
@@ -196,14 +196,17 @@ export class SubmissionsService {
         const existing = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
         return this.duplicateOrConflict(m, existing!, hash, form, ownerName, input.files, stored, user, role);
       }
-      await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, 'new');
+      const present = await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, 'new');
       event = { type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId };
       // The outbox rows of the rest services, in this transaction (SubmissionOutbox port, docs/restservices.md).
-      await this.outbox.record(m, event);
+      // An OpenRosa submission split over several POSTs: its forward waits for the rest (docs/restservices.md, "Media wait").
+      await this.outbox.record(m, event, { missingMedia: input.xml ? missingMedia(record, form, present) : [] });
       return { outcome: 'created' as const, submission: created, form };
     };
+    let tx: EntityManager | null = null;
     try {
       const result = await this.repo.transaction(async (m) => {
+        tx = m;
         try {
           return await work(m);
         } catch (err) {
@@ -213,6 +216,7 @@ export class SubmissionsService {
           throw err;
         }
       });
+      this.outbox.committed(tx!);
       if (event) this.events.committed(event);
       return result;
     } catch (err) {
@@ -242,15 +246,19 @@ export class SubmissionsService {
         throw new ForbiddenException({ detail: 'Only the user who made this submission (or an editor) can add attachments to it.' });
       }
     }
-    await this.storeAttachments(m, form, owner, existing, existing.json, files, stored, 'existing');
+    const before = stored.length;
+    const present = await this.storeAttachments(m, form, owner, existing, existing.json, files, stored, 'existing');
+    // A later POST of a split submission: the created event waiting for these files may go now.
+    if (stored.length > before) await this.outbox.attachmentsAdded(m, existing.id, missingMedia(existing.json, form, present));
     return { outcome: 'duplicate', submission: existing, form };
   }
 
   private async storeAttachments(
     m: EntityManager, form: FormEntity, owner: string, submission: SubmissionEntity, record: SubmissionRecord, files: UploadedFile[], stored: string[],
     kind: 'new' | 'existing' | 'edit',
-  ): Promise<void> {
-    if (!files.length && kind !== 'edit') return;
+  ): Promise<Set<string>> {
+    // Nothing to store: the callers only read the names after storing something.
+    if (!files.length && kind !== 'edit') return new Set();
     const isEdit = kind === 'edit';
     // A row inserted by this transaction has no attachments yet.
     const live = kind === 'new' ? [] : await this.repo.liveAttachmentsOf([submission.id], m);
@@ -280,6 +288,7 @@ export class SubmissionsService {
       stored.push(path);
       await this.storage.putFile(path, file.tmpPath, file.mimetype);
     }
+    return keep;
   }
 
   /** Soft delete: `_deleted_at` set, attachments hidden, `submission.deleted` emitted. */
@@ -288,10 +297,12 @@ export class SubmissionsService {
     const submission = await this.findLiveOr404(form.id, id);
     await this.access.requireRole(user, form.id, MIN_ROLE.editSubmissions);
     const event: SubmissionEvent = { type: 'submission.deleted', formId: form.id, submissionId: submission.id, instanceUuid: submission.uuid };
-    await this.repo.transaction(async (m) => {
+    const tx = await this.repo.transaction(async (m) => {
       await this.repo.softDelete(m, submission.id, new Date());
       await this.outbox.record(m, event);
+      return m;
     });
+    this.outbox.committed(tx);
     this.events.committed(event);
   }
 
@@ -355,6 +366,11 @@ function renderOrKeep(form: FormEntity, record: SubmissionRecord, instanceId: st
   const withMeta: SubmissionRecord = { ...record, 'formhub/uuid': form.uuid.replace(/-/g, ''), 'meta/instanceID': `uuid:${instanceId}` };
   if (deprecatedId) withMeta['meta/deprecatedID'] = `uuid:${deprecatedId}`;
   return renderInstanceXml(form, withMeta);
+}
+
+/** Announced attachments (media answers) not among `present`. */
+function missingMedia(record: SubmissionRecord, form: FormEntity, present: Set<string>): string[] {
+  return [...announcedMedia(record, form.fields)].filter((name) => !present.has(name));
 }
 
 function withSuffix(path: string, suffix: string): string {

@@ -8,7 +8,6 @@ import { jsonBody, type Forwarder } from './forwarder.js';
  * `dataset_id` (when set) is sent as `_bamboo_dataset_id`.
  */
 export const datasetForwarder: Forwarder = {
-  forwardsUpdates: true,
   build: (ctx) => ({
     method: 'POST',
     url: ctx.service.serviceUrl,

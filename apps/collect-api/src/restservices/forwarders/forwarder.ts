@@ -3,13 +3,13 @@ import type { SubmissionJson } from '../../submissions/submission-json.js';
 import type { SubmissionEntity } from '../../submissions/submission.entity.js';
 import type { DeliveryEvent, RestServiceEntity } from '../restservice.entities.js';
 
-/** What a forwarder gets: the reloaded live submission and its service (secrets decrypted). */
+/** What a forwarder gets: the submission as its event recorded it (delivery-snapshot.ts) and its service (secrets decrypted). */
 export interface ForwardContext {
   service: RestServiceEntity;
   authToken: string | null;
   submission: SubmissionEntity;
   form: FormEntity;
-  /** The §2.2 object from buildSubmissionJson. */
+  /** The §2.2 object from buildSubmissionJson; for a `deleted` event the identifiers only (`_id`, `_uuid`, `_xform_id_string`, `_deleted_at`). */
   json: SubmissionJson;
   event: DeliveryEvent;
 }
@@ -23,8 +23,6 @@ export interface OutgoingRequest {
 }
 
 export interface Forwarder {
-  /** Whether edits (`X-Submission-Event: updated`) are forwarded too. */
-  forwardsUpdates: boolean;
   build(ctx: ForwardContext): OutgoingRequest;
 }
 

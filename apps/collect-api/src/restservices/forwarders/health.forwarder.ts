@@ -6,7 +6,6 @@ import type { Forwarder } from './forwarder.js';
  * and every field (slashes in xpaths become `_`), values URL-encoded; an unknown name becomes "".
  */
 export const healthForwarder: Forwarder = {
-  forwardsUpdates: false,
   build: (ctx) => ({ method: 'GET', url: fillTemplate(ctx.service.serviceUrl, templateValues(ctx.json, ctx.form.idString)), headers: {}, body: null }),
 };
 

@@ -15,11 +15,4 @@ export const FORWARDERS: Partial<Record<ServiceName, Forwarder>> = {
   messaging: messagingForwarder,
 };
 
-/** Service names that get an outbox row for an event (spreadsheet only with sync_updates for edits/deletes). */
-export function namesFor(event: 'created' | 'updated' | 'deleted'): ServiceName[] {
-  if (event === 'deleted') return ['spreadsheet'];
-  const http = (Object.entries(FORWARDERS) as Array<[ServiceName, Forwarder]>).filter(([, f]) => event === 'created' || f.forwardsUpdates).map(([n]) => n);
-  return [...http, 'spreadsheet'];
-}
-
 export type { Forwarder, ForwardContext, OutgoingRequest } from './forwarder.js';

@@ -6,7 +6,6 @@ import { jsonBody, type Forwarder } from './forwarder.js';
  * `{"flow": flow_uuid, "contacts": [...], "extra": {...}}` (docs/api-conventions.md §Forwarding).
  */
 export const messagingForwarder: Forwarder = {
-  forwardsUpdates: true,
   build: (ctx) => ({
     method: 'POST',
     url: ctx.service.serviceUrl,

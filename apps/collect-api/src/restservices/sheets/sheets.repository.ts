@@ -41,11 +41,11 @@ export class SheetsRepository {
   }
 
   async setOwner(serviceId: number, userId: number): Promise<void> {
-    await this.ds.query(`UPDATE rest_services SET owner_user_id = $2 WHERE id = $1`, [serviceId, userId]);
+    await this.ds.query(`UPDATE rest_services SET owner_user_id = $2, date_modified = now() WHERE id = $1`, [serviceId, userId]);
   }
 
   async setServiceUrl(serviceId: number, url: string): Promise<void> {
-    await this.ds.query(`UPDATE rest_services SET service_url = $2 WHERE id = $1`, [serviceId, url]);
+    await this.ds.query(`UPDATE rest_services SET service_url = $2, date_modified = now() WHERE id = $1`, [serviceId, url]);
   }
 
   async ownerOf(serviceId: number): Promise<number | null> {

@@ -1,0 +1,82 @@
+import type { FormEntity } from '../forms/form.entity.js';
+import { buildSubmissionJson, type SubmissionJson } from '../submissions/submission-json.js';
+import { formatSubmissionTime } from '../wire-formats/api-time.js';
+import type { AttachmentEntity, SubmissionEntity } from '../submissions/submission.entity.js';
+import type { DeliveryEvent } from './restservice.entities.js';
+
+/**
+ * The submission as it was when its event was recorded, stored on each outbox row by the outbox
+ * statement itself (PostgreSQL's `to_jsonb` of the rows, so the storing transaction builds
+ * nothing in JavaScript). Every attempt of the delivery builds its request from this, never from
+ * the live record: an edit made between two attempts is the next event, not a change of this one
+ * (docs/restservices.md, "Fidelity").
+ */
+export interface DeliverySnapshot {
+  /** `to_jsonb(submissions.*)`: snake_case columns, timestamps as ISO text. */
+  submission: Record<string, unknown>;
+  /** `to_jsonb(attachments.*)` of the live attachments, by id. */
+  attachments: Array<Record<string, unknown>>;
+  submitted_by: string | null;
+  /** Attachments the instance XML names that had not arrived when the row was last refreshed. */
+  missing_media: string[];
+}
+
+/**
+ * SQL of the snapshot of submission `$<id>` (an uncorrelated scalar subquery: PostgreSQL runs it
+ * once per statement, and not at all when no service takes the event). `missing` is the SQL of a
+ * jsonb array of names.
+ */
+export function snapshotSql(id: string, missing: string): string {
+  return `(SELECT ${snapshotOfRowSql('snap', missing)} FROM submissions snap WHERE snap.id = ${id})`;
+}
+
+/**
+ * SQL of the snapshot of the `submissions` row under `alias` of the enclosing query (a replay
+ * writes one row per submission it reads).
+ */
+export function snapshotOfRowSql(alias: string, missing: string): string {
+  return `jsonb_build_object(
+      'submission', to_jsonb(${alias}),
+      'attachments', ${attachmentsSql(`${alias}.id`)},
+      'submitted_by', (SELECT u.username FROM users u WHERE u.id = ${alias}.submitted_by_id),
+      'missing_media', ${missing})`;
+}
+
+/** SQL: the live attachments of a submission as a jsonb array. */
+export function attachmentsSql(submissionId: string): string {
+  return `COALESCE((SELECT jsonb_agg(to_jsonb(a) ORDER BY a.id) FROM attachments a WHERE a.submission_id = ${submissionId} AND a.deleted_at IS NULL), '[]'::jsonb)`;
+}
+
+const date = (v: unknown): Date => new Date(String(v));
+const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : date(v));
+
+export function snapshotSubmission(s: DeliverySnapshot): SubmissionEntity {
+  const r = s.submission;
+  return {
+    id: r.id as number, formId: r.form_id as number, uuid: r.uuid as string, json: r.json as SubmissionEntity['json'], xml: r.xml as string,
+    contentHash: r.content_hash as string, status: r.status as string, submittedById: (r.submitted_by_id as number | null) ?? null,
+    version: (r.version as string) ?? '', edited: Boolean(r.edited), bambooDatasetId: (r.bamboo_dataset_id as string) ?? '',
+    dateCreated: date(r.date_created), dateModified: date(r.date_modified), deletedAt: dateOrNull(r.deleted_at),
+  };
+}
+
+export function snapshotAttachments(s: DeliverySnapshot): AttachmentEntity[] {
+  return s.attachments.map((a) => ({
+    id: a.id as number, submissionId: a.submission_id as number, formId: a.form_id as number, filename: a.filename as string, name: a.name as string,
+    mimetype: a.mimetype as string, size: Number(a.size), fieldXpath: (a.field_xpath as string | null) ?? null, dateCreated: date(a.date_created), deletedAt: null,
+    variantError: (a.variant_error as string | null) ?? null,
+  }));
+}
+
+/**
+ * The §2.2 object of the snapshot, or for a `deleted` event the submission's identifiers only:
+ * `{"_id", "_uuid", "_xform_id_string", "_deleted_at"}` (docs/restservices.md, "Events").
+ */
+export function snapshotJson(s: DeliverySnapshot, event: DeliveryEvent, form: FormEntity, baseUrl: string): { submission: SubmissionEntity; json: SubmissionJson } {
+  const submission = snapshotSubmission(s);
+  if (event === 'deleted') {
+    const deletedAt = submission.deletedAt ?? new Date();
+    return { submission, json: { _id: submission.id, _uuid: submission.uuid, _xform_id_string: form.idString, _deleted_at: formatSubmissionTime(deletedAt) } };
+  }
+  return { submission, json: buildSubmissionJson({ submission, form, attachments: snapshotAttachments(s), submittedBy: s.submitted_by, baseUrl }) };
+}
