@@ -17,6 +17,7 @@ import { RestServiceReplays1764700000200 } from './1764700000200-restservice-rep
 import { FormVersions1764710000000 } from './1764710000000-form-versions.js';
 import { FormMetadata1764710000001 } from './1764710000001-form-metadata.js';
 import { DeliveryEvents1764720000000 } from './1764720000000-delivery-events.js';
+import { SheetsBackfillReplays1764720000001 } from './1764720000001-sheets-backfill-replays.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
@@ -32,3 +33,4 @@ migrations.push(VariantFailures1764700000000);
 migrations.push(RestServiceCare1764700000100, RestServiceReplays1764700000200);
 migrations.push(FormVersions1764710000000, FormMetadata1764710000001);
 migrations.push(DeliveryEvents1764720000000);
+migrations.push(SheetsBackfillReplays1764720000001);
