@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { SheetsBackfillReplays1764720000001 } from '../src/migrations/1764720000001-sheets-backfill-replays.js';
 import { SHEET_META_COLUMNS } from '../src/restservices/sheets/sheets.service.js';
 import { demoXForm } from './forms-fixtures.js';
 import { until } from './restservices-receiver.js';
@@ -157,6 +159,31 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
     expect(again.body.backfill_replay).not.toBe(patched.body.backfill_replay);
     expect((await followReplay(created.body.id, again.body.backfill_replay)).pop()).toMatchObject({ status: 'done', total: 0 });
     expect(sheet.rows).toHaveLength(21);
+  });
+
+  it('a back-fill under way when the replay version is installed continues as a replay from its cursor (migration 1764720000001)', async () => {
+    const formId = await newForm('sheet_legacy');
+    await submitMany('sheet_legacy', 30);
+    const created = await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'spreadsheet', spreadsheet_title: 'Legacy', send_existing_data: false }).expect(201);
+    const sheet = await sheetOf(created.body.id);
+    const existing = await ids(formId);
+    // As the former back-fill job left a service it had not finished: pending, cursor after the 10th submission.
+    const db = sut.app.get(DataSource);
+    await db.query(`UPDATE rest_services SET options = options || jsonb_build_object('backfill_pending', true, 'backfill_cursor', $2::int) WHERE id = $1`, [created.body.id, existing[9]]);
+    const runner = db.createQueryRunner();
+    try {
+      await new SheetsBackfillReplays1764720000001().up(runner);
+    } finally {
+      await runner.release();
+    }
+    const [{ options }] = (await db.query(`SELECT options FROM rest_services WHERE id = $1`, [created.body.id])) as Array<{ options: Record<string, unknown> }>;
+    expect(options).not.toHaveProperty('backfill_pending');
+    expect(options).not.toHaveProperty('backfill_cursor');
+    const svc = (await api().get(`/api/v1/restservices/${created.body.id}`).set('Authorization', owner.token).expect(200)).body;
+    expect(svc.backfill_replay).toEqual(expect.any(Number));
+    // The worker's ReplayResumer picks it up: the 20 past the cursor, in _id order.
+    expect((await followReplay(svc.id, svc.backfill_replay)).pop()).toMatchObject({ status: 'done', total: 20, done: 20, failed: 0 });
+    expect(sheet.rows.slice(1).map((r) => Number(r[sheet.rows[0].indexOf('_id')]))).toEqual(existing.slice(10));
   });
 
   it("the provider's Retry-After holds back every write to the sheet: deliveries and the back-fill alike (issue 21)", async () => {
