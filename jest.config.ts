@@ -35,7 +35,7 @@ const config: Config = {
   testTimeout: 60_000,
   maxWorkers: 2,
   // A project folder may not exist yet on a fresh clone (git keeps no empty folders); pnpm test runs from the root.
-  projects: ['apps/collect-api', 'apps/cas', 'libs/contracts', 'libs/platform', 'libs/jwt-validation', 'libs/testing', 'libs/runtime', 'libs/xlsform', 'k8s', 'bench']
+  projects: ['apps/collect-api', 'apps/cas', 'libs/contracts', 'libs/platform', 'libs/jwt-validation', 'libs/embedded', 'libs/testing', 'libs/runtime', 'libs/xlsform', 'k8s', 'bench', 'tools']
     .filter((dir) => existsSync(dir))
     .map(project),
 };

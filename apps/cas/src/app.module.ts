@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { structuredLoggerModule } from '@collect/contracts';
+import { structuredLoggerModule } from '@collect/platform';
 import { ConfigModule } from './config/config.module.js';
 import type { CasConfig } from './config/cas-config.js';
 import { dataSourceOptions } from './database/data-source.js';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { applyHttpServerLimits, configureHttpApp } from '@collect/contracts';
+import { applyHttpServerLimits, configureHttpApp } from '@collect/platform';
 import { AppModule } from './app.module.js';
 import type { CasConfig } from './config/cas-config.js';
 import { runMigrations } from './database/data-source.js';

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { baseLoggerOptions, loadConfigOrExit } from '@collect/contracts';
+import { baseLoggerOptions, loadConfigOrExit } from '@collect/platform';
 import type { LoggerService } from '@nestjs/common';
 import { pino } from 'pino';
 import { ZodError } from 'zod';

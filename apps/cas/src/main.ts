@@ -1,4 +1,4 @@
-import { loadConfigOrExit, installGracefulShutdown } from '@collect/contracts';
+import { loadConfigOrExit, installGracefulShutdown } from '@collect/platform';
 import { Logger } from 'nestjs-pino';
 import { loadCasConfig } from './config/cas-config.js';
 import { SeedError } from './clients/seed-format.js';

@@ -1,4 +1,4 @@
-import { loadConfigOrExit } from '@collect/contracts';
+import { loadConfigOrExit } from '@collect/platform';
 import { loadCasConfig } from './config/cas-config.js';
 import { runMigrations } from './database/data-source.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { openApiGaps, openApiText } from '@collect/contracts';
+import { openApiGaps, openApiText } from '@collect/platform';
 import { casOpenApiDocument } from './openapi-document.js';
 
 const CHECKED_IN = fileURLToPath(new URL('../../../docs/openapi/cas.json', import.meta.url));

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { openApiText } from '@collect/contracts';
+import { openApiText } from '@collect/platform';
 import { casOpenApiDocument } from './openapi-document.js';
 
 /** `pnpm openapi`: writes docs/openapi/cas.json from the code (checked in; a test compares). */

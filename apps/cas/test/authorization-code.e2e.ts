@@ -3,10 +3,10 @@ import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { chromium, type Browser } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS } from '@collect/testing';
 import { AccountsService } from '../src/accounts/accounts.service.js';
-import { CallbackServer } from './support/callback-server.js';
-import { writeSeedFile } from './support/seed-file.js';
+import type { CallbackServer } from './support/callback-server.js';
 import { FormLogin } from './support/form-login.js';
-import { DEV_SEED, startTestCasApp, type TestCasApp } from './test-app.js';
+import { startCasWithRelyingParty } from './support/relying-party.js';
+import type { TestCasApp } from './test-app.js';
 
 
 describe('cas authorization code + PKCE, refresh, implicit', () => {
@@ -19,15 +19,10 @@ describe('cas authorization code + PKCE, refresh, implicit', () => {
   let redirectUri: string;
 
   beforeAll(async () => {
-    rp = await new CallbackServer().start();
-    redirectUri = `${rp.base}/auth/callback`;
-    const seedFile = writeSeedFile({
-      clients: [{
-        client_id: 'spa-implicit', grant_types: ['implicit'], response_types: ['id_token token'], token_endpoint_auth_method: 'none',
-        scopes: ['openid', 'profile', 'read'], resources: ['collect-api'], redirect_uris: [`${rp.base}/implicit-callback`],
-      }],
-    });
-    sut = await startTestCasApp({ CAS_DEV_SEED_FILE: DEV_SEED, CAS_DEV_COLLECT_WEB_REDIRECT_URI: redirectUri, CAS_SEED_FILE: seedFile });
+    ({ sut, rp, redirectUri } = await startCasWithRelyingParty(({ base }) => [{
+      client_id: 'spa-implicit', grant_types: ['implicit'], response_types: ['id_token token'], token_endpoint_auth_method: 'none',
+      scopes: ['openid', 'profile', 'read'], resources: ['collect-api'], redirect_uris: [`${base}/implicit-callback`],
+    }]));
     web = await oidc.discovery(new URL(sut.url), 'collect-web', 'collect-web-secret', oidc.ClientSecretBasic('collect-web-secret'), { execute: [oidc.allowInsecureRequests] });
     jwks = createRemoteJWKSet(new URL(`${sut.url}/.well-known/openid-configuration/jwks`));
     demoId = (await sut.app.get(AccountsService).findByUsername('demo'))!.id;

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { validateInput } from '@collect/contracts';
+import { validateInput } from '@collect/platform';
 import { UserSearchQueryDto } from '../src/cas-api/users.dto.js';
 import { UsersService } from '../src/cas-api/users.service.js';
 import { startTestCasApp, type TestCasApp } from './test-app.js';

@@ -1,10 +1,10 @@
 import { decodeJwt } from 'jose';
 import * as oidc from 'openid-client';
 import { createUser } from './support/accounts.js';
-import { CallbackServer } from './support/callback-server.js';
-import { writeSeedFile } from './support/seed-file.js';
+import type { CallbackServer } from './support/callback-server.js';
 import { FormLogin, formAction } from './support/form-login.js';
-import { DEV_SEED, startTestCasApp, type TestCasApp } from './test-app.js';
+import { startCasWithRelyingParty } from './support/relying-party.js';
+import type { TestCasApp } from './test-app.js';
 
 /**
  * Issue 17, findings 4 and 8 on the CAS, over real HTTP: every check-then-act on a secret is
@@ -19,21 +19,15 @@ describe('cas security: races and token boundaries (issue 17)', () => {
   let redirectUri: string;
 
   beforeAll(async () => {
-    rp = await new CallbackServer().start();
-    redirectUri = `${rp.base}/auth/callback`;
     // A web app whose users may ask for cas-api scopes: the kind of token cas-api must refuse.
-    const seedFile = writeSeedFile({
-      clients: [{
-        client_id: 'admin-web', client_secret: 'admin-web-secret', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
-        scopes: ['openid', 'offline_access', 'adminui-api-wrapper', 'adminui-api-wrapper.users.search'], resources: ['cas-api'],
-        redirect_uris: [redirectUri], token_endpoint_auth_method: 'client_secret_basic',
-      }],
-    });
-    sut = await startTestCasApp({
-      CAS_DEV_SEED_FILE: DEV_SEED, CAS_DEV_COLLECT_WEB_REDIRECT_URI: redirectUri, CAS_SEED_FILE: seedFile,
+    ({ sut, rp, redirectUri } = await startCasWithRelyingParty(({ redirectUri: callback }) => [{
+      client_id: 'admin-web', client_secret: 'admin-web-secret', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
+      scopes: ['openid', 'offline_access', 'adminui-api-wrapper', 'adminui-api-wrapper.users.search'], resources: ['cas-api'],
+      redirect_uris: [callback], token_endpoint_auth_method: 'client_secret_basic',
+    }], {
       // Every test here logs in from 127.0.0.1: the per-address lockout stays out of the way.
       CAS_LOGIN_MAX_FAILURES_PER_IP: '1000', RATE_LIMIT_LOGIN_PER_IP: '100000',
-    });
+    }));
   });
   afterAll(async () => {
     await sut?.close();

@@ -1,11 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { BullModule } from '@nestjs/bull';
-import { structuredLoggerModule } from '@collect/contracts';
+import { structuredLoggerModule } from '@collect/platform';
 import { ConfigModule } from './config/config.module.js';
 import type { CollectConfig } from './config/collect-config.js';
 import { ChangeNotificationsModule } from './database/change-notifications.module.js';
-import { dataSourceOptions } from './database/data-source.js';
+import { dataSourceOptions } from './data-source.js';
 import { CollectHealthModule } from './health/collect-health.module.js';
 import { MetricsModule } from './health/metrics.module.js';
 import { featureModules } from './feature-modules.js';

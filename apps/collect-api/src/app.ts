@@ -2,10 +2,10 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import helmet from 'helmet';
-import { applyHttpServerLimits, configureHttpApp, securityHeaders } from '@collect/contracts';
+import { applyHttpServerLimits, configureHttpApp, securityHeaders } from '@collect/platform';
 import { AppModule } from './app.module.js';
 import type { CollectConfig } from './config/collect-config.js';
-import { runMigrations } from './database/data-source.js';
+import { runMigrations } from './data-source.js';
 import { COLLECT_API_DOCS } from './openapi-document.js';
 
 /**

@@ -1,4 +1,4 @@
-import { loadConfigOrExit, installGracefulShutdown } from '@collect/contracts';
+import { loadConfigOrExit, installGracefulShutdown } from '@collect/platform';
 import { Logger } from 'nestjs-pino';
 import { loadCollectConfig } from './config/collect-config.js';
 

@@ -1,6 +1,6 @@
-import { loadConfigOrExit } from '@collect/contracts';
+import { loadConfigOrExit } from '@collect/platform';
 import { loadCollectConfig } from './config/collect-config.js';
-import { runMigrations } from './database/data-source.js';
+import { runMigrations } from './data-source.js';
 
 /** `migrate`: applies pending migrations and exits; the Kubernetes migrate Job runs this. */
 async function main(): Promise<void> {

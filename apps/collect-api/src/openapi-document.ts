@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { buildOpenApiDocument, type OpenApiInfo } from '@collect/contracts';
+import { buildOpenApiDocument, type OpenApiInfo } from '@collect/platform';
 import { AppModule } from './app.module.js';
 import { loadCollectConfig } from './config/collect-config.js';
 

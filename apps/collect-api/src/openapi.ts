@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { openApiText } from '@collect/contracts';
+import { openApiText } from '@collect/platform';
 import { collectOpenApiDocument } from './openapi-document.js';
 
 /** `pnpm openapi`: writes docs/openapi/collect-api.json from the code (checked in; a test compares). */

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { readiness, type ReadinessCheck } from '@collect/contracts';
+import { readiness, type ReadinessCheck } from '@collect/platform';
 import { register } from 'prom-client';
 import type { CollectConfig } from './config/collect-config.js';
 import { metricsRefusal } from './health/metrics.controller.js';

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { loadConfigOrExit, installGracefulShutdown, READINESS_CHECKS, type ReadinessCheck } from '@collect/contracts';
+import { loadConfigOrExit, installGracefulShutdown, READINESS_CHECKS, type ReadinessCheck } from '@collect/platform';
 import { Logger } from 'nestjs-pino';
 import { loadCollectConfig } from './config/collect-config.js';
 import { WorkerModule } from './worker.module.js';

@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { demoWav } from '../src/seed/demo-media.js';
 
 /** An XForm with a group, a repeat, a geopoint and image/audio questions (ODK XForms shape). */
 export function demoXForm(idString = 'household_survey', title = 'Household survey'): string {
@@ -78,24 +79,7 @@ export async function png(): Promise<Buffer> {
   return sharp({ create: { width: 32, height: 32, channels: 4, background: { r: 0, g: 90, b: 200, alpha: 1 } } }).png().toBuffer();
 }
 
-/** A real 0.1 s mono 8 kHz PCM WAV file. */
+/** A real 0.1 s mono 8 kHz PCM WAV file (the demo seed's generator). */
 export function wav(): Buffer {
-  const samples = 800;
-  const data = Buffer.alloc(samples * 2);
-  for (let i = 0; i < samples; i++) data.writeInt16LE(Math.round(Math.sin(i / 4) * 8000), i * 2);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + data.length, 4);
-  header.write('WAVE', 8);
-  header.write('fmt ', 12);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(8000, 24);
-  header.writeUInt32LE(16000, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
+  return demoWav(1, 0.1);
 }

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { freePort, freshRedisPrefix, freshTestDatabase, sharedRedisUrl, startServiceProcess, waitFor } from '@collect/testing';
-import { runMigrations } from '../src/database/data-source.js';
+import { runMigrations } from '../src/data-source.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));

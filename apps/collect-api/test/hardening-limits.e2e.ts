@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import request from 'supertest';
 import { freshRedisPrefix } from '@collect/testing';
-import { validateInput } from '@collect/contracts';
+import { validateInput } from '@collect/platform';
 import { PageQueryDto, pageRequest } from '../src/submissions/pagination.js';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';

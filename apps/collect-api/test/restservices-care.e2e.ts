@@ -4,7 +4,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { freePort, startServiceProcess, type ServiceProcess } from '@collect/testing';
 import { demoXForm } from './forms-fixtures.js';
-import { Receiver, until } from './restservices-receiver.js';
+import { Receiver, until, WORKER_FORWARDING } from './restservices-receiver.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
@@ -16,15 +16,7 @@ if (!Number.isInteger(BURST_PER_MINUTE) || BURST_PER_MINUTE < 1 || BURST_PER_MIN
 /** 500 at that rate, twice over, and at least two minutes. */
 const BURST_WAIT_MS = Math.max(120_000, Math.ceil((500 / BURST_PER_MINUTE) * 60_000 * 2));
 
-const FAST = {
-  FORWARD_BACKOFF_BASE_MS: '50',
-  FORWARD_BACKOFF_FACTOR: '2',
-  FORWARD_MAX_ATTEMPTS: '20',
-  FORWARD_RELAY_INTERVAL_MS: '100',
-  FORWARD_TIMEOUT_MS: '3000',
-  FORWARD_LEASE_MS: '5000',
-  FORWARD_CONCURRENCY: '16',
-};
+const FAST = { ...WORKER_FORWARDING, FORWARD_LEASE_MS: '5000' };
 
 /**
  * A destination that enforces its own quota the way flow-start and sheet APIs do: more than

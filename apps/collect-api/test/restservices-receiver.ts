@@ -1,5 +1,24 @@
 import http from 'node:http';
 
+/** Forwarding settings of the in-process rest-service suites: retries after 40 ms, 80 ms, ...; the relay looks every 50 ms. */
+export const FAST_FORWARDING = {
+  FORWARD_BACKOFF_BASE_MS: '40',
+  FORWARD_BACKOFF_FACTOR: '2',
+  FORWARD_RELAY_INTERVAL_MS: '50',
+  FORWARD_TIMEOUT_MS: '3000',
+  FORWARD_LEASE_MS: '10000',
+};
+
+/** Forwarding settings of the suites that run the worker process (dist/worker.js); each adds its FORWARD_LEASE_MS. */
+export const WORKER_FORWARDING = {
+  FORWARD_BACKOFF_BASE_MS: '50',
+  FORWARD_BACKOFF_FACTOR: '2',
+  FORWARD_MAX_ATTEMPTS: '20',
+  FORWARD_RELAY_INTERVAL_MS: '100',
+  FORWARD_TIMEOUT_MS: '3000',
+  FORWARD_CONCURRENCY: '16',
+};
+
 export interface ReceivedRequest {
   method: string;
   /** Path and query as sent. */

@@ -1,17 +1,9 @@
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { demoXForm } from './forms-fixtures.js';
-import { Receiver, until, type ReceivedRequest } from './restservices-receiver.js';
+import { FAST_FORWARDING as FAST, Receiver, until, type ReceivedRequest } from './restservices-receiver.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
-
-const FAST = {
-  FORWARD_BACKOFF_BASE_MS: '40',
-  FORWARD_BACKOFF_FACTOR: '2',
-  FORWARD_RELAY_INTERVAL_MS: '50',
-  FORWARD_TIMEOUT_MS: '3000',
-  FORWARD_LEASE_MS: '10000',
-};
 
 /** The value of a header as sent, by its exact name. */
 function rawHeader(r: ReceivedRequest, name: string): string | undefined {

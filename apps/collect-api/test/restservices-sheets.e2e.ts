@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { SheetsBackfillReplays1764720000001 } from '../src/migrations/1764720000001-sheets-backfill-replays.js';
+import { SheetsBackfillReplays1764840000001 } from '../src/migrations/1764840000001-sheets-backfill-replays.js';
 import { SHEET_META_COLUMNS } from '../src/restservices/sheets/sheets.service.js';
 import { demoXForm } from './forms-fixtures.js';
 import { until } from './restservices-receiver.js';
@@ -161,7 +161,7 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
     expect(sheet.rows).toHaveLength(21);
   });
 
-  it('a back-fill under way when the replay version is installed continues as a replay from its cursor (migration 1764720000001)', async () => {
+  it('a back-fill under way when the replay version is installed continues as a replay from its cursor (migration 1764840000001)', async () => {
     const formId = await newForm('sheet_legacy');
     await submitMany('sheet_legacy', 30);
     const created = await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'spreadsheet', spreadsheet_title: 'Legacy', send_existing_data: false }).expect(201);
@@ -172,7 +172,7 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
     await db.query(`UPDATE rest_services SET options = options || jsonb_build_object('backfill_pending', true, 'backfill_cursor', $2::int) WHERE id = $1`, [created.body.id, existing[9]]);
     const runner = db.createQueryRunner();
     try {
-      await new SheetsBackfillReplays1764720000001().up(runner);
+      await new SheetsBackfillReplays1764840000001().up(runner);
     } finally {
       await runner.release();
     }

@@ -3,21 +3,13 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { freePort, startRedis, startServiceProcess, type RedisHandle, type ServiceProcess } from '@collect/testing';
 import { demoXForm } from './forms-fixtures.js';
-import { Receiver, until } from './restservices-receiver.js';
+import { Receiver, until, WORKER_FORWARDING } from './restservices-receiver.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
 const WORKER = fileURLToPath(new URL('../dist/worker.js', import.meta.url));
 
-const FAST = {
-  FORWARD_BACKOFF_BASE_MS: '50',
-  FORWARD_BACKOFF_FACTOR: '2',
-  FORWARD_MAX_ATTEMPTS: '20',
-  FORWARD_RELAY_INTERVAL_MS: '100',
-  FORWARD_TIMEOUT_MS: '3000',
-  FORWARD_LEASE_MS: '2000',
-  FORWARD_CONCURRENCY: '16',
-};
+const FAST = { ...WORKER_FORWARDING, FORWARD_LEASE_MS: '2000' };
 
 /**
  * The real worker process (dist/worker.js) against our own redis-server child, so Redis can be

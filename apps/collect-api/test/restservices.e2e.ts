@@ -5,19 +5,12 @@ import { JobQueue } from '../src/jobs/job-queue.js';
 import { QueueName } from '../src/jobs/job.types.js';
 import { RestServicesRepository } from '../src/restservices/restservices.repository.js';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
-import { headerNames, Receiver, until } from './restservices-receiver.js';
+import { FAST_FORWARDING, headerNames, Receiver, until } from './restservices-receiver.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
-const FAST = {
-  FORWARD_BACKOFF_BASE_MS: '40',
-  FORWARD_BACKOFF_FACTOR: '2',
-  FORWARD_RELAY_INTERVAL_MS: '50',
-  FORWARD_TIMEOUT_MS: '3000',
-  FORWARD_LEASE_MS: '10000',
-  // These OpenRosa submissions name files they do not attach; the media wait has its own suite (restservices-events).
-  FORWARD_MEDIA_WAIT_SECONDS: '0',
-};
+// These OpenRosa submissions name files they do not attach; the media wait has its own suite (restservices-events).
+const FAST = { ...FAST_FORWARDING, FORWARD_MEDIA_WAIT_SECONDS: '0' };
 
 describe('rest services: CRUD, forwarders on the wire, retries, delivery log', () => {
   let sut: TestCollectApp;

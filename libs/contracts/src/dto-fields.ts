@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import { plainToInstance, Transform, Type as TransformType } from 'class-transformer';
@@ -5,7 +6,29 @@ import {
   ArrayMaxSize, ArrayMinSize, IsArray, IsObject, IsBoolean, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateBy, ValidateIf, ValidateNested,
   type ValidationArguments, type ValidationOptions,
 } from 'class-validator';
-import { AS_DETAIL, OpaqueField } from './validation-pipe.js';
+
+/**
+ * Constraint context that makes a failed check a non-field error, `{"detail": message}`, instead
+ * of `{"<field>": [message]}` (the media filters keep their documented detail messages,
+ * docs/media.md). Pass it as `context` in a decorator's validation options.
+ */
+export const AS_DETAIL = { asDetail: true } as const;
+
+const OPAQUE_FIELDS = Symbol('collect:opaque-fields');
+
+/** Marks a DTO property whose object value is data the DTO does not describe (`@AnyObject()`). */
+export function OpaqueField(): PropertyDecorator {
+  return (target, key) => {
+    const fields = (Reflect.getOwnMetadata(OPAQUE_FIELDS, target) as string[] | undefined) ?? [...((Reflect.getMetadata(OPAQUE_FIELDS, target) as string[] | undefined) ?? [])];
+    fields.push(String(key));
+    Reflect.defineMetadata(OPAQUE_FIELDS, fields, target);
+  };
+}
+
+/** The properties of a DTO prototype marked `@OpaqueField()`; the validation pipe sets their values aside. */
+export function opaqueFieldsOf(prototype: object): string[] {
+  return (Reflect.getMetadata(OPAQUE_FIELDS, prototype) as string[] | undefined) ?? [];
+}
 
 /**
  * Field decorators of the DTOs of both services: each one is the class-validator checks of a

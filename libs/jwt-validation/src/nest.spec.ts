@@ -1,7 +1,7 @@
 import { Controller, Get, Module, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { HttpErrorFilter } from '@collect/contracts';
+import { HttpErrorFilter } from '@collect/platform';
 import { AccessToken, BearerAuth, extractBearerToken, JwtValidationModule } from './nest.js';
 import { LocalIssuer } from './testing/local-issuer.js';
 import type { VerifiedAccessToken } from './validator.js';

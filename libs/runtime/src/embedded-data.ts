@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, realpathSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { postgresCanReach, sharedDir } from '@collect/testing';
+import { postgresCanReach, sharedDir } from '@collect/embedded';
 
 /**
  * Where `pnpm start` keeps the embedded PostgreSQL cluster (docs/operations.md, "Embedded

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { z } from 'zod';
-import { ConfigError, envField, parseEnv } from '@collect/contracts';
+import { ConfigError, envField, parseEnv } from '@collect/platform';
 
 const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL');
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { GiveUp, trackChild, waitFor, type ServiceProcess } from '@collect/testing';
+import { GiveUp, trackChild, waitFor, type ServiceProcess } from '@collect/embedded';
 import type { ServiceDefinition } from './services.js';
 
 /** Starts one service with its output prefixed by its name, and waits until it is ready. */

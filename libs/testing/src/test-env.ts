@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ensureDatabase } from './postgres.js';
+import { ensureDatabase } from '@collect/embedded';
 
 /**
  * The Jest global setup starts one embedded PostgreSQL and one redis-server for the whole run

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import argon2 from 'argon2';
-import { WorkLimiter } from '@collect/contracts';
+import { WorkLimiter } from '@collect/platform';
 import { CAS_CONFIG, type CasConfig } from '../config/cas-config.js';
 
 /**

@@ -1,4 +1,5 @@
-import { Int, RejectUnknownFields, Text } from '@collect/contracts';
+import { Int, Text } from '@collect/contracts';
+import { RejectUnknownFields } from '@collect/platform';
 
 const MAX_TEXT = 254;
 const ONCE = 'Give this parameter once, as text.';

@@ -1,4 +1,4 @@
-import { ConfigError } from '@collect/contracts';
+import { ConfigError } from '@collect/platform';
 import { loadCasConfig } from './cas-config.js';
 
 describe('cas configuration', () => {

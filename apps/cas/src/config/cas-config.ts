@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envField, parseEnv, trustedProxyHops, trustedProxyHopsFields } from '@collect/contracts';
+import { envField, parseEnv, trustedProxyHops, trustedProxyHopsFields } from '@collect/platform';
 
 /** Used only outside production, where CAS_KEY_ENCRYPTION_KEY / CAS_COOKIE_KEYS may stay unset. */
 export const DEV_KEY_ENCRYPTION_KEY = 'dev-only-key-encryption-key-change-me';

@@ -1,4 +1,4 @@
-import { HealthModule } from '@collect/contracts';
+import { HealthModule } from '@collect/platform';
 import { DataSource } from 'typeorm';
 
 export const CasHealthModule = HealthModule.register({

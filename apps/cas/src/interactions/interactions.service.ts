@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable } from '@nestjs/common';
-import { WorkLimiterFullError } from '@collect/contracts';
+import { messagePage, WorkLimiterFullError } from '@collect/platform';
 import { AccountsService } from '../accounts/accounts.service.js';
 import { LoginThrottleService } from '../accounts/login-throttle.service.js';
 import { OidcService } from '../oidc/oidc.service.js';
 import { resourceName } from '../oidc/provider-factory.js';
 import type { InteractionLoginDto } from './interactions.dto.js';
-import { consentPage, loginPage, messagePage } from './views.js';
+import { consentPage, loginPage } from './views.js';
 
 export interface Rendered {
   status: number;

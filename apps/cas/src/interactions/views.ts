@@ -1,7 +1,5 @@
 import { escapeHtml, htmlPage } from '@collect/platform';
 
-export { messagePage } from '@collect/platform';
-
 /**
  * Server-rendered pages of the CAS. No script on any page: forms post back to the server and
  * tokens only ever travel server to server or in redirects to registered callbacks.

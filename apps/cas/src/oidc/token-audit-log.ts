@@ -1,4 +1,4 @@
-import { baseLoggerOptions } from '@collect/contracts';
+import { baseLoggerOptions } from '@collect/platform';
 import { pino, type Logger as PinoLogger } from 'pino';
 
 /**

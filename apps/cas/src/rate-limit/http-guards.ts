@@ -3,7 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import helmet from 'helmet';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { basicUsername, BatchedRateLimitStore, checkRateLimits, clientAddress as trustedClientAddress, securityHeaders, type RateLimitRule } from '@collect/contracts';
+import { basicUsername, BatchedRateLimitStore, checkRateLimits, clientAddress as trustedClientAddress, securityHeaders, type RateLimitRule } from '@collect/platform';
 import type { CasConfig } from '../config/cas-config.js';
 import { PostgresRateLimitBackend } from './postgres-rate-limit-store.js';
 

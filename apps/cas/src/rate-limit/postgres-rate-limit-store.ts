@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { RateLimitBackend } from '@collect/contracts';
+import type { RateLimitBackend } from '@collect/platform';
 
 /** Fixed-window counters in cas_rate_limits, shared by every replica. */
 export class PostgresRateLimitBackend implements RateLimitBackend {

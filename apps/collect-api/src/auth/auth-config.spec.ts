@@ -1,4 +1,4 @@
-import { ConfigError } from '@collect/contracts';
+import { ConfigError } from '@collect/platform';
 import { loadCollectConfig } from '../config/collect-config.js';
 
 describe('auth configuration', () => {

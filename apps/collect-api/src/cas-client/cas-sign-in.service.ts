@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type * as oidcTypes from 'openid-client';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
-import { hashToken, SecretBox } from '../auth/secrets.js';
+import { hashToken, SecretBox } from '../crypto/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
 import type { UserEntity } from '../users/user.entity.js';

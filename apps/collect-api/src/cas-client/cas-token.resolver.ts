@@ -4,7 +4,7 @@ import { HttpErrorWithHeaders, UnauthorizedError } from '@collect/contracts';
 import { JwtValidationError, JwtValidator, KeySourceUnavailableError, type AccessTokenClaims } from '@collect/jwt-validation';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { BearerResolvers, type BearerTokenResolver } from '../auth/bearer-resolvers.js';
-import { TtlCache } from '../auth/ttl-cache.js';
+import { TtlCache } from '../cache/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { UsersService } from '../users/users.service.js';

@@ -1,4 +1,4 @@
-import { ConfigError } from '@collect/contracts';
+import { ConfigError } from '@collect/platform';
 import { loadCollectConfig } from './collect-config.js';
 
 describe('collect-api configuration', () => {

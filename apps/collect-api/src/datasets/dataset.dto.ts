@@ -7,7 +7,7 @@ const NAME = { trim: true, blank: 'refuse', max: 255, message: 'A non-empty stri
 const COLUMNS = 'A non-empty list of field names (xpaths).';
 const QUERY = 'Must be a list of {column, filter, value, condition?}.';
 
-/** `POST /api/v1/merged-datasets` (docs/api-conventions.md §Forms, submissions, datasets). */
+/** `POST /api/v1/merged-datasets` (docs/api-conventions.md §Forms and submissions). */
 export class CreateMergedDatasetDto {
   @Text({ ...NAME, required: true })
   name: string;

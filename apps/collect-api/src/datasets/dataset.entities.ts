@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
-/** One filter of a dataview query (docs/api-conventions.md §Forms, submissions, datasets). */
+/** One filter of a dataview query (docs/api-conventions.md §Forms and submissions). */
 export interface DataviewFilter {
   column: string;
   filter: '=' | '>' | '<' | '>=' | '<=' | '<>' | '!=';

@@ -1,4 +1,4 @@
-import { validateInput } from '@collect/contracts';
+import { validateInput } from '@collect/platform';
 import { CreateDataviewDto } from './dataset.dto.js';
 import { compileDataviewQuery } from './dataview-query.js';
 

@@ -1,4 +1,4 @@
-import { validateInput } from '@collect/contracts';
+import { validateInput } from '@collect/platform';
 import { JsonFormDefinitionDto } from './form.dto.js';
 import { parseJsonForm, parseXForm } from './form-definition.js';
 

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ValidateIf, type ValidationArguments } from 'class-validator';
-import { Bool, Choice, Nested, RejectUnknownFields, Text } from '@collect/contracts';
+import { Bool, Choice, Nested, Text } from '@collect/contracts';
+import { RejectUnknownFields } from '@collect/platform';
 import { JSON_FIELD_TYPES, JSON_TYPE_ALIASES, NAME_RE } from './form-definition.js';
 import type { FormField } from './form.entity.js';
 import { FORM_ROLES, type FormRole } from './roles.js';
@@ -81,7 +82,7 @@ export class ShareFormDto {
   remove?: boolean;
 }
 
-/** A form as the API shows it (docs/api-conventions.md §Forms). */
+/** A form as the API shows it (docs/api-conventions.md §Forms and submissions). */
 export class FormBody {
   @ApiProperty({ type: 'string', format: 'uri' })
   url: string;

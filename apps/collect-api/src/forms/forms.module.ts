@@ -4,11 +4,12 @@ import { FormEntity, FormRoleEntity, FormVersionEntity } from './form.entity.js'
 import { FormAccessService } from './form-access.service.js';
 import { FormCache } from './form-cache.js';
 import { FormsRepository } from './forms.repository.js';
+import { FormListController } from './form-list.controller.js';
 import { FormsController } from './forms.controller.js';
 import { FormsService } from './forms.service.js';
 import { XlsFormConversion } from './xlsform-conversion.js';
 import { UsersModule } from '../users/users.module.js';
-import { FormMediaStoreModule } from '../metadata/form-media-store.module.js';
+import { FormMediaStoreModule } from '../form-media/form-media-store.module.js';
 
 /**
  * Forms, roles and sharing. Exports FormAccessService: the one role check of every module
@@ -16,7 +17,7 @@ import { FormMediaStoreModule } from '../metadata/form-media-store.module.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([FormEntity, FormRoleEntity, FormVersionEntity]), UsersModule, FormMediaStoreModule],
-  controllers: [FormsController],
+  controllers: [FormsController, FormListController],
   providers: [FormsRepository, FormAccessService, FormsService, XlsFormConversion, FormCache],
   exports: [FormsRepository, FormAccessService, FormsService, FormCache],
 })

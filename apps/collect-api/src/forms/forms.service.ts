@@ -5,7 +5,8 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
 import { inputLimitsOf, XmlInputError } from '../openrosa/xml.js';
-import { formUuidHex, formatSubmissionTime } from '../submissions/submission-json.js';
+import { formatSubmissionTime } from '../wire-formats/api-time.js';
+import { formUuidHex } from '../wire-formats/form-uuid.js';
 import type { FormEntity, FormField } from './form.entity.js';
 import { FormAccessService, PERMISSION_DENIED } from './form-access.service.js';
 import { fieldsOfAllVersions, parseJsonForm, type JsonFormDefinition, type ParsedForm } from './form-definition.js';
@@ -13,8 +14,8 @@ import type { FormBody, ShareFormDto, UpdateFormDto } from './form.dto.js';
 import { FormsRepository } from './forms.repository.js';
 import { MIN_ROLE, roleRank, type FormRole } from './roles.js';
 import { XlsFormConversion } from './xlsform-conversion.js';
-import { FormMediaStore } from '../metadata/form-media.store.js';
-import { setInstanceVersion, withFormhubUuid, XFormEditError } from './xform-edit.js';
+import { FormMediaStore } from '../form-media/form-media.store.js';
+import { setInstanceVersion, withFormhubUuid, XFormEditError } from '../openrosa/xform-edit.js';
 
 /** A form definition as uploaded: XForm XML, a JSON definition, or an XLSForm workbook (.xlsx). */
 export type FormUpload = { xml: string } | { json: JsonFormDefinition } | { xlsx: Buffer; filename: string };

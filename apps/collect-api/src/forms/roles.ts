@@ -15,7 +15,7 @@ export function roleAtLeast(role: FormRole | null | undefined, minimum: FormRole
   return roleRank(role) >= RANK[minimum];
 }
 
-/** Minimum role per action (docs/api-conventions.md table), named so modules do not hard-code ranks. */
+/** Minimum role per action (docs/api-conventions.md §Roles and permissions), named so modules do not hard-code ranks. */
 export const MIN_ROLE = {
   view: 'readonly',
   submit: 'dataentry',

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { HealthModule } from '@collect/contracts';
+import { HealthModule } from '@collect/platform';
 import { DataSource } from 'typeorm';
 import { databaseCheck } from './readiness.js';
 import { RedisHealth } from './redis-health.js';

@@ -4,7 +4,7 @@ import { register } from 'prom-client';
 import { parseAuthorization } from '../auth/auth-header.js';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
 import { SkipAuth } from '../auth/require-auth.decorator.js';
-import { safeEqual } from '../auth/secrets.js';
+import { safeEqual } from '../crypto/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 
 /**

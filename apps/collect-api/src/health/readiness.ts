@@ -1,4 +1,4 @@
-import type { ReadinessCheck } from '@collect/contracts';
+import type { ReadinessCheck } from '@collect/platform';
 import type { DataSource } from 'typeorm';
 
 export function databaseCheck(ds: DataSource): ReadinessCheck {

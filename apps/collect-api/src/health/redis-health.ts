@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import type { ReadinessCheck } from '@collect/contracts';
+import type { ReadinessCheck } from '@collect/platform';
 import { Redis } from 'ioredis';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 

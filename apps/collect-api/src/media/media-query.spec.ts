@@ -1,5 +1,5 @@
 import { BadRequestException } from '@nestjs/common';
-import { validateInput } from '@collect/contracts';
+import { validateInput } from '@collect/platform';
 import { acceptsExactly, listingShowsFieldXpath, listingUsesFilesStyle, MediaListQueryDto, mediaFilters } from './media-query.js';
 import { contentDisposition } from '../storage/served-content.js';
 import { parseRange } from './media-download.js';

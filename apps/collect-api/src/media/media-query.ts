@@ -2,7 +2,7 @@ import { IntersectionType } from '@nestjs/swagger';
 import { Choice, Int, MAX_DB_ID, Text } from '@collect/contracts';
 import { PageQueryDto } from '../submissions/pagination.js';
 import { MEDIA_TYPES, type MediaType } from './media.repository.js';
-import { VARIANT_NAMES, type VariantName } from './media-urls.js';
+import { VARIANT_NAMES, type VariantName } from '../wire-formats/media-urls.js';
 
 /** The filters of `GET /api/v1/media` and `/media/count`, validated (docs/api-conventions.md §Media). */
 export interface MediaQuery {

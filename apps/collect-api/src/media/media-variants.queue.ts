@@ -6,7 +6,7 @@ import { OnJob } from '../jobs/on-job.decorator.js';
 import { SubmissionEvents } from '../submissions/submission-events.js';
 import { MediaRepository } from './media.repository.js';
 import { hasVariants, MediaVariantsService } from './media-variants.service.js';
-import { VARIANT_SIZES, type VariantName } from './media-urls.js';
+import { VARIANT_SIZES, type VariantName } from '../wire-formats/media-urls.js';
 
 /**
  * MEDIA_VARIANTS_AT_SUBMISSION: every API process queues one job per stored submission after

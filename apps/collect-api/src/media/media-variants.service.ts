@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { AttachmentEntity } from '../submissions/submission.entity.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
-import { VARIANT_SIZES, extensionOf, type VariantName } from './media-urls.js';
+import { VARIANT_SIZES, extensionOf, type VariantName } from '../wire-formats/media-urls.js';
 import { MediaRepository } from './media.repository.js';
 
 /** sharp (libvips) loads with the first variant made, not at start-up: idle memory (docs/benchmarks.md). */

@@ -11,7 +11,7 @@ import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
 import { contentDisposition, servedContentType } from '../storage/served-content.js';
 import { sendStoredFile, type DownloadOptions } from './media-download.js';
 import { acceptsExactly, FileQueryDto, invalidIdMessage, MediaFilterQueryDto, mediaFilters, MediaListQueryDto } from './media-query.js';
-import { parseMediaPathSegment, requestBaseUrl } from './media-urls.js';
+import { parseMediaPathSegment, requestBaseUrl } from '../wire-formats/media-urls.js';
 import { MediaCount, MediaJson } from './media.dto.js';
 import { MediaService } from './media.service.js';
 

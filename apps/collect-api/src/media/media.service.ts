@@ -13,7 +13,7 @@ import type { AttachmentEntity } from '../submissions/submission.entity.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
 import type { DownloadTarget } from './media-download.js';
 import { listingShowsFieldXpath, listingUsesFilesStyle, type MediaQuery } from './media-query.js';
-import { extensionOf, mediaDownloadUrls, mediaRecordUrl, type MediaUrlStyle, type VariantName } from './media-urls.js';
+import { extensionOf, mediaDownloadUrls, mediaRecordUrl, type MediaUrlStyle, type VariantName } from '../wire-formats/media-urls.js';
 import { MediaVariantsService, hasVariants } from './media-variants.service.js';
 import { MediaRepository, type MediaFilter } from './media.repository.js';
 import type { MediaJson } from './media.dto.js';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { FormsModule } from '../forms/forms.module.js';
-import { FormMediaStoreModule } from './form-media-store.module.js';
+import { FormMediaStoreModule } from '../form-media/form-media-store.module.js';
 import { MetadataController } from './metadata.controller.js';
 import { MetadataService } from './metadata.service.js';
 import { OpenRosaMediaController } from './openrosa-media.controller.js';

@@ -1,5 +1,6 @@
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
-import { FieldValidationError, NOT_FOUND_DETAIL, validateInput } from '@collect/contracts';
+import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
+import { validateInput } from '@collect/platform';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { FormEntity } from '../forms/form.entity.js';
@@ -7,9 +8,9 @@ import { FormAccessService } from '../forms/form-access.service.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import { MIN_ROLE } from '../forms/roles.js';
 import type { MultipartForm } from '../openrosa/body.js';
-import type { FormMediaEntity } from './form-media.entity.js';
-import { FormMediaRepository } from './form-media.repository.js';
-import { FormMediaStore } from './form-media.store.js';
+import type { FormMediaEntity } from '../form-media/form-media.entity.js';
+import { FormMediaRepository } from '../form-media/form-media.repository.js';
+import { FormMediaStore } from '../form-media/form-media.store.js';
 import { CreateMetadataDto, type MetadataBody } from './metadata.dto.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { withFormhubUuid } from '../forms/xform-edit.js';
+import { withFormhubUuid } from '../openrosa/xform-edit.js';
 
 /**
  * Form versions (docs/forms.md, "Form versions"): every definition a form has had, the current

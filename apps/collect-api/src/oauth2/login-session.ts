@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SecretBox } from '../auth/secrets.js';
+import { SecretBox } from '../crypto/secrets.js';
 import { cookieHeader, readCookie as readRequestCookie } from '../auth/cookies.js';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
 

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { hashToken, newOpaqueSecret, safeEqual } from '../auth/secrets.js';
+import { hashToken, newOpaqueSecret, safeEqual } from '../crypto/secrets.js';
 import type { ClientType, OAuthApplicationEntity } from './oauth2.entities.js';
 import { OAuthError } from './oauth2.errors.js';
 import { OAuth2Repository } from './oauth2.repository.js';

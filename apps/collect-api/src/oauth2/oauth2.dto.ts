@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ValidateIf } from 'class-validator';
-import { Choice, RejectUnknownFields, Text } from '@collect/contracts';
+import { Choice, Text } from '@collect/contracts';
+import { RejectUnknownFields } from '@collect/platform';
 import type { ValidationArguments } from 'class-validator';
 import type { NewApplication } from './oauth-applications.service.js';
 import { isAllowedRedirectUri, splitRedirectUris } from './redirect-uris.js';
@@ -10,7 +11,7 @@ const badRedirectUri = (args: ValidationArguments) =>
 const redirectUris = { test: (v: string) => splitRedirectUris(v).every(isAllowedRedirectUri), message: badRedirectUri };
 
 /**
- * `POST /api/v1/oauth-applications` (docs/api-conventions.md §Small points). Strict: a misspelt field of a
+ * `POST /api/v1/oauth-applications` (docs/api-conventions.md §Local OAuth 2.0 provider). Strict: a misspelt field of a
  * credential-issuing registration is an error, not a silent default (docs/security.md).
  */
 @RejectUnknownFields()

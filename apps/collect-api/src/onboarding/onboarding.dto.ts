@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { CasUser, RejectUnknownFields, Text } from '@collect/contracts';
+import { CasUser, Text } from '@collect/contracts';
+import { RejectUnknownFields } from '@collect/platform';
 
 /** A username of an on-boarded user or service account. */
 export const LOCAL_USERNAME = /^[\w.@+-]{1,150}$/;

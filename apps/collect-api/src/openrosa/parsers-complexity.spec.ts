@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { measureGrowth, type GrowthMeasurement } from '@collect/testing';
-import { validateInput } from '@collect/contracts';
+import { validateInput } from '@collect/platform';
 import { parseJsonForm, parseXForm } from '../forms/form-definition.js';
 import { JsonFormDefinitionDto } from '../forms/form.dto.js';
 import { JsonSubmissionDto } from '../submissions/submission.dto.js';

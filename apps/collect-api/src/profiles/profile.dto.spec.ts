@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { validateInput } from '@collect/contracts';
+import { validateInput } from '@collect/platform';
 import { RegisterProfileDto, registrationInput } from './profile.dto.js';
 
 async function errorsOf(body: unknown): Promise<Record<string, string[]>> {

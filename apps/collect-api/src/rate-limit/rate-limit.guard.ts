@@ -1,6 +1,7 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { checkRateLimits, RedisRateLimitStore, TooManyRequestsError, type RateLimitRule } from '@collect/contracts';
+import { TooManyRequestsError } from '@collect/contracts';
+import { checkRateLimits, RedisRateLimitStore, type RateLimitRule } from '@collect/platform';
 import { requestAddress } from '../auth/http-types.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { rateLimitedRoute, type RateLimitedRequest } from './rate-limited-routes.js';

@@ -1,4 +1,4 @@
-import { basicUsername } from '@collect/contracts';
+import { basicUsername } from '@collect/platform';
 import type { CollectConfig } from '../config/collect-config.js';
 
 export type RateLimitedRequest = {

@@ -1,5 +1,6 @@
 import type { FormEntity } from '../forms/form.entity.js';
-import { buildSubmissionJson, formatSubmissionTime, type SubmissionJson } from '../submissions/submission-json.js';
+import { buildSubmissionJson, type SubmissionJson } from '../submissions/submission-json.js';
+import { formatSubmissionTime } from '../wire-formats/api-time.js';
 import type { AttachmentEntity, SubmissionEntity } from '../submissions/submission.entity.js';
 import type { DeliveryEvent } from './restservice.entities.js';
 

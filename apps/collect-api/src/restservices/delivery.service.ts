@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { TtlCache } from '../auth/ttl-cache.js';
+import { TtlCache } from '../cache/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { OnJob } from '../jobs/on-job.decorator.js';
 import type { JobData } from '../jobs/job.types.js';

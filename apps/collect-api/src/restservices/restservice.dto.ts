@@ -330,7 +330,7 @@ export class RestServiceBody {
   date_modified?: string;
 }
 
-/** One attempt of the delivery log (docs/api-conventions.md §Operator interfaces). */
+/** One attempt of the delivery log (docs/api-conventions.md §Rest services). */
 export class DeliveryLogEntry {
   @ApiProperty({ type: 'integer' })
   id: number;

@@ -156,7 +156,7 @@ export class DeliveryEntity {
 
 export type AttemptStatus = 'success' | 'failed' | 'retrying' | 'skipped';
 
-/** The delivery log: one row per attempt (docs/api-conventions.md §Operator interfaces). */
+/** The delivery log: one row per attempt (docs/api-conventions.md §Rest services). */
 @Entity({ name: 'rest_delivery_attempts' })
 export class DeliveryAttemptEntity {
   @Column({ primary: true, type: 'bigint', generated: 'increment', transformer: bigintAsNumber })

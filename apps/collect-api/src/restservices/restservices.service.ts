@@ -1,5 +1,6 @@
 import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
-import { FieldValidationError, NOT_FOUND_DETAIL, validateInput } from '@collect/contracts';
+import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
+import { validateInput } from '@collect/platform';
 import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { FormAccessService } from '../forms/form-access.service.js';
@@ -26,7 +27,7 @@ import { ReplayService } from './replay.service.js';
  */
 export { MASKED_SECRET };
 
-/** CRUD of rest services, their delivery log and manual retries; roles per docs/api-conventions.md. */
+/** CRUD of rest services, their delivery log and manual retries; roles per docs/api-conventions.md §Roles and permissions. */
 @Injectable()
 export class RestServicesService {
   private readonly box: ServiceCredentials;

@@ -1,4 +1,4 @@
-import { SecretBox } from '../auth/secrets.js';
+import { SecretBox } from '../crypto/secrets.js';
 import type { OutgoingRequest } from './forwarders/index.js';
 import type { RestServiceEntity } from './restservice.entities.js';
 

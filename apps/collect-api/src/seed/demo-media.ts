@@ -14,7 +14,7 @@ export async function demoJpeg(seed: number, width = 800, height = 600): Promise
 /** A mono 8 kHz 16-bit PCM WAV tone of `seconds`. */
 export function demoWav(seed: number, seconds = 1): Buffer {
   const rate = 8000;
-  const samples = rate * seconds;
+  const samples = Math.round(rate * seconds);
   const data = Buffer.alloc(samples * 2);
   const freq = 330 + seed * 110;
   for (let i = 0; i < samples; i++) data.writeInt16LE(Math.round(Math.sin((2 * Math.PI * freq * i) / rate) * 6000), i * 2);

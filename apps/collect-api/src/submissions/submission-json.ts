@@ -1,17 +1,9 @@
 import type { FormEntity } from '../forms/form.entity.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { geolocationOf } from './submission-record.js';
-import { mediaDownloadUrls } from '../media/media-urls.js';
-
-/** `YYYY-MM-DDTHH:MM:SS`, UTC, no offset (docs/api-conventions.md §Forms, submissions, datasets). */
-export function formatSubmissionTime(d: Date): string {
-  return d.toISOString().slice(0, 19);
-}
-
-/** Form uuids are shown as 32 hex digits (no dashes), as XLSForm tools write `formhub/uuid`. */
-export function formUuidHex(uuid: string): string {
-  return uuid.replace(/-/g, '');
-}
+import { formatSubmissionTime } from '../wire-formats/api-time.js';
+import { formUuidHex } from '../wire-formats/form-uuid.js';
+import { mediaDownloadUrls } from '../wire-formats/media-urls.js';
 
 export interface AttachmentJson {
   id: number;
@@ -25,7 +17,7 @@ export interface AttachmentJson {
   xform: number;
 }
 
-export function attachmentJson(a: AttachmentEntity, baseUrl: string): AttachmentJson {
+export function attachmentJson(a: Pick<AttachmentEntity, 'id' | 'filename' | 'name' | 'mimetype' | 'submissionId' | 'formId'>, baseUrl: string): AttachmentJson {
   return {
     id: a.id,
     filename: a.filename,
@@ -40,7 +32,7 @@ export function attachmentJson(a: AttachmentEntity, baseUrl: string): Attachment
 export type SubmissionJson = Record<string, unknown>;
 
 /**
- * The one submission JSON (spec §2.2 + docs/api-conventions.md), used by the data endpoint, the rest
+ * The one submission JSON (spec §2.2 + docs/api-conventions.md §Submission JSON), used by the data endpoint, the rest
  * service forwarders and media: form fields by xpath (strings), then the metadata fields.
  * `attachments` are the live attachments of this submission.
  */

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { AnyObject, Text } from '@collect/contracts';
 
-/** `POST /api/v1/submissions` with `application/json` (docs/api-conventions.md §Forms, submissions). */
+/** `POST /api/v1/submissions` with `application/json` (docs/api-conventions.md §Forms and submissions). */
 export class JsonSubmissionDto {
   @Text({ required: true, blank: 'missing', requiredMessage: 'The form id_string is required.', message: 'The form id_string is required.', description: "The form's id_string." })
   id: string;

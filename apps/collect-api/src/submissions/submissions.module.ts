@@ -5,9 +5,10 @@ import { AttachmentEntity, SubmissionEntity } from './submission.entity.js';
 import { SubmissionEvents } from './submission-events.js';
 import { SubmissionsRepository } from './submissions.repository.js';
 import { SubmissionsService } from './submissions.service.js';
+import { SubmissionDataRepository } from './submission-data.repository.js';
+import { SubmissionDataService } from './submission-data.service.js';
 import { DataController } from './data.controller.js';
-import { SubmissionController } from '../openrosa/submission.controller.js';
-import { FormListController } from '../openrosa/form-list.controller.js';
+import { SubmissionController } from './submission.controller.js';
 
 /**
  * JSON + OpenRosa intake, the data endpoints and the submission JSON builder. Exports
@@ -15,8 +16,8 @@ import { FormListController } from '../openrosa/form-list.controller.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([SubmissionEntity, AttachmentEntity]), FormsModule],
-  controllers: [SubmissionController, FormListController, DataController],
-  providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService],
-  exports: [SubmissionEvents, SubmissionsService, SubmissionsRepository, FormsModule],
+  controllers: [SubmissionController, DataController],
+  providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService, SubmissionDataRepository, SubmissionDataService],
+  exports: [SubmissionEvents, SubmissionsService, SubmissionsRepository, SubmissionDataRepository, SubmissionDataService, FormsModule],
 })
 export class SubmissionsModule {}

@@ -11,7 +11,8 @@ import { FormsRepository } from '../forms/forms.repository.js';
 import { FORM_ROLES, MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
 import { FILE_STORAGE, safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
-import { buildSubmissionJson, formatSubmissionTime, type SubmissionJson } from './submission-json.js';
+import { formatSubmissionTime } from '../wire-formats/api-time.js';
+import { buildSubmissionJson, type SubmissionJson } from './submission-json.js';
 import { announcedMedia, contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
@@ -288,19 +289,6 @@ export class SubmissionsService {
       await this.storage.putFile(path, file.tmpPath, file.mimetype);
     }
     return keep;
-  }
-
-  async list(user: AuthenticatedUser | undefined, formPk: string, page: PageRequest): Promise<{ items: SubmissionJson[]; total: number }> {
-    const { form } = await this.access.requireRole(user, formPk, MIN_ROLE.view);
-    const { rows, total } = await this.repo.page(form.id, (page.page - 1) * page.pageSize, page.pageSize);
-    if (page.page > 1 && !rows.length) throw new NotFoundException({ detail: 'Invalid page.' });
-    return { items: await this.toJsonMany(form, rows), total };
-  }
-
-  async get(user: AuthenticatedUser | undefined, formPk: string, id: string): Promise<SubmissionJson> {
-    const { form } = await this.access.requireRole(user, formPk, MIN_ROLE.view);
-    const submission = await this.findLiveOr404(form.id, id);
-    return (await this.toJsonMany(form, [submission]))[0];
   }
 
   /** Soft delete: `_deleted_at` set, attachments hidden, `submission.deleted` emitted. */

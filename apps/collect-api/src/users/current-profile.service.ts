@@ -1,6 +1,6 @@
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { TtlCache } from '../auth/ttl-cache.js';
+import { TtlCache } from '../cache/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { presentProfile, ProfileBody } from './profile.presenter.js';

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import argon2 from 'argon2';
-import { HttpErrorWithHeaders, WorkLimiter, WorkLimiterFullError } from '@collect/contracts';
+import { HttpErrorWithHeaders } from '@collect/contracts';
+import { WorkLimiter, WorkLimiterFullError } from '@collect/platform';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 
 /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { UserEntity } from './user.entity.js';
 
-/** The profile shape of docs/api-conventions.md §Users, tokens (DRF world): snake_case, absolute URLs. */
+/** The profile shape of docs/api-conventions.md §Users and tokens (DRF world): snake_case, absolute URLs. */
 export class ProfileBody {
   @ApiProperty({ type: 'integer' })
   id: number;

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
-import { hashToken, newHexKey, SecretBox } from '../auth/secrets.js';
-import { TtlCache } from '../auth/ttl-cache.js';
+import { hashToken, newHexKey, SecretBox } from '../crypto/secrets.js';
+import { TtlCache } from '../cache/ttl-cache.js';
 import { UserTokensRepository, type TokenOwnerRow, type TokenTable } from './user-tokens.repository.js';
 
 /** What a token resolves to; `createdAt` lets the caller check temporary-token expiry. */
@@ -53,7 +53,7 @@ export class UserTokensService {
     return owner.createdAt + this.tempLifetimeMs <= now;
   }
 
-  /** The user's API token, created on first use (docs/api-conventions.md). */
+  /** The user's API token, created on first use (docs/api-conventions.md §Users and tokens). */
   async apiToken(userId: number): Promise<string> {
     const existing = await this.readKey('api_tokens', userId);
     if (existing) return existing;

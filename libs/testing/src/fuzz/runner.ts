@@ -6,7 +6,7 @@ import { encodeBody, type FuzzRequest } from './requests.js';
 
 /**
  * What a refused request must answer with:
- * - `drf`: `{"detail": str}` or `{field: [str, ...]}` (docs/api-conventions.md, Errors);
+ * - `drf`: `{"detail": str}` or `{field: [str, ...]}` (docs/api-conventions.md §Errors);
  * - `oauth`: RFC 6749 `{error, error_description?}`; body-level refusals that happen before the
  *   OAuth handler runs (413, 415, 429) may use the `drf` shape;
  * - `html`: an HTML page or the `drf` shape (browser pages of the login/consent flows).

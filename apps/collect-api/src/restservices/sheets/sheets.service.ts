@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { BadRequestException, Inject, Injectable, Logger } from '@nestjs/common';
-import { SecretBox } from '../../auth/secrets.js';
+import { SecretBox } from '../../crypto/secrets.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
 import type { FormEntity } from '../../forms/form.entity.js';
 import { FormsRepository } from '../../forms/forms.repository.js';

@@ -1,7 +1,7 @@
 import { runMigrations as applyMigrations } from '@collect/platform';
 import type { DataSourceOptions } from 'typeorm';
-import type { CollectConfig } from '../config/collect-config.js';
-import { migrations } from '../migrations/index.js';
+import type { CollectConfig } from './config/collect-config.js';
+import { migrations } from './migrations/index.js';
 import { entities } from './entities.js';
 
 export const MIGRATIONS_TABLE = 'collect_migrations';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
-import type { ErrorBody } from './errors.js';
-import { NOT_FOUND_DETAIL } from './errors.js';
+import type { ErrorBody } from '@collect/contracts';
+import { NOT_FOUND_DETAIL } from '@collect/contracts';
 
 type HttpRequestLike = { url?: string; originalUrl?: string };
 

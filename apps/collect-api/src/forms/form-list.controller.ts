@@ -6,13 +6,14 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import type { FormEntity } from '../forms/form.entity.js';
-import { FormsRepository } from '../forms/forms.repository.js';
-import { FormsService } from '../forms/forms.service.js';
-import { MIN_ROLE, roleAtLeast } from '../forms/roles.js';
-import { FormListQueryDto } from './openrosa.dto.js';
+import type { FormEntity } from './form.entity.js';
+import { FormsRepository } from './forms.repository.js';
+import { FormsService } from './forms.service.js';
+import { MIN_ROLE, roleAtLeast } from './roles.js';
+import { FormListQueryDto } from './form-list.dto.js';
 import { setInertHeaders } from '../storage/served-content.js';
-import { escapeXml } from './xml.js';
+import { setOpenRosaHeaders } from '../openrosa/openrosa-headers.js';
+import { escapeXml } from '../openrosa/xml.js';
 
 /** OpenAPI of an OpenRosa XML answer. */
 const XmlAnswer = (description: string) => applyDecorators(ApiProduces('text/xml'), ApiOkResponse({ schema: { type: 'string', description } }));
@@ -98,7 +99,7 @@ export class FormListController {
   }
 
   private send(res: Res, xml: string, downloadName: string): void {
-    res.setHeader('X-OpenRosa-Version', '1.0');
+    setOpenRosaHeaders(res);
     setInertHeaders(res, downloadName);
     res.setHeader('Content-Type', 'text/xml; charset=utf-8');
     res.status(200).send(xml);

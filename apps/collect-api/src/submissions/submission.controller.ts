@@ -1,7 +1,8 @@
 import { applyDecorators, Controller, Head, HttpCode, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBody, ApiConsumes, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { IncomingMessage } from 'node:http';
-import { FieldValidationError, NOT_FOUND_DETAIL, validateInput } from '@collect/contracts';
+import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
+import { validateInput } from '@collect/platform';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
@@ -11,12 +12,13 @@ import { FormsRepository } from '../forms/forms.repository.js';
 import { unsupportedMediaType } from '../forms/forms.service.js';
 import type { FormRole } from '../forms/roles.js';
 import { setInertHeaders } from '../storage/served-content.js';
-import { recordFromJson, recordFromXml } from '../submissions/submission-record.js';
-import { JsonSubmissionDto, SubmissionAck } from '../submissions/submission.dto.js';
-import { SubmissionsService, type SubmissionResult } from '../submissions/submissions.service.js';
-import { contentTypeOf } from './body.js';
-import { isMultipart, readMultipartSubmission } from './multipart.js';
-import { child, escapeXml, inputLimitsOf, parseXml, XmlInputError, type XmlNode } from './xml.js';
+import { recordFromJson, recordFromXml } from './submission-record.js';
+import { JsonSubmissionDto, SubmissionAck } from './submission.dto.js';
+import { SubmissionsService, type SubmissionResult } from './submissions.service.js';
+import { contentTypeOf } from '../openrosa/body.js';
+import { isMultipart, readMultipartSubmission } from '../openrosa/multipart.js';
+import { setOpenRosaHeaders } from '../openrosa/openrosa-headers.js';
+import { child, escapeXml, inputLimitsOf, parseXml, XmlInputError, type XmlNode } from '../openrosa/xml.js';
 
 type Res = { status(code: number): Res; setHeader(name: string, value: string): void; send(body: string): void; json(body: unknown): void; end(): void };
 type Req = IncomingMessage & { body?: unknown };
@@ -56,8 +58,7 @@ export class SubmissionController {
   ) {}
 
   private openRosaHeaders(res: Res): void {
-    res.setHeader('X-OpenRosa-Version', '1.0');
-    res.setHeader('X-OpenRosa-Accept-Content-Length', String(this.config.ATTACHMENT_MAX_BYTES));
+    setOpenRosaHeaders(res, this.config.ATTACHMENT_MAX_BYTES);
   }
 
   /** The OpenRosa pre-flight, as the peers answer it: 401 with WWW-Authenticate without credentials. */

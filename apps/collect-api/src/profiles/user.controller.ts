@@ -5,10 +5,10 @@ import { HttpErrorWithHeaders, NOT_FOUND_DETAIL } from '@collect/contracts';
 import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
-import { CurrentProfile, CurrentProfileService } from './current-profile.service.js';
-import { PublicUserBody, type ProfileBody } from './profile.presenter.js';
-import { UserTokensService } from './user-tokens.service.js';
-import { UsersService } from './users.service.js';
+import { CurrentProfile, CurrentProfileService } from '../users/current-profile.service.js';
+import { PublicUserBody, type ProfileBody } from '../users/profile.presenter.js';
+import { UserTokensService } from '../users/user-tokens.service.js';
+import { UsersService } from '../users/users.service.js';
 
 /** The caller's own account: profile with tokens, temporary-token expiry, API-token rotation. */
 @ApiTags('user')

@@ -1,6 +1,6 @@
-import { child, parseXml } from '../openrosa/xml.js';
-import { fieldsOfAllVersions, parseXForm } from './form-definition.js';
-import { newVersion } from './forms.service.js';
+import { child, parseXml } from './xml.js';
+import { fieldsOfAllVersions, parseXForm } from '../forms/form-definition.js';
+import { newVersion } from '../forms/forms.service.js';
 import { setInstanceVersion, withFormhubUuid, XFormEditError } from './xform-edit.js';
 
 const HEX = '0123456789abcdef0123456789abcdef';

@@ -1,6 +1,6 @@
 import { BadRequestException, NotFoundException } from '@nestjs/common';
 import { HttpErrorFilter } from './http-exception.filter.js';
-import { TooManyRequestsError, UnauthorizedError } from './http-errors.js';
+import { TooManyRequestsError, UnauthorizedError } from '@collect/contracts';
 
 describe('HttpErrorFilter', () => {
   const sut = new HttpErrorFilter();

@@ -1,5 +1,5 @@
 import { ApiValidationPipe, MAX_INPUT_DEPTH, RejectUnknownFields, TOO_DEEP, validateInput } from './validation-pipe.js';
-import { AnyObject, Bool, Choice, Int, Nested, Text } from './dto-fields.js';
+import { AnyObject, Bool, Choice, Int, Nested, Text } from '@collect/contracts';
 
 class Filter {
   @Text({ required: true, pattern: /^[a-z]+$/, patternMessage: 'A field name.' })

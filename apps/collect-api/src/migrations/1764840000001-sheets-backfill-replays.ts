@@ -7,8 +7,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * ReplayResumer picks up; the old option keys go. `down` cannot turn replays back into cursors:
  * it only drops the link to them.
  */
-export class SheetsBackfillReplays1764720000001 implements MigrationInterface {
-  name = 'SheetsBackfillReplays1764720000001';
+export class SheetsBackfillReplays1764840000001 implements MigrationInterface {
+  name = 'SheetsBackfillReplays1764840000001';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`

@@ -5,8 +5,9 @@ import { FormMediaRepository } from './form-media.repository.js';
 import { FormMediaStore } from './form-media.store.js';
 
 /**
- * Form media storage without access checks, so forms/ (itemsets.csv of an XLSForm) can use it
- * while the metadata API (MetadataModule) depends on forms/: imports run one way.
+ * Form media storage without access checks, in its own folder below forms/: forms/ (itemsets.csv
+ * of an XLSForm, the manifest's media) uses it and the metadata API (metadata/, above forms/)
+ * adds the access rules (docs/architecture.md, "Layers").
  */
 @Module({
   imports: [TypeOrmModule.forFeature([FormMediaEntity])],

@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import { BadRequestException, HttpException, ValidationPipe, type ArgumentMetadata, type PipeTransform, type Type } from '@nestjs/common';
 import type { ValidationError } from 'class-validator';
-import type { ErrorBody, FieldErrors } from './errors.js';
-import { FieldValidationError } from './http-errors.js';
+import { FieldValidationError, opaqueFieldsOf, type ErrorBody, type FieldErrors } from '@collect/contracts';
 
 /** The body of a non-object JSON payload (a list, a string, a number) sent where an object is expected. */
 export const EXPECTED_OBJECT = 'Expected a JSON object.';
@@ -19,13 +18,6 @@ const MAX_MESSAGES = 50;
 
 /** A field the DTO does not declare, on a DTO marked `@RejectUnknownFields()`. */
 export const UNKNOWN_FIELD = 'Unknown field.';
-
-/**
- * Constraint context that makes a failed check a non-field error, `{"detail": message}`, instead
- * of `{"<field>": [message]}` (the media filters keep their documented detail messages,
- * docs/media.md). Pass it as `context` in a decorator's validation options.
- */
-export const AS_DETAIL = { asDetail: true } as const;
 
 const REJECT_UNKNOWN = Symbol('collect:reject-unknown-fields');
 
@@ -99,7 +91,7 @@ export class ApiValidationPipe implements PipeTransform {
     }
     if (deeperThan(value, MAX_INPUT_DEPTH)) return Promise.reject(new BadRequestException({ detail: TOO_DEEP }));
     const pipe = Reflect.getMetadata(REJECT_UNKNOWN, metatype) ? this.strict : this.lenient;
-    const opaque = (Reflect.getMetadata(OPAQUE_FIELDS, metatype.prototype as object) as string[] | undefined) ?? [];
+    const opaque = opaqueFieldsOf(metatype.prototype as object);
     return opaque.length ? this.keepingOpaque(pipe, value as Record<string, unknown> | null | undefined, metadata, opaque) : pipe.transform(value, metadata);
   }
 
@@ -125,17 +117,6 @@ export class ApiValidationPipe implements PipeTransform {
       for (const [field, v] of kept) value![field] = v;
     }
   }
-}
-
-const OPAQUE_FIELDS = Symbol('collect:opaque-fields');
-
-/** Marks a DTO property whose object value is data the DTO does not describe (`@AnyObject()`). */
-export function OpaqueField(): PropertyDecorator {
-  return (target, key) => {
-    const fields = (Reflect.getOwnMetadata(OPAQUE_FIELDS, target) as string[] | undefined) ?? [...((Reflect.getMetadata(OPAQUE_FIELDS, target) as string[] | undefined) ?? [])];
-    fields.push(String(key));
-    Reflect.defineMetadata(OPAQUE_FIELDS, fields, target);
-  };
 }
 
 /** Iterative (the value may be nested far deeper than the call stack allows), stops at the limit. */

@@ -1,4 +1,4 @@
-import { escapeXml } from '../openrosa/xml.js';
+import { escapeXml } from './xml.js';
 
 /**
  * Small edits of a stored XForm, made on its text so everything else stays byte for byte as

@@ -1,0 +1,6 @@
+export * from './ports.js';
+export * from './children.js';
+export * from './postgres.js';
+export * from './redis.js';
+export * from './service.js';
+export * from './system-packages.js';

@@ -1,0 +1,200 @@
+#!/usr/bin/env node
+// `pnpm check:layers`: reads every import of the TypeScript sources under apps/*/src and
+// libs/*/src and fails on an import that runs up the layer order of docs/architecture.md, on
+// an import between two folders of the same layer, on a source folder the order does not place,
+// and on production code importing test code. The order below is that document's, as data; the
+// Jest project `tools` runs this check on the repository and on graphs made to fail.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+/**
+ * Lowest layer first. An entry of a service's `src/` (a folder, or a file at the top of `src/`)
+ * may import entries of lower layers only; entries listed together share a layer and may not
+ * import each other.
+ */
+export const LAYERS = {
+  'apps/collect-api/src': [
+    ['config'],
+    ['storage', 'crypto', 'cache', 'jobs'],
+    ['openrosa', 'database'],
+    ['wire-formats', 'migrations'],
+    ['users'],
+    ['auth'],
+    ['cas-client'],
+    ['oauth2', 'onboarding', 'profiles'],
+    ['form-media'],
+    ['forms'],
+    ['submissions'],
+    ['datasets'],
+    ['media'],
+    ['restservices', 'metadata', 'exports'],
+    ['root', 'rate-limit', 'health', 'seed'],
+    ['entities.ts', 'feature-modules.ts'],
+    ['data-source.ts'],
+    ['worker.module.ts'],
+    ['app.module.ts'],
+    ['openapi-document.ts'],
+    ['app.ts', 'cli.ts', 'migrate.ts', 'openapi.ts', 'worker-probes.ts'],
+    ['main.ts', 'worker.ts'],
+  ],
+  'apps/cas/src': [
+    ['config', 'migrations'],
+    ['accounts', 'rate-limit'],
+    ['clients'],
+    ['oidc'],
+    ['interactions', 'cas-api'],
+    ['health'],
+    ['database', 'feature-modules.ts'],
+    ['cli', 'app.module.ts'],
+    ['openapi-document.ts'],
+    ['app.ts', 'cli.ts', 'migrate.ts', 'openapi.ts'],
+    ['main.ts'],
+  ],
+};
+
+/** The libraries, lowest first; the services sit above every production library. */
+export const LIBRARY_LAYERS = [['contracts'], ['platform', 'xlsform'], ['jwt-validation'], ['embedded'], ['testing'], ['runtime']];
+
+/** Test code: production code never imports it (libs/testing is test code as a whole). */
+export function isTestCode(path) {
+  return (
+    /(^|\/)test\//.test(path) ||
+    /\.(spec|e2e|test)\.ts$/.test(path) ||
+    path.startsWith('libs/testing/') ||
+    /^libs\/[^/]+\/src\/testing\//.test(path)
+  );
+}
+
+const APP_ROOTS = Object.keys(LAYERS);
+
+function rankOf(layers, entry) {
+  return layers.findIndex((layer) => layer.includes(entry));
+}
+
+/** `apps/collect-api/src/forms/forms.service.ts` → { root: 'apps/collect-api/src', entry: 'forms' }. */
+function placeInApp(path) {
+  const root = APP_ROOTS.find((r) => path.startsWith(`${r}/`));
+  if (!root) return null;
+  return { root, entry: path.slice(root.length + 1).split('/')[0] };
+}
+
+function libraryOf(path) {
+  const m = /^libs\/([^/]+)\//.exec(path);
+  return m ? m[1] : null;
+}
+
+/**
+ * The violations of an import graph: `edges` are `{ from, to }` with repository-relative paths
+ * (`to` a path, or `@collect/<lib>` for a library import). Pure, so tests can feed it any graph.
+ */
+export function checkImports(edges, layers = LAYERS, libraryLayers = LIBRARY_LAYERS) {
+  const problems = [];
+  const seenUnplaced = new Set();
+  for (const { from, to } of edges) {
+    if (isTestCode(from)) continue;
+    const target = to.startsWith('@collect/') ? `libs/${to.slice('@collect/'.length)}/src/index.ts` : to;
+    if (isTestCode(target)) {
+      problems.push({ kind: 'test-code', from, to, message: `${from} imports test code ${to}` });
+      continue;
+    }
+    const a = placeInApp(from);
+    const b = placeInApp(target);
+    if (a && b && a.root === b.root) {
+      if (a.entry === b.entry) continue;
+      const appLayers = layers[a.root];
+      for (const e of [a.entry, b.entry]) {
+        if (rankOf(appLayers, e) < 0 && !seenUnplaced.has(`${a.root}/${e}`)) {
+          seenUnplaced.add(`${a.root}/${e}`);
+          problems.push({ kind: 'unplaced', from, to, message: `${a.root}/${e} has no layer in docs/architecture.md (tools/check-layers.mjs LAYERS)` });
+        }
+      }
+      const ra = rankOf(appLayers, a.entry);
+      const rb = rankOf(appLayers, b.entry);
+      if (ra < 0 || rb < 0) continue;
+      if (rb > ra) problems.push({ kind: 'upward', from, to, message: `${from} (${a.entry}) imports ${to} (${b.entry}), a higher layer` });
+      else if (rb === ra) problems.push({ kind: 'sibling', from, to, message: `${from} (${a.entry}) imports ${to} (${b.entry}), a folder of the same layer` });
+      continue;
+    }
+    if (a && b) {
+      problems.push({ kind: 'cross-service', from, to, message: `${from} imports another service's source ${to}` });
+      continue;
+    }
+    const la = libraryOf(from);
+    const lb = libraryOf(target);
+    if (lb && la && la !== lb) {
+      const ra = rankOf(libraryLayers, la);
+      const rb = rankOf(libraryLayers, lb);
+      if (ra < 0 || rb < 0) {
+        problems.push({ kind: 'unplaced', from, to, message: `library ${ra < 0 ? la : lb} has no layer in docs/architecture.md (tools/check-layers.mjs LIBRARY_LAYERS)` });
+      } else if (rb >= ra) {
+        problems.push({ kind: rb === ra ? 'sibling' : 'upward', from, to, message: `${from} (libs/${la}) imports ${to} (libs/${lb}), ${rb === ra ? 'a library of the same layer' : 'a higher library'}` });
+      }
+    } else if (lb && a && lb === 'runtime') {
+      problems.push({ kind: 'upward', from, to, message: `${from} imports the launcher libs/runtime, which sits above the services` });
+    } else if (b && la) {
+      problems.push({ kind: 'upward', from, to, message: `${from} (libs/${la}) imports service source ${to}` });
+    }
+  }
+  return problems;
+}
+
+function walk(dir, out = []) {
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'dist') continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) walk(path, out);
+    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(path);
+  }
+  return out;
+}
+
+function resolveRelative(fromFile, spec, repoRoot) {
+  const base = resolve(dirname(fromFile), spec);
+  const candidates = [base.replace(/\.js$/, '.ts'), base.replace(/\.mjs$/, '.mts'), base, `${base}.ts`, join(base, 'index.ts')];
+  const found = candidates.find((c) => {
+    try {
+      return statSync(c).isFile();
+    } catch {
+      return false;
+    }
+  });
+  return relative(repoRoot, found ?? candidates[0]).split(sep).join('/');
+}
+
+/** Every import (static, `export from`, dynamic `import()`) of the sources under apps/*\/src and libs/*\/src. */
+export function readImportGraph(repoRoot) {
+  const edges = [];
+  const roots = [];
+  for (const group of ['apps', 'libs']) {
+    for (const name of readdirSync(join(repoRoot, group))) {
+      const src = join(repoRoot, group, name, 'src');
+      try {
+        if (statSync(src).isDirectory()) roots.push(src);
+      } catch {
+        // a folder without sources
+      }
+    }
+  }
+  for (const file of roots.flatMap((r) => walk(r))) {
+    const from = relative(repoRoot, file).split(sep).join('/');
+    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    for (const { fileName: spec } of importedFiles) {
+      if (spec.startsWith('.')) edges.push({ from, to: resolveRelative(file, spec, repoRoot) });
+      else if (spec.startsWith('@collect/')) edges.push({ from, to: spec.split('/').slice(0, 2).join('/') });
+    }
+  }
+  return edges;
+}
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  // An optional argument checks another checkout (a helper's worktree) with this order.
+  const edges = readImportGraph(process.argv[2] ? resolve(process.argv[2]) : REPO_ROOT);
+  const problems = checkImports(edges);
+  for (const p of problems) process.stderr.write(`${p.kind}: ${p.message}\n`);
+  process.stdout.write(`check:layers: ${edges.length} imports read, ${problems.length} problem(s)\n`);
+  process.exitCode = problems.length ? 1 : 0;
+}
