@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { demoInstance, demoXForm, jpeg, png, wav } from './forms-fixtures.js';
-import { Receiver, until, type ReceivedRequest, type ReceiverReply } from './restservices-receiver.js';
+import { FAST_FORWARDING, Receiver, until, type ReceivedRequest, type ReceiverReply } from './restservices-receiver.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
@@ -23,8 +23,7 @@ describe('rest services: events, fidelity, ordering, media wait', () => {
 
   beforeAll(async () => {
     sut = await startTestCollectApp({
-      FORWARD_BACKOFF_BASE_MS: '40', FORWARD_BACKOFF_FACTOR: '2', FORWARD_MAX_ATTEMPTS: '20', FORWARD_RELAY_INTERVAL_MS: '100',
-      FORWARD_TIMEOUT_MS: '3000', FORWARD_LEASE_MS: '10000', FORWARD_MEDIA_WAIT_SECONDS: String(MEDIA_WAIT_SECONDS),
+      ...FAST_FORWARDING, FORWARD_MAX_ATTEMPTS: '20', FORWARD_RELAY_INTERVAL_MS: '100', FORWARD_MEDIA_WAIT_SECONDS: String(MEDIA_WAIT_SECONDS),
     }, { worker: true });
     rx = await new Receiver().start();
     owner = await createTestUser(sut.app);
