@@ -1,6 +1,7 @@
 // Exports and media archives at size (issue 23, docs/exports.md, docs/media.md):
 // - peak RSS growth of the API process while a client reads the CSV and the XLSX export of
-//   100,000 submissions with repeats (goal < 64 MB each);
+//   100,000 submissions with repeats (goal < 64 MB each), and of the worker process while it
+//   writes the same exports asked for asynchronously (POST /api/v1/export);
 // - peak RSS growth while it streams a 2 GB media archive (GET /api/v1/media.zip?xform=)
 //   (goal < 64 MB); the archive is then unzipped (yauzl) and every file compared byte for byte
 //   (the bench fails on any difference).
@@ -33,7 +34,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'bench-exports-'));
 let collect;
 let db;
 try {
-  collect = await startCollect({ pg: postgres, redis, database: 'bench_collect_exports' });
+  collect = await startCollect({ pg: postgres, redis, database: 'bench_collect_exports', worker: true });
   const base = collect.url;
   const token = await userToken(base);
   const auth = { authorization: token };
@@ -85,6 +86,28 @@ try {
     const r = await streamed(`${base}/api/v1/data/${form}.${format}`);
     console.log(`${format.toUpperCase()} of ${ROWS} submissions: ${(r.bytes / MB).toFixed(1)} MB in ${r.seconds.toFixed(1)} s; API RSS before ${r.before.toFixed(0)} MB, growth ${r.growth.toFixed(1)} MB`);
     report(`rss-growth exporting ${ROWS} submissions as ${format}`, r.growth, { goal: '< 64', unit: 'MB', digits: 1 });
+  }
+
+  // The same exports asked for asynchronously: the worker process writes them (docs/exports.md).
+  for (const format of ['csv', 'xlsx']) {
+    const pid = collect.worker.child.pid;
+    await new Promise((r) => setTimeout(r, 500));
+    const before = rssOf(pid).rss;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid).rss)), 20);
+    const started = Date.now();
+    const created = await (await must(fetch(`${base}/api/v1/export`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ xform: form, format }) }), 202)).json();
+    let state = created;
+    while (state.status === 'pending' || state.status === 'running') {
+      await new Promise((r) => setTimeout(r, 200));
+      state = await (await must(fetch(`${base}/api/v1/export/${created.id}`, { headers: auth }), 200)).json();
+    }
+    clearInterval(sampler);
+    peak = Math.max(peak, rssOf(pid).rss);
+    if (state.status !== 'done') throw new Error(`asynchronous ${format} export: ${state.status} ${state.error}`);
+    const growth = (peak - before) / MB;
+    console.log(`asynchronous ${format.toUpperCase()} of ${ROWS} submissions written by the worker in ${((Date.now() - started) / 1000).toFixed(1)} s; worker RSS before ${(before / MB).toFixed(0)} MB, growth ${growth.toFixed(1)} MB`);
+    report(`worker rss-growth writing an asynchronous ${format} export of ${ROWS} submissions`, growth, { goal: '< 64', unit: 'MB', digits: 1 });
   }
 
   // Media archive: ARCHIVE_MB in files of FILE_MB, each a random head and a sparse hole.
