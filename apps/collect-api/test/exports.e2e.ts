@@ -4,6 +4,7 @@ import ExcelJS from 'exceljs';
 import request from 'supertest';
 import { freePort, startServiceProcess } from '@collect/testing';
 import { binary, DATA_FORM, seedSubmissions, TAGS, type Answers, type SeededSubmission } from './data-fixtures.js';
+import { until } from './restservices-receiver.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
@@ -161,6 +162,11 @@ describe('exports: CSV and XLSX of 10,000 submissions with repeats parse back to
     const created = await request(sut.url).post('/api/v1/export').set('Authorization', owner.token).send({ xform: formId, format: 'csv' }).expect(202);
     expect(created.body).toEqual(expect.objectContaining({ id: expect.any(String), status: 'pending', progress: 0 }));
     const read = async () => (await request(sut.url).get(`/api/v1/export/${created.body.id as string}`).set('Authorization', owner.token).expect(200)).body as { status: string; progress: number; download_url: string | null; expires_at: string };
+    // A reader the form is shared with asks for one too (before the worker runs; jobs run in order).
+    const reader = await createTestUser(sut.app);
+    await request(sut.url).put(`/api/v1/forms/${formId}/share`).set('Authorization', owner.token).send({ username: reader.username, role: 'readonly' }).expect(204);
+    const readers = await request(sut.url).post('/api/v1/export').set('Authorization', reader.token).send({ xform: formId, format: 'csv' }).expect(202);
+    const readerState = async () => (await request(sut.url).get(`/api/v1/export/${readers.body.id as string}`).set('Authorization', reader.token).expect(200)).body as { status: string; download_url: string | null };
     // The API process only queues the `export` job: with no worker running, nothing writes it.
     await new Promise((r) => setTimeout(r, 1500));
     expect(await read()).toEqual(expect.objectContaining({ status: 'pending', progress: 0, download_url: null }));
@@ -177,6 +183,7 @@ describe('exports: CSV and XLSX of 10,000 submissions with repeats parse back to
         expect(state.progress).toBeGreaterThanOrEqual(0);
         expect(state.progress).toBeLessThanOrEqual(1);
       }
+      await until('the reader\'s export done', async () => (await readerState()).status === 'done');
     } finally {
       await worker.stop();
     }
@@ -190,6 +197,12 @@ describe('exports: CSV and XLSX of 10,000 submissions with repeats parse back to
     await request(sut.url).get(`/api/v1/export/${created.body.id as string}`).set('Authorization', stranger.token).expect(404);
     await request(sut.url).get(path).set('Authorization', stranger.token).expect(404);
     await request(sut.url).post('/api/v1/export').set('Authorization', stranger.token).send({ xform: formId, format: 'xlsx' }).expect(404);
+    // The reader downloads while shared; once the share is taken away, the export is gone for them (404), status and file.
+    const readerPath = new URL((await readerState()).download_url!).pathname;
+    await request(sut.url).get(readerPath).set('Authorization', reader.token).expect(200);
+    await request(sut.url).put(`/api/v1/forms/${formId}/share`).set('Authorization', owner.token).send({ username: reader.username, role: 'readonly', remove: true }).expect(204);
+    await request(sut.url).get(`/api/v1/export/${readers.body.id as string}`).set('Authorization', reader.token).expect(404);
+    await request(sut.url).get(readerPath).set('Authorization', reader.token).expect(404);
     const badFormat = await request(sut.url).post('/api/v1/export').set('Authorization', owner.token).send({ xform: formId, format: 'pdf' }).expect(400);
     expect(Object.keys(badFormat.body)).toEqual(['format']);
   }, T);

@@ -41,8 +41,7 @@ export class ExportJobsService {
 
   async create(user: AuthenticatedUser, formPk: number, format: ExportJobFormat, options: ExportOptions): Promise<ExportJobBody> {
     // The same checks as the synchronous routes, before anything is recorded (404/403).
-    if (format === 'zip') await this.media.resolveFilter(user, { xform: formPk });
-    else await this.exports.source(user, { kind: 'form', pk: formPk });
+    await this.checkAccess(user, format, formPk);
     const job = await this.repo.insert({
       id: randomUUID(), ownerId: user.id, formId: formPk, format, options: { ...options }, status: 'pending', progress: 0,
       expiresAt: new Date(Date.now() + this.config.EXPORT_TTL_SECONDS * 1000),
@@ -71,7 +70,16 @@ export class ExportJobsService {
   private async visible(user: AuthenticatedUser, id: string): Promise<ExportJobEntity> {
     const job = await this.repo.find(id);
     if (!job || (job.ownerId !== user.id && !user.isSuperuser) || job.expiresAt.getTime() <= Date.now()) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+    // The requester must still hold the role the listing needs: a share taken away (or a
+    // deleted form) takes the export with it, even one written before (docs/exports.md).
+    await this.checkAccess(user, job.format, job.formId);
     return job;
+  }
+
+  /** The roles of the listing the export mirrors: the media listing for a zip, the data listing otherwise (404/403). */
+  private async checkAccess(user: AuthenticatedUser, format: ExportJobFormat, formPk: number): Promise<void> {
+    if (format === 'zip') await this.media.resolveFilter(user, { xform: formPk });
+    else await this.exports.source(user, { kind: 'form', pk: formPk });
   }
 
   private body(job: ExportJobEntity): ExportJobBody {
