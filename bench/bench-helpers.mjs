@@ -78,7 +78,7 @@ const CPU_PROF_DIR = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_
  * BENCH_CPU_PROF the process writes `<dir>/<bench>.<role>.cpuprofile` when it stops.
  */
 export async function startService(role, entry, env, port, { probe = false, timeoutMs = 60_000 } = {}) {
-  // As the images run them: the V8 options their NODE_OPTIONS sets (docker/*.Dockerfile).
+  // As the images run them: the V8 options their NODE_OPTIONS sets and their MALLOC_ARENA_MAX (docker/*.Dockerfile).
   const nodeArgs = [...imageNodeOptions(entry === CAS_MAIN ? 'cas' : 'collect-api')];
   const probePort = probe ? await freePort() : null;
   if (probe) nodeArgs.push(`--import=${PROBE}`);
@@ -86,7 +86,8 @@ export async function startService(role, entry, env, port, { probe = false, time
     mkdirSync(CPU_PROF_DIR, { recursive: true });
     nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, `--cpu-prof-name=${BENCH_NAME}.${role}.cpuprofile`);
   }
-  const service = await startServiceProcess(entry, { ...env, ...(probePort ? { BENCH_PROBE_PORT: String(probePort) } : {}) }, port, timeoutMs, nodeArgs);
+  const image = imageEnv(entry === CAS_MAIN ? 'cas' : 'collect-api');
+  const service = await startServiceProcess(entry, { ...image, ...env, ...(probePort ? { BENCH_PROBE_PORT: String(probePort) } : {}) }, port, timeoutMs, nodeArgs);
   return {
     ...service,
     role,
@@ -94,6 +95,13 @@ export async function startService(role, entry, env, port, { probe = false, time
       ? { read: async () => (await must(fetch(`http://127.0.0.1:${probePort}/event-loop`), 200)).json() }
       : null,
   };
+}
+
+/** Allocator settings of docker/<image>.Dockerfile (`ENV MALLOC_ARENA_MAX=`), as the image runs. */
+export function imageEnv(image) {
+  const dockerfile = readFileSync(fileURLToPath(new URL(`../docker/${image}.Dockerfile`, import.meta.url)), 'utf8');
+  const arenas = /^ENV MALLOC_ARENA_MAX=(\d+)\s*$/m.exec(dockerfile)?.[1];
+  return arenas ? { MALLOC_ARENA_MAX: arenas } : {};
 }
 
 /** The `NODE_OPTIONS=` of docker/<image>.Dockerfile's runtime stage, as node arguments. */

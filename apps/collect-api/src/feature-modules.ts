@@ -13,11 +13,14 @@ import { MediaModule } from './media/media.module.js';
 import { CasClientModule } from './cas-client/cas-client.module.js';
 import { OnboardingModule } from './onboarding/onboarding.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
+import { ExportsModule } from './exports/exports.module.js';
 import { MetadataModule } from './metadata/metadata.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
 export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module, ProfilesModule];
-featureModules.push(StorageModule, FormsModule, SubmissionsModule, DatasetsModule);
+// ExportsModule before SubmissionsModule: its `data/:formPk.csv` routes must be registered
+// before `data/:formPk` (Nest registers routes in module order; exports/exports.controller.ts).
+featureModules.push(StorageModule, FormsModule, ExportsModule, SubmissionsModule, DatasetsModule);
 featureModules.push(RestServicesModule, DeliveryOutboxModule);
 featureModules.push(MediaModule);
 featureModules.push(CasClientModule, OnboardingModule);

@@ -9,6 +9,7 @@ import { dataSourceOptions } from './data-source.js';
 import { CollectHealthModule } from './health/collect-health.module.js';
 import { JobWorkerModule } from './jobs/job-worker.module.js';
 import { MediaModule } from './media/media.module.js';
+import { ExportsModule } from './exports/exports.module.js';
 import { DeliveryOutboxModule } from './restservices/delivery-outbox.module.js';
 import { DeliveryWorkerModule } from './restservices/delivery-worker.module.js';
 import { RestServicesModule } from './restservices/restservices.module.js';
@@ -23,7 +24,7 @@ export const backgroundModules: Type[] = [JobWorkerModule, DeliveryWorkerModule]
 
 /**
  * The worker process (dist/worker.js): the modules whose providers hold the job handlers
- * (rest services, media variants), no HTTP application. Its probes are served by
+ * (rest services, media variants, exports), no HTTP application. Its probes are served by
  * worker-probes.ts.
  */
 @Module({})
@@ -42,6 +43,7 @@ export class WorkerModule {
         DeliveryOutboxModule,
         RestServicesModule,
         MediaModule,
+        ExportsModule,
         ...backgroundModules,
       ],
     };

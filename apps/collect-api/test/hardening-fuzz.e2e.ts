@@ -238,6 +238,14 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
         input: fc.tuple(pathSegment(), pathSegment()).map(([a, b]) => ({ body: { kind: 'none' as const }, path: `/api/v1/data/${a}/${b}` })) },
       { name: 'GET /api/v1/data/:pk (query)', method: 'GET', path: () => `/api/v1/data/${formId}`, headers: auth, answers: 'drf', weight: 0.5,
         input: queryStrings({ page: fc.nat().map(String), page_size: fc.nat().map(String), query: nastyString(), sort: nastyString(), start: nastyString(), limit: nastyString(), fields: nastyString() }).map((query) => ({ body: { kind: 'none' as const }, query })) },
+      // Exports (docs/exports.md): options of the CSV/XLSX routes, the asynchronous export body, media.zip filters.
+      { name: 'GET /api/v1/data/:pk.csv|.xlsx (query)', method: 'GET', path: () => `/api/v1/data/${formId}.csv`, headers: auth, answers: 'drf', weight: 0.3,
+        input: fc.tuple(fc.constantFrom('csv', 'xlsx'), queryStrings({ split_select_multiples: nastyString(), include_labels: fc.constantFrom('true', 'false', 'x'), group_delimiter: nastyString(), remove_group_name: fc.constantFrom('true', '1', '') }))
+          .map(([ext, query]) => ({ body: { kind: 'none' as const }, path: `/api/v1/data/${formId}.${ext}`, query })) },
+      { name: 'POST /api/v1/export', method: 'POST', path: '/api/v1/export', headers: auth, answers: 'drf', tables: ['export_jobs'], weight: 0.3,
+        input: body(jsonBodies(mutatedObject({ xform: formId, format: 'csv', split_select_multiples: true, group_delimiter: '.' }, { format: fc.oneof(fc.constantFrom('csv', 'xlsx', 'zip'), nastyString()) }))) },
+      { name: 'GET /api/v1/media.zip (query)', method: 'GET', path: '/api/v1/media.zip', headers: auth, answers: 'drf', weight: 0.3,
+        input: queries({ ...mediaFilters(), submitted_after: fc.oneof(fc.constantFrom('2026-01-01', '2026-02-31', '2026-01-01T10:00:00Z', '2026-01-01T10:00:00+02:00'), nastyString()), submitted_before: nastyString() }) },
       { name: 'GET /api/v1/dataviews/:pk/data (query)', method: 'GET', path: () => `/api/v1/dataviews/${dataviewId}/data`, headers: auth, answers: 'drf', weight: 0.3,
         input: queryStrings({ page: fc.nat().map(String), page_size: fc.nat().map(String), count: fc.constantFrom('true', 'x') }).map((query) => ({ body: { kind: 'none' as const }, query })) },
       // Rest services (docs/api-conventions.md §Rest services, §Forwarding). Only loopback targets (allowed in tests) and names that fail fast in DNS.

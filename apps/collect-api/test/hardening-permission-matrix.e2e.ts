@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { ExportRunner } from '../src/exports/export-runner.js';
 import { casUserId, machineToken, startCasEnv, type CasEnv } from './cas-env.js';
 import { demoInstance, demoXForm, jpeg } from './forms-fixtures.js';
 import type { TestCollectApp } from './test-app.js';
@@ -95,6 +96,8 @@ interface SharedExtras {
   retryEntry: Record<Caller, number>;
   /** One service per caller for DELETE. */
   deleteServiceId: Record<Caller, number>;
+  /** A finished asynchronous CSV export of the owner's. */
+  exportId: string;
   /** A finished (empty) replay of serviceId. */
   replayId: number;
   /** A form media file of the form, and one per caller for DELETE. */
@@ -220,6 +223,12 @@ const TABLE: RouteCase[] = [
   // Submissions and data
   { route: 'POST /api/v1/submissions', call: (f) => ({ path: '/api/v1/submissions', body: { id: f.idString, submission: { name: 'x' } } }), expect: atLeast('dataentry', 201) },
   { route: 'GET /api/v1/data/:formPk', call: (f) => ({ path: `/api/v1/data/${f.formId}` }), expect: atLeast('readonly', 200) },
+  // Exports follow the listing they mirror (docs/exports.md); an asynchronous export is its requester's (or an admin's).
+  { route: 'GET /api/v1/data/:formPk.csv', call: (f) => ({ path: `/api/v1/data/${f.formId}.csv` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v1/data/:formPk.xlsx', call: (f) => ({ path: `/api/v1/data/${f.formId}.xlsx` }), expect: atLeast('readonly', 200) },
+  { route: 'POST /api/v1/export', call: (f) => ({ path: '/api/v1/export', body: { xform: f.formId, format: 'csv' } }), expect: atLeast('readonly', 202) },
+  { route: 'GET /api/v1/export/:id', call: (f) => ({ path: `/api/v1/export/${f.shared!.exportId}` }), expect: ownerOnly(200) },
+  { route: 'GET /api/v1/export/:id/download', call: (f) => ({ path: `/api/v1/export/${f.shared!.exportId}/download` }), expect: ownerOnly(200) },
   { route: 'GET /api/v1/data/:formPk/:id', call: (f) => ({ path: `/api/v1/data/${f.formId}/${f.submissionId}` }), expect: atLeast('readonly', 200) },
   { route: 'DELETE /api/v1/data/:formPk/:id', fresh: true, call: (f) => ({ path: `/api/v1/data/${f.formId}/${f.submissionId}` }), expect: atLeast('editor', 204) },
   // Merged datasets: need every form visible; delete by the creator or a manager of every form.
@@ -227,12 +236,16 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/merged-datasets', call: () => ({ path: '/api/v1/merged-datasets' }), expect: anyUser(200) },
   { route: 'GET /api/v1/merged-datasets/:pk', call: (f) => ({ path: `/api/v1/merged-datasets/${f.mergedId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/merged-datasets/:pk/data', call: (f) => ({ path: `/api/v1/merged-datasets/${f.mergedId}/data` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v1/merged-datasets/:pk/data.csv', call: (f) => ({ path: `/api/v1/merged-datasets/${f.mergedId}/data.csv` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v1/merged-datasets/:pk/data.xlsx', call: (f) => ({ path: `/api/v1/merged-datasets/${f.mergedId}/data.xlsx` }), expect: atLeast('readonly', 200) },
   { route: 'DELETE /api/v1/merged-datasets/:pk', fresh: true, call: (f) => ({ path: `/api/v1/merged-datasets/${f.mergedId}` }), expect: atLeast('manager', 204) },
   // Dataviews
   { route: 'POST /api/v1/dataviews', call: (f) => ({ path: '/api/v1/dataviews', body: { name: 'v', xform: f.formId, columns: ['name'], query: [] } }), expect: atLeast('editor', 201) },
   { route: 'GET /api/v1/dataviews', call: () => ({ path: '/api/v1/dataviews' }), expect: anyUser(200) },
   { route: 'GET /api/v1/dataviews/:pk', call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/dataviews/:pk/data', call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}/data` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v1/dataviews/:pk/data.csv', call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}/data.csv` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v1/dataviews/:pk/data.xlsx', call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}/data.xlsx` }), expect: atLeast('readonly', 200) },
   { route: 'PATCH /api/v1/dataviews/:pk', fresh: true, call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}`, body: { name: 'w' } }), expect: atLeast('editor', 200) },
   { route: 'DELETE /api/v1/dataviews/:pk', fresh: true, call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}` }), expect: atLeast('editor', 204) },
   // Rest services (docs/api-conventions.md: see readonly, create/change editor, delete manager). Targets are
@@ -260,6 +273,7 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/media.json', call: () => ({ path: '/api/v1/media.json' }), expect: anyUser(200) },
   { route: 'GET /api/v1/media/count', call: (f) => ({ path: `/api/v1/media/count?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/media/:pk', call: (f) => ({ path: `/api/v1/media/${f.shared!.mediaId}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v1/media.zip', call: (f) => ({ path: `/api/v1/media.zip?xform=${f.formId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/files/:pk', call: (f) => ({ path: `/api/v1/files/${f.shared!.mediaId}?filename=${encodeURIComponent(f.shared!.mediaFilename)}` }), expect: atLeast('readonly', 200) },
   // On-boarding (docs/api-conventions.md §Roles and permissions: platform admins only), against the real CAS.
   { route: 'GET /api/v1/cas-users', call: () => ({ path: '/api/v1/cas-users?search=a' }), expect: adminOnly(200) },
@@ -359,6 +373,10 @@ describe('hardening: one permission matrix for every collect-api route', () => {
       const [{ id }] = await db.query(`INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, event) VALUES ($1, $2, 1, 'failed', NULL, 1, 'connect ECONNREFUSED', 'created') RETURNING id`, [row, retryServiceId]);
       return Number(id);
     }));
+    // A finished asynchronous export: queued by the API, its file written by the worker's handler (run here).
+    const exportId = (await request(sut.url).post('/api/v1/export').set('Authorization', ownerAuth).send({ xform: f.formId, format: 'csv' }).expect(202)).body.id as string;
+    await sut.app.get(ExportRunner).run({ exportId });
+    expect((await request(sut.url).get(`/api/v1/export/${exportId}`).set('Authorization', ownerAuth).expect(200)).body).toMatchObject({ status: 'done' });
     // A replay of nothing (an id no submission has): over at once, so GET and DELETE change nothing.
     const replayId = (await request(sut.url).post(`/api/v1/restservices/${serviceId}/replay`).set('Authorization', ownerAuth).send({ submission_ids: [2_000_000_000] }).expect(202)).body.id as number;
     const metadata = async () =>
@@ -366,6 +384,7 @@ describe('hardening: one permission matrix for every collect-api route', () => {
         .attach('data_file', Buffer.from('a,b\n'), 's.csv').expect(201)).body.id as number;
     const [metadataId, ...deleteMetadataIds] = await Promise.all([metadata(), ...CALLERS.map(() => metadata())]);
     return {
+      exportId,
       replayId,
       metadataId,
       deleteMetadataId: Object.fromEntries(CALLERS.map((c, i) => [c, deleteMetadataIds[i]])) as Record<Caller, number>,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { ExportRunner } from '../src/exports/export-runner.js';
 import { INERT_CSP } from '../src/storage/served-content.js';
 import { demoInstance, demoXForm, jpeg } from './forms-fixtures.js';
 import { listRoutes } from './routes.js';
@@ -30,6 +31,8 @@ interface Fixture {
   dataviewId: number;
   serviceId: number;
   appId: number;
+  /** A finished asynchronous CSV export. */
+  exportId: string;
   media: Array<{ id: number; filename: string; mimetype: string }>;
   /** Form media files (metadata ids) whose names and bytes carry the marker. */
   formMedia: number[];
@@ -63,6 +66,15 @@ const CALLS: Record<string, (f: Fixture) => Call[]> = {
   // The record as JSON, and each file streamed (Accept: its type).
   'GET /api/v1/media/:pk': (f) => f.media.flatMap((m) => [{ path: `/api/v1/media/${m.id}` }, { path: `/api/v1/media/${m.id}`, accept: m.mimetype }]),
   'GET /api/v1/files/:pk': (f) => f.media.map((m) => ({ path: `/api/v1/files/${m.id}?filename=${encodeURIComponent(m.filename)}` })),
+  // Exports (docs/exports.md): CSV and XLSX of a form, a merged dataset, a dataview; an asynchronous export.
+  'GET /api/v1/data/:formPk.csv': (f) => [{ path: `/api/v1/data/${f.formId}.csv` }],
+  'GET /api/v1/data/:formPk.xlsx': (f) => [{ path: `/api/v1/data/${f.formId}.xlsx` }],
+  'GET /api/v1/merged-datasets/:pk/data.csv': (f) => [{ path: `/api/v1/merged-datasets/${f.mergedId}/data.csv` }],
+  'GET /api/v1/merged-datasets/:pk/data.xlsx': (f) => [{ path: `/api/v1/merged-datasets/${f.mergedId}/data.xlsx` }],
+  'GET /api/v1/dataviews/:pk/data.csv': (f) => [{ path: `/api/v1/dataviews/${f.dataviewId}/data.csv` }],
+  'GET /api/v1/dataviews/:pk/data.xlsx': (f) => [{ path: `/api/v1/dataviews/${f.dataviewId}/data.xlsx` }],
+  'GET /api/v1/export/:id': (f) => [{ path: `/api/v1/export/${f.exportId}` }],
+  'GET /api/v1/export/:id/download': (f) => [{ path: `/api/v1/export/${f.exportId}/download` }],
   'GET /api/v1/metadata/:pk': (f) => f.formMedia.map((id) => ({ path: `/api/v1/metadata/${id}` })),
   'GET /xformsManifest/:pk': (f) => [{ path: `/xformsManifest/${f.formId}` }],
   'GET /:username/xformsManifest/:pk': (f) => [{ path: `/${f.owner.username}/xformsManifest/${f.formId}` }],
@@ -79,6 +91,12 @@ const STORED_BYTES_ROUTES = [
   'GET /:username/formList',
   'GET /api/v1/media/:pk',
   'GET /api/v1/files/:pk',
+  // CSV carries the answers as text; media.zip stores files uncompressed (XLSX is deflated: its bytes need not show the marker).
+  'GET /api/v1/data/:formPk.csv',
+  'GET /api/v1/merged-datasets/:pk/data.csv',
+  'GET /api/v1/dataviews/:pk/data.csv',
+  'GET /api/v1/export/:id/download',
+  'GET /api/v1/media.zip',
   'GET /xformsManifest/:pk',
   'GET /:username/xformsManifest/:pk',
   'GET /xformsMedia/:pk/:mediaId',
@@ -119,12 +137,16 @@ describe('hardening: every answer with stored bytes is inert', () => {
     const dataviewId = (await auth(api().post('/api/v1/dataviews')).send({ name: `view ${MARK}`, xform: formId, columns: ['name'], query: [] }).expect(201)).body.id as number;
     const serviceId = (await auth(api().post('/api/v1/restservices')).send({ xform: formId, name: 'generic_json', service_url: `http://127.0.0.1:9/${MARK}` }).expect(201)).body.id as number;
     const appId = (await auth(api().post('/api/v1/oauth-applications')).send({ name: `app ${MARK}`, redirect_uris: 'https://c.example/cb' }).expect(201)).body.id as number;
+    // A finished asynchronous export: queued by the API, its file written by the worker's handler (run here).
+    const exportId = (await auth(api().post('/api/v1/export')).send({ xform: formId, format: 'csv' }).expect(202)).body.id as string;
+    await sut.app.get(ExportRunner).run({ exportId });
+    expect((await auth(api().get(`/api/v1/export/${exportId}`)).expect(200)).body).toMatchObject({ status: 'done' });
     // Form media whose names and bytes ask for active types (an HTML page, an SVG with a script) and a CSV lookup.
     const formMedia: number[] = [];
     for (const [name, bytes] of [[`page_${MARK}.html`, `<html><script>alert("${MARK}")</script></html>`], [`img_${MARK}.svg`, svg.toString()], [`lookup_${MARK}.csv`, `name,label\n${MARK},x\n`]]) {
       formMedia.push((await auth(api().post('/api/v1/metadata')).field('xform', String(formId)).field('data_type', 'media').field('data_value', name).attach('data_file', Buffer.from(bytes), name).expect(201)).body.id as number);
     }
-    f = { owner, formId, submissionId, mergedId, dataviewId, serviceId, appId, media, formMedia };
+    f = { owner, formId, submissionId, mergedId, dataviewId, serviceId, appId, exportId, media, formMedia };
   });
   afterAll(() => sut.close());
 

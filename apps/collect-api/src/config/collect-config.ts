@@ -94,6 +94,8 @@ export const collectEnvSchema = z
     MEDIA_S3_SIGNED_REDIRECT: envField.bool(false),
     MEDIA_S3_SIGNED_URL_TTL_SECONDS: envField.int(60, 1, 3_600),
     MEDIA_VARIANT_MAX_INPUT_PIXELS: envField.int(100_000_000, 1_000_000, 1_000_000_000),
+    // Asynchronous exports (docs/exports.md): how long a finished export stays downloadable.
+    EXPORT_TTL_SECONDS: envField.int(86_400, 60, 30 * 86_400),
     MEDIA_VARIANTS_AT_SUBMISSION: envField.bool(false),
     // collect-api as a CAS application: CAS Bearer tokens, BFF sign-in, on-boarding (issue 6, docs/cas-integration.md).
     // No default in production (superRefine): a localhost issuer there trusts whatever answers on the pod's own port.

@@ -6,6 +6,7 @@ import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { PageQueryDto, pageHeaders, pageRequest } from '../submissions/pagination.js';
 import { SUBMISSION_JSON_SCHEMA } from '../submissions/submission.dto.js';
+import { sendJsonArray, type JsonResponse } from '../submissions/json-stream.js';
 import { CreateDataviewDto, CreateMergedDatasetDto, DataviewBody, DataviewListQueryDto, MergedDatasetBody, UpdateDataviewDto } from './dataset.dto.js';
 import { DatasetsService } from './datasets.service.js';
 
@@ -43,11 +44,10 @@ export class MergedDatasetsController {
   @Get(':pk/data')
   @ApiOperation({ summary: 'Submissions of the forms of the merged dataset (paged).' })
   @ApiOkResponse({ schema: { type: 'array', items: SUBMISSION_JSON_SCHEMA } })
-  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: PageQueryDto, @Req() req: { originalUrl: string }, @Res({ passthrough: true }) res: HeaderRes) {
+  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: PageQueryDto, @Req() req: { originalUrl: string }, @Res() res: JsonResponse): Promise<void> {
     const page = pageRequest(query);
-    const { items, total } = await this.datasets.mergedData(user, pk, page);
-    for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total))) res.setHeader(k, v);
-    return items;
+    const { total, batches } = await this.datasets.mergedData(user, pk, page);
+    await sendJsonArray(res, pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total), batches);
   }
 
   @Delete(':pk')

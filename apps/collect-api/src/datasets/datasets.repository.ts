@@ -55,25 +55,6 @@ export class DatasetsRepository {
     return this.submissions.count({ where: { formId: In(formIds), deletedAt: IsNull() } });
   }
 
-  /**
-   * One page of the live submissions of several forms, in the order of `formIds` and by id within
-   * a form, paged in SQL (the index on (form_id, id) serves each form's part): every row is
-   * reachable, whatever the number of rows per form.
-   */
-  async pageAcrossForms(formIds: number[], offset: number, limit: number): Promise<SubmissionEntity[]> {
-    if (!formIds.length) return [];
-    const ids: Array<{ id: number }> = await this.submissions.query(
-      `SELECT s.id FROM unnest($1::int[]) WITH ORDINALITY AS f(form_id, ord)
-       JOIN submissions s ON s.form_id = f.form_id AND s.deleted_at IS NULL
-       ORDER BY f.ord, s.id LIMIT $2 OFFSET $3`,
-      [formIds, limit, offset],
-    );
-    if (!ids.length) return [];
-    const rows = await this.submissions.find({ where: { id: In(ids.map((r) => r.id)) } });
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    return ids.map((r) => byId.get(r.id)!).filter(Boolean);
-  }
-
   /** Live submissions of a form matching a compiled dataview condition (alias `s`). */
   async filtered(formId: number, where: CompiledWhere, offset: number, limit: number): Promise<{ rows: SubmissionEntity[]; total: number }> {
     const [rows, total] = await this.submissions

@@ -8,6 +8,7 @@ import { FormsRepository } from '../forms/forms.repository.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { PageRequest } from '../submissions/submissions.service.js';
 import { SubmissionsService } from '../submissions/submissions.service.js';
+import { SubmissionDataService, type DataPage } from '../submissions/submission-data.service.js';
 import type { SubmissionJson } from '../submissions/submission-json.js';
 import type { DataviewEntity, MergedDatasetEntity } from './dataset.entities.js';
 import { DatasetsRepository } from './datasets.repository.js';
@@ -31,6 +32,7 @@ export class DatasetsService {
     private readonly forms: FormsRepository,
     private readonly access: FormAccessService,
     private readonly submissions: SubmissionsService,
+    private readonly data: SubmissionDataService,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
@@ -69,29 +71,16 @@ export class DatasetsService {
     await this.repo.deleteMerged(merged.id);
   }
 
-  /**
-   * The submissions of every form of a merged dataset, form by form (in the dataset's order)
-   * and by id, paged in SQL: one page of rows is read, never all of them.
-   */
-  async mergedData(user: AuthenticatedUser | undefined, pk: string, page: PageRequest): Promise<{ items: SubmissionJson[]; total: number }> {
+  /** The forms of a merged dataset (each visible to the caller, else 404), in the dataset's order. */
+  async mergedForms(user: AuthenticatedUser | undefined, pk: string | number): Promise<FormEntity[]> {
     const ids = await this.mergedFormIds(user, pk);
-    const [rows, total] = await Promise.all([this.repo.pageAcrossForms(ids, (page.page - 1) * page.pageSize, page.pageSize), this.repo.countLive(ids)]);
-    if (page.page > 1 && !rows.length) throw new NotFoundException({ detail: 'Invalid page.' });
-    const forms = new Map<number, FormEntity>();
-    for (const id of new Set(rows.map((r) => r.formId))) {
-      const form = await this.forms.findLive(id);
-      if (form) forms.set(id, form);
-    }
-    // Rows of one form are consecutive (ordered by form): convert each run with its form.
-    const items: SubmissionJson[] = [];
-    for (let i = 0; i < rows.length; ) {
-      let j = i;
-      while (j < rows.length && rows[j].formId === rows[i].formId) j++;
-      const form = forms.get(rows[i].formId);
-      if (form) items.push(...(await this.submissions.toJsonMany(form, rows.slice(i, j))));
-      i = j;
-    }
-    return { items, total };
+    return (await Promise.all(ids.map((id) => this.access.requireRole(user, id, MIN_ROLE.view)))).map((a) => a.form);
+  }
+
+  /** One page over the submissions of every form of the merged dataset, in `_id` order (paged in PostgreSQL). */
+  async mergedData(user: AuthenticatedUser | undefined, pk: string, page: PageRequest): Promise<DataPage> {
+    const forms = await this.mergedForms(user, pk);
+    return this.data.page(forms, { offset: (page.page - 1) * page.pageSize, limit: page.pageSize, page: page.page });
   }
 
   private async visibleMerged(user: AuthenticatedUser | undefined, pk: string | number) {
@@ -174,6 +163,12 @@ export class DatasetsService {
   async dataviewFilter(user: AuthenticatedUser | undefined, pk: string | number, alias = 's'): Promise<{ formId: number; where: CompiledWhere }> {
     const { view, form } = await this.visibleView(user, String(pk), MIN_ROLE.view);
     return { formId: form.id, where: compileDataviewQuery(view.query, `${alias}.json`) };
+  }
+
+  /** A dataview the caller can see (readonly or above on its form): its form, filter over `s.json` and columns. For exports. */
+  async dataviewExport(user: AuthenticatedUser | undefined, pk: string | number): Promise<{ form: FormEntity; where: CompiledWhere; columns: string[] }> {
+    const { view, form } = await this.visibleView(user, String(pk), MIN_ROLE.view);
+    return { form, where: compileDataviewQuery(view.query, 's.json'), columns: view.columns };
   }
 
   private async visibleView(user: AuthenticatedUser | undefined, pk: string, minimum: typeof MIN_ROLE[keyof typeof MIN_ROLE]) {

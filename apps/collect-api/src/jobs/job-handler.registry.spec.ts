@@ -35,6 +35,14 @@ class Variants {
 }
 
 @Injectable()
+class Exports {
+  @OnJob('export')
+  async write({ exportId }: JobData<'export'>): Promise<void> {
+    ran.push(`export ${exportId}`);
+  }
+}
+
+@Injectable()
 class SecondDeliverer {
   @OnJob('deliver')
   async deliverToo(): Promise<void> {}
@@ -48,19 +56,21 @@ async function boot(...providers: Type[]): Promise<JobHandlerRegistry> {
 
 describe('JobHandlerRegistry', () => {
   it('finds one handler per job kind and runs each with its payload', async () => {
-    const sut = await boot(Deliveries, Variants);
+    const sut = await boot(Deliveries, Variants, Exports);
     await sut.run({ name: 'deliver', data: { rowId: 7 } });
     await sut.run({ name: 'sheets-backfill', data: { serviceId: 3 } });
     await sut.run({ name: 'make-variants', data: { submissionId: 9 } });
     await sut.run({ name: 'replay', data: { replayId: 4 } });
-    expect(ran).toEqual(['deliver 7', 'backfill 3', 'variants 9', 'replay 4']);
+    await sut.run({ name: 'export', data: { exportId: 'e1' } });
+    expect(ran).toEqual(['deliver 7', 'backfill 3', 'variants 9', 'replay 4', 'export e1']);
   });
 
   it('refuses to boot when a job kind has no handler', async () => {
     await expect(boot(Deliveries)).rejects.toThrow('job "make-variants" has no @OnJob handler');
+    await expect(boot(Deliveries, Variants)).rejects.toThrow('job "export" has no @OnJob handler');
   });
 
   it('refuses to boot when a job kind has two handlers, naming both', async () => {
-    await expect(boot(Deliveries, Variants, SecondDeliverer)).rejects.toThrow('job "deliver" has 2 handlers (Deliveries.deliver, SecondDeliverer.deliverToo)');
+    await expect(boot(Deliveries, Variants, Exports, SecondDeliverer)).rejects.toThrow('job "deliver" has 2 handlers (Deliveries.deliver, SecondDeliverer.deliverToo)');
   });
 });

@@ -12,8 +12,9 @@ export class JobQueue {
   constructor(
     @InjectQueue(QueueName.Delivery) delivery: Queue,
     @InjectQueue(QueueName.MediaVariants) mediaVariants: Queue,
+    @InjectQueue(QueueName.Exports) exports: Queue,
   ) {
-    this.queues = new Map([[QueueName.Delivery, delivery], [QueueName.MediaVariants, mediaVariants]]);
+    this.queues = new Map([[QueueName.Delivery, delivery], [QueueName.MediaVariants, mediaVariants], [QueueName.Exports, exports]]);
     for (const [name, queue] of this.queues) queue.on('error', (err: Error) => this.logger.warn({ queue: name, err: err.message }, 'queue error'));
   }
 

@@ -20,6 +20,8 @@ export class JobWorker implements OnApplicationBootstrap, BeforeApplicationShutd
   ) {}
 
   private concurrency(queue: QueueName): number {
+    // Exports one at a time: each holds a cursor's batch and a writer's buffers (docs/exports.md).
+    if (queue === QueueName.Exports) return 1;
     return queue === QueueName.Delivery ? this.config.FORWARD_CONCURRENCY : 2;
   }
 

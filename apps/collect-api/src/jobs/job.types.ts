@@ -11,6 +11,8 @@ export const QueueName = {
   Delivery: 'restservice-deliveries',
   /** Image variants made right after a submission (MEDIA_VARIANTS_AT_SUBMISSION). */
   MediaVariants: 'media-variants',
+  /** Asynchronous exports (`POST /api/v1/export`): long, memory-bounded, one at a time per worker. */
+  Exports: 'data-exports',
 } as const;
 export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 export const QUEUE_NAMES = Object.values(QueueName);
@@ -23,7 +25,9 @@ export type JobItem =
   /** Write the outbox rows of a replay of existing submissions (resumable past its cursor). */
   | { name: 'replay'; data: { replayId: number } }
   /** Make the image variants of one submission's attachments. */
-  | { name: 'make-variants'; data: { submissionId: number } };
+  | { name: 'make-variants'; data: { submissionId: number } }
+  /** Write one asynchronous export's file (export_jobs.id); the row holds what and for whom. */
+  | { name: 'export'; data: { exportId: string } };
 
 export type JobName = JobItem['name'];
 export type JobData<N extends JobName> = Extract<JobItem, { name: N }>['data'];
@@ -34,6 +38,7 @@ export const JOB_QUEUE: { [N in JobName]: QueueName } = {
   'sheets-backfill': QueueName.Delivery,
   replay: QueueName.Delivery,
   'make-variants': QueueName.MediaVariants,
+  export: QueueName.Exports,
 };
 export const JOB_NAMES = Object.keys(JOB_QUEUE) as JobName[];
 
@@ -54,5 +59,10 @@ export function jobOptions(item: JobItem): JobOptions {
     // A lost variant job costs only speed: the variant is made on its first request.
     case 'make-variants':
       return { ...done, attempts: 1 };
+    // The export id as job id: one writer per export. One attempt: the handler records a
+    // failure in the row itself; a worker that dies mid-export loses its Bull lock and the job
+    // is run again from the start (the file is rewritten whole).
+    case 'export':
+      return { ...done, attempts: 1, jobId: `export-${item.data.exportId}` };
   }
 }

@@ -19,7 +19,7 @@ import { QueueName } from './job.types.js';
         settings: { lockDuration: config.FORWARD_TIMEOUT_MS + 10_000, stalledInterval: Math.min(config.FORWARD_TIMEOUT_MS + 10_000, 30_000), maxStalledCount: 2 },
       }),
     }),
-    BullModule.registerQueue({ name: QueueName.MediaVariants }),
+    BullModule.registerQueue({ name: QueueName.MediaVariants }, { name: QueueName.Exports }),
   ],
   providers: [JobQueue],
   exports: [JobQueue],

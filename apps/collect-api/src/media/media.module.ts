@@ -15,6 +15,6 @@ import { MediaVariantsService } from './media-variants.service.js';
   imports: [TypeOrmModule.forFeature([AttachmentEntity]), SubmissionsModule, DatasetsModule, JobsModule],
   controllers: [MediaController],
   providers: [MediaRepository, MediaService, MediaVariantsService, MediaVariantsQueue],
-  exports: [MediaVariantsService],
+  exports: [MediaVariantsService, MediaService, MediaRepository],
 })
 export class MediaModule {}

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, IsNull, type Repository, type SelectQueryBuilder } from 'typeorm';
 import type { CompiledWhere } from '../datasets/dataview-query.js';
+import { cursorRows } from '../database/cursor.js';
 import { AttachmentEntity, SubmissionEntity } from '../submissions/submission.entity.js';
 
 export const MEDIA_TYPES = ['image', 'audio', 'video', 'document'] as const;
@@ -14,6 +15,20 @@ export interface MediaFilter {
   /** A dataview's compiled condition over the submissions table aliased `s`. */
   dataview?: CompiledWhere;
   type?: MediaType;
+  /** Submissions received at or after / before these times (media archives). */
+  submittedAfter?: Date;
+  submittedBefore?: Date;
+}
+
+/** One file of a media archive: the attachment and its submission's instance uuid. */
+export interface ArchiveEntryRow {
+  id: number;
+  filename: string;
+  /** The name the client gave (unique within its submission). */
+  name: string;
+  size: number;
+  uuid: string;
+  date_created: Date;
 }
 
 /** Queries on live attachments (`deleted_at IS NULL`: deleted submissions hide their files). */
@@ -43,9 +58,10 @@ export class MediaRepository {
     else qb.andWhere('a.form_id = ANY(:formIds)', { formIds: filter.formIds });
     if (filter.instanceId !== undefined) qb.andWhere('a.submission_id = :instanceId', { instanceId: filter.instanceId });
     if (filter.type) qb.andWhere('media_type_of(a.mimetype) = :mediaType', { mediaType: filter.type });
-    if (filter.dataview) {
-      qb.innerJoin(SubmissionEntity, 's', 's.id = a.submission_id AND s.deleted_at IS NULL').andWhere(`(${filter.dataview.sql})`, filter.dataview.params);
-    }
+    if (filter.dataview || filter.submittedAfter || filter.submittedBefore) qb.innerJoin(SubmissionEntity, 's', 's.id = a.submission_id AND s.deleted_at IS NULL');
+    if (filter.dataview) qb.andWhere(`(${filter.dataview.sql})`, filter.dataview.params);
+    if (filter.submittedAfter) qb.andWhere('s.date_created >= :submittedAfter', { submittedAfter: filter.submittedAfter });
+    if (filter.submittedBefore) qb.andWhere('s.date_created < :submittedBefore', { submittedBefore: filter.submittedBefore });
     return qb;
   }
 
@@ -60,12 +76,25 @@ export class MediaRepository {
   }
 
   /**
+   * The files of a media archive in attachment order, streamed through a cursor (flat memory
+   * whatever the count; docs/media.md, "Media archives").
+   */
+  archiveEntries(filter: MediaFilter): AsyncGenerator<ArchiveEntryRow[]> {
+    const [sql, params] = this.query(filter)
+      .innerJoin(SubmissionEntity, 'sub', 'sub.id = a.submission_id')
+      .select(['a.id AS id', 'a.filename AS filename', 'a.name AS name', 'a.size::bigint::float8 AS size', 'sub.uuid AS uuid', 'sub.date_created AS date_created'])
+      .orderBy('a.id', 'ASC')
+      .getQueryAndParameters();
+    return cursorRows<ArchiveEntryRow>(this.attachments.manager.connection, sql, params);
+  }
+
+  /**
    * Live attachments matching the filter. Form and type filters read the trigger-maintained
    * `media_counts` rows (migration 1764200000000); instance and dataview filters count rows.
    */
   async count(filter: MediaFilter): Promise<number> {
     if (!filter.formIds.length) return 0;
-    if (filter.instanceId === undefined && !filter.dataview) {
+    if (filter.instanceId === undefined && !filter.dataview && !filter.submittedAfter && !filter.submittedBefore) {
       // Column names come from the closed MEDIA_TYPES list, never from input text.
       if (filter.type && !MEDIA_TYPES.includes(filter.type)) throw new Error(`unknown media type ${String(filter.type)}`);
       const column = filter.type ?? 'image + audio + video + document';

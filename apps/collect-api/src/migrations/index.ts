@@ -16,7 +16,10 @@ import { RestServiceCare1764700000100 } from './1764700000100-restservice-care.j
 import { RestServiceReplays1764700000200 } from './1764700000200-restservice-replays.js';
 import { FormVersions1764710000000 } from './1764710000000-form-versions.js';
 import { FormMetadata1764710000001 } from './1764710000001-form-metadata.js';
-import { DeliveryEvents1764720000000 } from './1764720000000-delivery-events.js';
+import { SubmissionJsonIndex1764830000000 } from './1764830000000-submission-json-index.js';
+import { ExportJobs1764830000001 } from './1764830000001-export-jobs.js';
+import { AttachmentsOfSubmission1764830000002 } from './1764830000002-attachments-of-submission.js';
+import { DeliveryEvents1764840000000 } from './1764840000000-delivery-events.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
@@ -31,4 +34,6 @@ migrations.push(ChangeNotifications1764650000000);
 migrations.push(VariantFailures1764700000000);
 migrations.push(RestServiceCare1764700000100, RestServiceReplays1764700000200);
 migrations.push(FormVersions1764710000000, FormMetadata1764710000001);
-migrations.push(DeliveryEvents1764720000000);
+migrations.push(SubmissionJsonIndex1764830000000, ExportJobs1764830000001);
+migrations.push(AttachmentsOfSubmission1764830000002);
+migrations.push(DeliveryEvents1764840000000);

@@ -4,41 +4,45 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { PageQueryDto, pageHeaders, pageRequest } from './pagination.js';
-import type { SubmissionJson } from './submission-json.js';
+import { DataQueryDto, dataWindow, pageHeaders } from './pagination.js';
+import { sendJsonArray, sendJsonText, type JsonResponse } from './json-stream.js';
 import { SUBMISSION_JSON_SCHEMA } from './submission.dto.js';
+import { SubmissionDataService } from './submission-data.service.js';
 import { SubmissionsService } from './submissions.service.js';
 
-/** Submissions of a form as §2.2 JSON: paged list, one, soft delete. */
+/** Submissions of a form as §2.2 JSON: paged and queried list, one, soft delete. */
 @ApiTags('data')
 @RequireAuth()
 @Controller('api/v1/data')
 export class DataController {
   constructor(
     private readonly submissions: SubmissionsService,
+    private readonly data: SubmissionDataService,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
   @Get(':formPk')
-  @ApiOperation({ summary: 'Submissions of a form (page, page_size; Link and X-Total-Count headers).' })
+  @ApiOperation({
+    summary: 'Submissions of a form: page/page_size or start/limit; query, sort, fields (docs/data-api.md). Link (page mode) and X-Total-Count headers.',
+  })
   @ApiOkResponse({ schema: { type: 'array', items: SUBMISSION_JSON_SCHEMA } })
   async list(
     @CurrentUser() user: AuthenticatedUser,
     @Param('formPk') formPk: string,
-    @Query() query: PageQueryDto,
+    @Query() query: DataQueryDto,
     @Req() req: { originalUrl: string },
-    @Res({ passthrough: true }) res: { setHeader(name: string, value: string): void },
-  ): Promise<SubmissionJson[]> {
-    const page = pageRequest(query);
-    const { items, total } = await this.submissions.list(user, formPk, page);
-    for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total))) res.setHeader(k, v);
-    return items;
+    @Res() res: JsonResponse,
+  ): Promise<void> {
+    const window = dataWindow(query);
+    const { total, batches } = await this.data.formPage(user, formPk, { ...window, query: query.query, sort: query.sort, fields: query.fields });
+    const headers = window.page === null ? { 'X-Total-Count': String(total) } : pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, window.page, window.limit, total);
+    await sendJsonArray(res, headers, batches);
   }
 
   @Get(':formPk/:id')
   @ApiOkResponse({ schema: SUBMISSION_JSON_SCHEMA })
-  get(@CurrentUser() user: AuthenticatedUser, @Param('formPk') formPk: string, @Param('id') id: string): Promise<SubmissionJson> {
-    return this.submissions.get(user, formPk, id);
+  async get(@CurrentUser() user: AuthenticatedUser, @Param('formPk') formPk: string, @Param('id') id: string, @Res() res: JsonResponse): Promise<void> {
+    sendJsonText(res, await this.data.one(user, formPk, id));
   }
 
   @Delete(':formPk/:id')

@@ -1,4 +1,5 @@
-import { Int } from '@collect/contracts';
+import { Int, Text } from '@collect/contracts';
+import { MAX_QUERY_TEXT } from './data-query.js';
 import type { PageRequest } from './submissions.service.js';
 
 export const DEFAULT_PAGE_SIZE = 1000;
@@ -31,4 +32,35 @@ export function pageHeaders(url: string, page: number, pageSize: number, total: 
   if (page * pageSize < total) links.push(`<${at(page + 1)}>; rel="next"`);
   if (page > 1) links.push(`<${at(page - 1)}>; rel="prev"`);
   return { 'X-Total-Count': String(total), ...(links.length ? { Link: links.join(', ') } : {}) };
+}
+
+/**
+ * `GET /api/v1/data/{pk}`: the page, or `start` (offset) and `limit` beside it, and the data
+ * query (docs/data-api.md). The JSON parameters are parsed by data-query.ts (caps, 400s naming
+ * the parameter).
+ */
+export class DataQueryDto extends PageQueryDto {
+  @Int({ min: 0, max: 2_000_000_000, blankIsMissing: true, message: 'A non-negative integer.', description: 'Offset paging: rows to skip (with `limit`; `page`/`page_size` are then ignored).' })
+  start?: number;
+
+  @Int({ min: 1, max: 999_999_999, blankIsMissing: true, message: POSITIVE, description: `Offset paging: at most this many rows (larger values count as ${MAX_PAGE_SIZE}).` })
+  limit?: number;
+
+  @Text({ max: MAX_QUERY_TEXT, description: 'JSON object: `{"age": {"$gt": 20}, "district": "north"}`; operators $eq $ne $gt $gte $lt $lte $in; also on _id, _submission_time, _submitted_by.' })
+  query?: string;
+
+  @Text({ max: MAX_QUERY_TEXT, description: 'JSON object of fields to 1 (ascending) or -1 (descending): `{"age": -1}`.' })
+  sort?: string;
+
+  @Text({ max: MAX_QUERY_TEXT, description: 'JSON array of the keys to return (`_id` is always returned): `["name", "_submission_time"]`.' })
+  fields?: string;
+}
+
+/** Offset and limit of a data request: `start`/`limit` when either is given, else the page. */
+export function dataWindow(query: DataQueryDto): { offset: number; limit: number; page: number | null } {
+  if (query.start !== undefined || query.limit !== undefined) {
+    return { offset: query.start ?? 0, limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE), page: null };
+  }
+  const { page, pageSize } = pageRequest(query);
+  return { offset: (page - 1) * pageSize, limit: pageSize, page };
 }

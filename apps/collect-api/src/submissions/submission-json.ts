@@ -17,7 +17,7 @@ export interface AttachmentJson {
   xform: number;
 }
 
-export function attachmentJson(a: AttachmentEntity, baseUrl: string): AttachmentJson {
+export function attachmentJson(a: Pick<AttachmentEntity, 'id' | 'filename' | 'name' | 'mimetype' | 'submissionId' | 'formId'>, baseUrl: string): AttachmentJson {
   return {
     id: a.id,
     filename: a.filename,

@@ -5,6 +5,8 @@ import { AttachmentEntity, SubmissionEntity } from './submission.entity.js';
 import { SubmissionEvents } from './submission-events.js';
 import { SubmissionsRepository } from './submissions.repository.js';
 import { SubmissionsService } from './submissions.service.js';
+import { SubmissionDataRepository } from './submission-data.repository.js';
+import { SubmissionDataService } from './submission-data.service.js';
 import { DataController } from './data.controller.js';
 import { SubmissionController } from './submission.controller.js';
 
@@ -15,7 +17,7 @@ import { SubmissionController } from './submission.controller.js';
 @Module({
   imports: [TypeOrmModule.forFeature([SubmissionEntity, AttachmentEntity]), FormsModule],
   controllers: [SubmissionController, DataController],
-  providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService],
-  exports: [SubmissionEvents, SubmissionsService, SubmissionsRepository, FormsModule],
+  providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService, SubmissionDataRepository, SubmissionDataService],
+  exports: [SubmissionEvents, SubmissionsService, SubmissionsRepository, SubmissionDataRepository, SubmissionDataService, FormsModule],
 })
 export class SubmissionsModule {}

@@ -120,11 +120,6 @@ export class SubmissionsRepository {
     if (ids.length) await m.getRepository(AttachmentEntity).update({ id: In(ids) }, { deletedAt: new Date() });
   }
 
-  async page(formId: number, offset: number, limit: number): Promise<{ rows: SubmissionEntity[]; total: number }> {
-    const [rows, total] = await this.submissions.findAndCount({ where: { formId, deletedAt: IsNull() }, order: { id: 'ASC' }, skip: offset, take: limit });
-    return { rows, total };
-  }
-
   async usernames(ids: Array<number | null>): Promise<Map<number, string>> {
     const wanted = [...new Set(ids.filter((i): i is number => i !== null))];
     if (!wanted.length) return new Map();

@@ -303,19 +303,6 @@ export class SubmissionsService {
     return keep;
   }
 
-  async list(user: AuthenticatedUser | undefined, formPk: string, page: PageRequest): Promise<{ items: SubmissionJson[]; total: number }> {
-    const { form } = await this.access.requireRole(user, formPk, MIN_ROLE.view);
-    const { rows, total } = await this.repo.page(form.id, (page.page - 1) * page.pageSize, page.pageSize);
-    if (page.page > 1 && !rows.length) throw new NotFoundException({ detail: 'Invalid page.' });
-    return { items: await this.toJsonMany(form, rows), total };
-  }
-
-  async get(user: AuthenticatedUser | undefined, formPk: string, id: string): Promise<SubmissionJson> {
-    const { form } = await this.access.requireRole(user, formPk, MIN_ROLE.view);
-    const submission = await this.findLiveOr404(form.id, id);
-    return (await this.toJsonMany(form, [submission]))[0];
-  }
-
   /** Soft delete: `_deleted_at` set, attachments hidden, `submission.deleted` emitted. */
   async delete(user: AuthenticatedUser | undefined, formPk: string, id: string): Promise<void> {
     const { form } = await this.access.requireRole(user, formPk, MIN_ROLE.view);

@@ -11,8 +11,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * - an index over the open rows by (submission, service, id): the relay's "no earlier open row
  *   of this submission for this service" test and the media-wait refresh.
  */
-export class DeliveryEvents1764720000000 implements MigrationInterface {
-  name = 'DeliveryEvents1764720000000';
+export class DeliveryEvents1764840000000 implements MigrationInterface {
+  name = 'DeliveryEvents1764840000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE rest_services ADD COLUMN events text[]`);

@@ -1,0 +1,44 @@
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+
+export type JsonResponse = Pick<ServerResponse, 'setHeader' | 'write' | 'end' | 'destroy' | 'statusCode' | 'writableEnded' | 'on' | 'once' | 'removeListener' | 'emit'>;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** One JSON document given as text. */
+export function sendJsonText(res: JsonResponse, text: string): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.end(text);
+}
+
+/**
+ * A JSON array from batches of its items' texts, written as they come (a large page is never
+ * held whole: docs/data-api.md). A write that the socket cannot take yet waits for `drain`;
+ * a failure after the headers went out cuts the connection (the client sees a truncated body,
+ * never a well-formed partial array). Stops reading when the client goes away.
+ */
+export async function sendJsonArray(res: JsonResponse, headers: Record<string, string>, batches: AsyncIterable<string[]>): Promise<void> {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', JSON_TYPE);
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  let closed = false;
+  const onClose = () => (closed = true);
+  res.on('close', onClose);
+  let first = true;
+  try {
+    res.write('[');
+    for await (const batch of batches) {
+      if (closed) break;
+      if (!batch.length) continue;
+      const ok = res.write(`${first ? '' : ','}${batch.join(',')}`);
+      first = false;
+      if (!ok && !closed) await Promise.race([once(res as never, 'drain'), once(res as never, 'close')]);
+    }
+    if (!closed) res.end(']');
+  } catch (err) {
+    res.destroy(err as Error);
+  } finally {
+    res.removeListener('close', onClose);
+  }
+}
