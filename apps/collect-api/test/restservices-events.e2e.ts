@@ -73,7 +73,8 @@ describe('rest services: events, fidelity, ordering, media wait', () => {
     const [created, updated] = await until('created and updated at generic_json', () => rx.to('/e-json').length >= 2 && rx.to('/e-json'));
     expect([created.headers['x-submission-event'], updated.headers['x-submission-event']]).toEqual(['created', 'updated']);
     expect(bodyOf(updated)).toMatchObject({ name: 'After', _uuid: second, _edited: true });
-    await until('the flow start', () => rx.to('/e-flow').length >= 1);
+    // The attempt is recorded after the receiver answered (batched attempt log): wait for the record too.
+    await until('the flow start, recorded', async () => rx.to('/e-flow').length >= 1 && (await rowsOf(flow.id)).some((r) => r.status === 'success'));
     // The edit wrote no outbox row for messaging: it can never be sent.
     expect(await rowsOf(flow.id)).toEqual([{ event: 'created', status: 'success' }]);
     expect(rx.to('/e-flow').map((r) => r.headers['x-submission-event'])).toEqual(['created']);
