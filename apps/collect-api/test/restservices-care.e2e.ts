@@ -10,6 +10,12 @@ import { createTestUser, type TestUser } from './test-users.js';
 
 const WORKER = fileURLToPath(new URL('../dist/worker.js', import.meta.url));
 
+/** The burst test's limit: 3000/min in CI, the issue's 60/min with RESTSERVICES_BURST_PER_MINUTE=60. */
+const BURST_PER_MINUTE = Number(process.env.RESTSERVICES_BURST_PER_MINUTE ?? 3000);
+if (!Number.isInteger(BURST_PER_MINUTE) || BURST_PER_MINUTE < 1 || BURST_PER_MINUTE > 100_000) throw new Error('RESTSERVICES_BURST_PER_MINUTE must be an integer from 1 to 100000');
+/** 500 at that rate, twice over, and at least two minutes. */
+const BURST_WAIT_MS = Math.max(120_000, Math.ceil((500 / BURST_PER_MINUTE) * 60_000 * 2));
+
 const FAST = { ...WORKER_FORWARDING, FORWARD_LEASE_MS: '5000' };
 
 /**
@@ -107,8 +113,10 @@ describe('rest services: destination limits', () => {
     }));
   };
 
-  it('a burst of 500 to a messaging service limited to 3000/min, sent by two workers: every one delivered once, paced, no 429 and no retry', async () => {
-    const perMinute = 3000;
+  // The issue's figure is 60/min (500 take 8.3 min); CI runs the same test at BURST_PER_MINUTE
+  // (3000/min, 10 s). RESTSERVICES_BURST_PER_MINUTE=60 runs it literally (docs/restservices.md, "Limits").
+  it(`a burst of 500 to a messaging service limited to ${BURST_PER_MINUTE}/min, sent by two workers: every one delivered once, paced, no 429 and no retry`, async () => {
+    const perMinute = BURST_PER_MINUTE;
     const perSecond = perMinute / 60;
     const burst = Math.ceil(perMinute / 600);
     // The receiver's quota: the limit over any 2 s, plus the burst and a tenth for timer jitter and pauses of either
@@ -123,7 +131,7 @@ describe('rest services: destination limits', () => {
       // No worker yet: the 500 wait in the outbox and on the queue, then two workers take them at once.
       await submitMany('burst', 500);
       await Promise.all([startWorker(), startWorker()]);
-      await until('500 delivered', () => rx.ids.length >= 500, 120_000);
+      await until('500 delivered', () => rx.ids.length >= 500, BURST_WAIT_MS);
       expect(new Set(rx.ids).size).toBe(500);
       const t0 = Math.min(...rx.arrivals);
       if (rx.tooMany) console.log(`429 at ${rx.refusedAt.map((t) => t - t0).join(',')}; arrivals ${[...rx.arrivals].sort((a, b) => a - b).map((t) => t - t0).join(',')}`);
@@ -144,7 +152,7 @@ describe('rest services: destination limits', () => {
       await rx.close();
       for (const w of workers.splice(0)) await w.stop('SIGTERM');
     }
-  }, 240_000);
+  }, BURST_WAIT_MS + 120_000);
 
   it("a Retry-After holds back every request to the destination, not only the one it answered", async () => {
     const rx = await new Receiver().start();
@@ -336,6 +344,9 @@ describe('rest services: replay', () => {
       const spanMs = Math.max(...rx.arrivals) - Math.min(...rx.arrivals);
       expect(spanMs).toBeGreaterThanOrEqual(((1000 - burst) / perSecond) * 1000 * 0.97);
       expect(rx.maxIn(2000)).toBeLessThanOrEqual(allowed);
+      // Every replayed row carried its submission's snapshot (the bytes of every attempt come from it).
+      const bare = ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE replay_id = $1 AND (snapshot IS NULL OR (snapshot->'submission'->>'id')::int <> submission_id)`, [started.body.id])) as Array<{ n: number }>)[0].n;
+      expect(bare).toBe(0);
       console.log(`replay: 1000 in ${spanMs} ms (${((1000 / spanMs) * 1000).toFixed(1)}/s, limit ${perSecond}/s), max ${rx.maxIn(1000)} in any second, ${seen.length} progress reads, 0 × 429`);
     } finally {
       await rx.close();
@@ -373,6 +384,11 @@ describe('rest services: replay', () => {
       await bad({ submission_ids: ['x'] }, 'submission_ids');
       await bad({ only_failed: 'maybe' }, 'only_failed');
       await bad({ dry_run: 2 }, 'dry_run');
+      // A replay sends `created` events: a service that does not take them is refused, dry run too.
+      const updatesOnly = await newService(`${rx.url}/updates-only`, { events: ['updated'] });
+      for (const body of [{}, { dry_run: true }]) {
+        expect((await api().post(`/api/v1/restservices/${updatesOnly.id}/replay`).set('Authorization', owner.token).send(body).expect(400)).body).toEqual({ detail: expect.stringContaining('"created"') });
+      }
       await api().get(`/api/v1/restservices/${svc.id}/replays/999999`).set('Authorization', owner.token).expect(404);
       await api().get(`/api/v1/restservices/${svc.id}/replays/x`).set('Authorization', owner.token).expect(404);
       await api().delete(`/api/v1/restservices/${svc.id}/replays/999999`).set('Authorization', owner.token).expect(404);

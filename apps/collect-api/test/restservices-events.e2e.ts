@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { demoInstance, demoXForm, jpeg, png, wav } from './forms-fixtures.js';
-import { Receiver, until, type ReceivedRequest, type ReceiverReply } from './restservices-receiver.js';
+import { FAST_FORWARDING, Receiver, until, type ReceivedRequest, type ReceiverReply } from './restservices-receiver.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
@@ -23,8 +23,7 @@ describe('rest services: events, fidelity, ordering, media wait', () => {
 
   beforeAll(async () => {
     sut = await startTestCollectApp({
-      FORWARD_BACKOFF_BASE_MS: '40', FORWARD_BACKOFF_FACTOR: '2', FORWARD_MAX_ATTEMPTS: '20', FORWARD_RELAY_INTERVAL_MS: '100',
-      FORWARD_TIMEOUT_MS: '3000', FORWARD_LEASE_MS: '10000', FORWARD_MEDIA_WAIT_SECONDS: String(MEDIA_WAIT_SECONDS),
+      ...FAST_FORWARDING, FORWARD_MAX_ATTEMPTS: '20', FORWARD_RELAY_INTERVAL_MS: '100', FORWARD_MEDIA_WAIT_SECONDS: String(MEDIA_WAIT_SECONDS),
     }, { worker: true });
     rx = await new Receiver().start();
     owner = await createTestUser(sut.app);
@@ -85,10 +84,13 @@ describe('rest services: events, fidelity, ordering, media wait', () => {
     const form = await newForm('events_delete');
     const json = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/d-json`, events: ['deleted'] }).expect(201)).body;
     const xml = (await create({ xform: form, name: 'generic_xml', service_url: `${rx.url}/d-xml`, events: ['deleted'] }).expect(201)).body;
+    // The default of generic_json (created, updated) does not take deletes.
+    const byDefault = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/d-default` }).expect(201)).body;
     const uuid = randomUUID();
     await submit('events_delete', uuid, 'Short-lived');
     const [row] = (await api().get(`/api/v1/data/${form}`).set('Authorization', owner.token).expect(200)).body as Array<{ _id: number }>;
     expect(await rowsOf(json.id)).toEqual([]);
+    await until('the created event (default events)', () => rx.to('/d-default').length >= 1);
     await api().delete(`/api/v1/data/${form}/${row._id}`).set('Authorization', owner.token).expect(204);
     const [sentJson] = await until('the deleted event (json)', () => rx.to('/d-json').length >= 1 && rx.to('/d-json'));
     const [sentXml] = await until('the deleted event (xml)', () => rx.to('/d-xml').length >= 1 && rx.to('/d-xml'));
@@ -100,6 +102,9 @@ describe('rest services: events, fidelity, ordering, media wait', () => {
       `<?xml version="1.0" encoding="UTF-8"?><deleted><_id>${row._id}</_id><_uuid>${uuid}</_uuid><_xform_id_string>events_delete</_xform_id_string><_deleted_at>${body._deleted_at}</_deleted_at></deleted>`,
     );
     expect((await rowsOf(xml.id)).map((r) => r.event)).toEqual(['deleted']);
+    // The delete's outbox rows were written in one statement: none of them is for the default service.
+    expect((await rowsOf(byDefault.id)).map((r) => r.event)).toEqual(['created']);
+    expect(rx.to('/d-default').map((r) => r.headers['x-submission-event'])).toEqual(['created']);
   });
 
   it('a receiver failing twice while the submission is edited in between gets identical bytes on all three attempts, then the edit', async () => {

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { SheetsBackfillReplays1764840000001 } from '../src/migrations/1764840000001-sheets-backfill-replays.js';
 import { SHEET_META_COLUMNS } from '../src/restservices/sheets/sheets.service.js';
 import { demoXForm } from './forms-fixtures.js';
 import { until } from './restservices-receiver.js';
@@ -43,6 +45,16 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
   const sheetOf = async (pk: number) => {
     const svc = (await api().get(`/api/v1/restservices/${pk}`).set('Authorization', owner.token).expect(200)).body;
     return sheets.sheets.get(svc.spreadsheet_id)!;
+  };
+  /** Polls the back-fill's replay resource until it is done; every body read on the way. */
+  const followReplay = async (pk: number, replayId: number, timeoutMs = 30_000) => {
+    const seen: Array<{ status: string; total: number; done: number; failed: number }> = [];
+    await until(`replay ${replayId} done`, async () => {
+      const body = (await api().get(`/api/v1/restservices/${pk}/replays/${replayId}`).set('Authorization', owner.token).expect(200)).body;
+      seen.push(body);
+      return body.status === 'done';
+    }, timeoutMs);
+    return seen;
   };
 
   it('the consent state completes only for the user who created the service: no login CSRF (issue 17, finding 8)', async () => {
@@ -89,7 +101,13 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
     expect(svc).toMatchObject({ active: true, inactive_reason: null, spreadsheet_id: expect.any(String) });
     const sheet = await sheetOf(svc.id);
     expect(sheet.title).toBe('Survey sheet');
-    await until('500 back-filled rows', () => sheet.rows.length === 501, 30_000);
+    // The back-fill is a replay of the service: its progress reads at GET .../replays/{id}.
+    expect(svc.backfill_replay).toEqual(expect.any(Number));
+    const progress = await followReplay(svc.id, svc.backfill_replay);
+    expect(progress[progress.length - 1]).toMatchObject({ id: svc.backfill_replay, status: 'done', total: 500, done: 500, failed: 0 });
+    // Seen on the way: 100 rows per append at the sheet's 60 writes/min, so some reads fall between.
+    expect(progress.some((p) => p.done > 0 && p.done < 500)).toBe(true);
+    expect(sheet.rows).toHaveLength(501);
     const header = sheet.rows[0];
     expect(header.slice(0, 4)).toEqual(['name', 'age', 'location', 'household/size']);
     expect(header.slice(-SHEET_META_COLUMNS.length)).toEqual(SHEET_META_COLUMNS);
@@ -97,8 +115,10 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
     const existing = await ids(formId);
     expect(sheet.rows.slice(1).map((r) => Number(r[idCol]))).toEqual(existing);
     expect(sheet.rows[1][0]).toMatch(/^n\d+$/);
-    // Batched: 500 rows in a handful of appends, not 500 calls.
-    expect(sheets.calls.filter((c) => c.method === 'append').length).toBeLessThanOrEqual(5);
+    // Batched: 500 rows in five appends of 100, not 500 calls; each row is still a delivery in the log.
+    expect(sheets.calls.filter((c) => c.method === 'append').map((c) => c.rows)).toEqual([100, 100, 100, 100, 100]);
+    const log = await api().get(`/api/v1/restservices/${svc.id}/deliveries`).query({ status: 'success', page_size: 1 }).set('Authorization', owner.token).expect(200);
+    expect(log.headers['x-total-count']).toBe('500');
 
     // A new submission is appended; an edit rewrites its row; a delete clears it.
     const instance = randomUUID();
@@ -127,10 +147,43 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
     await new Promise((r) => setTimeout(r, 300));
     expect(sheet.rows).toHaveLength(1);
 
+    expect(created.body.backfill_replay).toBeNull();
     const patched = await api().patch(`/api/v1/restservices/${created.body.id}`).set('Authorization', owner.token).send({ send_existing_data: true }).expect(200);
-    expect(patched.body).toMatchObject({ send_existing_data: true, spreadsheet_id: created.body.spreadsheet_id });
-    await until('20 pushed rows', () => sheet.rows.length === 21, 20_000);
+    expect(patched.body).toMatchObject({ send_existing_data: true, spreadsheet_id: created.body.spreadsheet_id, backfill_replay: expect.any(Number) });
+    const progress = await followReplay(created.body.id, patched.body.backfill_replay, 20_000);
+    expect(progress[progress.length - 1]).toMatchObject({ status: 'done', total: 20, done: 20, failed: 0 });
+    expect(sheet.rows).toHaveLength(21);
     expect(sheet.rows.slice(1).map((r) => Number(r[sheet.rows[0].indexOf('_id')]))).toEqual(await ids(formId));
+    // A second back-fill sends only what the sheet lacks: here nothing.
+    const again = await api().patch(`/api/v1/restservices/${created.body.id}`).set('Authorization', owner.token).send({ send_existing_data: true }).expect(200);
+    expect(again.body.backfill_replay).not.toBe(patched.body.backfill_replay);
+    expect((await followReplay(created.body.id, again.body.backfill_replay)).pop()).toMatchObject({ status: 'done', total: 0 });
+    expect(sheet.rows).toHaveLength(21);
+  });
+
+  it('a back-fill under way when the replay version is installed continues as a replay from its cursor (migration 1764840000001)', async () => {
+    const formId = await newForm('sheet_legacy');
+    await submitMany('sheet_legacy', 30);
+    const created = await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'spreadsheet', spreadsheet_title: 'Legacy', send_existing_data: false }).expect(201);
+    const sheet = await sheetOf(created.body.id);
+    const existing = await ids(formId);
+    // As the former back-fill job left a service it had not finished: pending, cursor after the 10th submission.
+    const db = sut.app.get(DataSource);
+    await db.query(`UPDATE rest_services SET options = options || jsonb_build_object('backfill_pending', true, 'backfill_cursor', $2::int) WHERE id = $1`, [created.body.id, existing[9]]);
+    const runner = db.createQueryRunner();
+    try {
+      await new SheetsBackfillReplays1764840000001().up(runner);
+    } finally {
+      await runner.release();
+    }
+    const [{ options }] = (await db.query(`SELECT options FROM rest_services WHERE id = $1`, [created.body.id])) as Array<{ options: Record<string, unknown> }>;
+    expect(options).not.toHaveProperty('backfill_pending');
+    expect(options).not.toHaveProperty('backfill_cursor');
+    const svc = (await api().get(`/api/v1/restservices/${created.body.id}`).set('Authorization', owner.token).expect(200)).body;
+    expect(svc.backfill_replay).toEqual(expect.any(Number));
+    // The worker's ReplayResumer picks it up: the 20 past the cursor, in _id order.
+    expect((await followReplay(svc.id, svc.backfill_replay)).pop()).toMatchObject({ status: 'done', total: 20, done: 20, failed: 0 });
+    expect(sheet.rows.slice(1).map((r) => Number(r[sheet.rows[0].indexOf('_id')]))).toEqual(existing.slice(10));
   });
 
   it("the provider's Retry-After holds back every write to the sheet: deliveries and the back-fill alike (issue 21)", async () => {

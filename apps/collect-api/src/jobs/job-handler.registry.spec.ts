@@ -14,11 +14,6 @@ class Deliveries {
     ran.push(`deliver ${rowId}`);
   }
 
-  @OnJob('sheets-backfill')
-  async backfill({ serviceId }: JobData<'sheets-backfill'>): Promise<void> {
-    ran.push(`backfill ${serviceId}`);
-  }
-
   @OnJob('replay')
   async replay({ replayId }: JobData<'replay'>): Promise<void> {
     ran.push(`replay ${replayId}`);
@@ -58,11 +53,10 @@ describe('JobHandlerRegistry', () => {
   it('finds one handler per job kind and runs each with its payload', async () => {
     const sut = await boot(Deliveries, Variants, Exports);
     await sut.run({ name: 'deliver', data: { rowId: 7 } });
-    await sut.run({ name: 'sheets-backfill', data: { serviceId: 3 } });
     await sut.run({ name: 'make-variants', data: { submissionId: 9 } });
     await sut.run({ name: 'replay', data: { replayId: 4 } });
     await sut.run({ name: 'export', data: { exportId: 'e1' } });
-    expect(ran).toEqual(['deliver 7', 'backfill 3', 'variants 9', 'replay 4', 'export e1']);
+    expect(ran).toEqual(['deliver 7', 'variants 9', 'replay 4', 'export e1']);
   });
 
   it('refuses to boot when a job kind has no handler', async () => {

@@ -7,7 +7,7 @@ import type { JobOptions } from 'bull';
  * each kind (JobHandlerRegistry refuses to boot with a kind handled zero or two times).
  */
 export const QueueName = {
-  /** Rest-service work: one outbox row to send, a spreadsheet back-fill. */
+  /** Rest-service work: one outbox row to send, the rows of a replay to write. */
   Delivery: 'restservice-deliveries',
   /** Image variants made right after a submission (MEDIA_VARIANTS_AT_SUBMISSION). */
   MediaVariants: 'media-variants',
@@ -20,8 +20,6 @@ export const QUEUE_NAMES = Object.values(QueueName);
 export type JobItem =
   /** Send one outbox row (rest_deliveries.id) once; the row decides what and whether. */
   | { name: 'deliver'; data: { rowId: number } }
-  /** Append every live submission not yet in a spreadsheet service's sheet (resumable). */
-  | { name: 'sheets-backfill'; data: { serviceId: number } }
   /** Write the outbox rows of a replay of existing submissions (resumable past its cursor). */
   | { name: 'replay'; data: { replayId: number } }
   /** Make the image variants of one submission's attachments. */
@@ -35,7 +33,6 @@ export type JobData<N extends JobName> = Extract<JobItem, { name: N }>['data'];
 /** The queue of each kind; a kind missing here does not compile. */
 export const JOB_QUEUE: { [N in JobName]: QueueName } = {
   deliver: QueueName.Delivery,
-  'sheets-backfill': QueueName.Delivery,
   replay: QueueName.Delivery,
   'make-variants': QueueName.MediaVariants,
   export: QueueName.Exports,
@@ -50,9 +47,6 @@ export function jobOptions(item: JobItem): JobOptions {
     // retries: the row's lease and next_attempt_at in PostgreSQL drive every retry.
     case 'deliver':
       return { ...done, jobId: `deliver-${item.data.rowId}` };
-    // One back-fill per service at a time.
-    case 'sheets-backfill':
-      return { ...done, jobId: `sheets-backfill-${item.data.serviceId}` };
     // One writer per replay at a time (its row lock orders it against a cancel anyway).
     case 'replay':
       return { ...done, jobId: `replay-${item.data.replayId}` };

@@ -4,7 +4,6 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 import { JobQueue } from '../jobs/job-queue.js';
 import { DELIVERY_CHANNEL } from './delivery-outbox.js';
 import { RestServicesRepository } from './restservices.repository.js';
-import { SheetsRepository } from './sheets/sheets.repository.js';
 
 const BATCH = 500;
 const NUDGE_DELAY_MS = 5;
@@ -29,7 +28,6 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
 
   constructor(
     private readonly repo: RestServicesRepository,
-    private readonly sheetsRepo: SheetsRepository,
     private readonly jobs: JobQueue,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
@@ -38,7 +36,7 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
     void this.listen();
     const loop = () => {
       if (this.stopped) return;
-      this.timer = setTimeout(() => void this.tick().then(() => this.resumeBackfills()).finally(loop), this.config.FORWARD_RELAY_INTERVAL_MS);
+      this.timer = setTimeout(() => void this.tick().finally(loop), this.config.FORWARD_RELAY_INTERVAL_MS);
     };
     this.nudge();
     loop();
@@ -109,15 +107,6 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
       }
     })();
     return this.running;
-  }
-
-  /** Spreadsheet back-fills not finished (lost job, crashed worker) resume from their cursor; on the poll only. */
-  private async resumeBackfills(): Promise<void> {
-    try {
-      for (const serviceId of await this.sheetsRepo.pendingBackfills()) await this.jobs.add({ name: 'sheets-backfill', data: { serviceId } });
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'could not resume spreadsheet back-fills; will retry');
-    }
   }
 
   /** SIGTERM: no new passes; the pass running finishes (the job worker drains the queue). */

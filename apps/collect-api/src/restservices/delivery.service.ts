@@ -21,7 +21,7 @@ import { NETWORK_GUARD } from './restservices.tokens.js';
 import type { NetworkGuard } from './network-guard.js';
 import type { AttemptStatus, RestServiceEntity } from './restservice.entities.js';
 import { RestServicesRepository, type ClaimedDelivery } from './restservices.repository.js';
-import { SheetsService } from './sheets/sheets.service.js';
+import { SHEET_APPEND_BATCH, SheetsService } from './sheets/sheets.service.js';
 
 const FORM_CACHE_MS = 5_000;
 
@@ -166,12 +166,40 @@ export class DeliveryService implements OnApplicationShutdown {
 
   private async deliverToSheet(row: ClaimedDelivery, service: RestServiceEntity): Promise<void> {
     const loaded = row.event === 'deleted' ? null : await this.payloadOf(row);
+    // A replay's `created` row (the back-fill) takes the rows after it into one append.
+    if (row.replayId !== null && row.event === 'created' && loaded && !(await this.sheets.hasRow(service.id, row.submissionId))) return this.appendReplayRows(row, service, loaded.json);
     const gate = await this.gate.admit(service);
     if (!gate.send) return this.repo.release(row.id, gate.retryAt);
     const result = await this.sheets.deliver(row, service, loaded);
     if (result !== 'skip') await this.gate.settle(service, result);
     if (result === 'skip') return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: loaded || row.event === 'deleted' ? 'no sheet row for this submission' : 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
     return this.classify(row, service, result);
+  }
+
+  /**
+   * A spreadsheet replay's head row and up to SHEET_APPEND_BATCH - 1 rows after it in one
+   * append: one write of the sheet provider's per-minute quota (and one slot of the service's
+   * limit) for up to 100 submissions, in `_id` order (docs/restservices.md, "Spreadsheet
+   * back-fill"). Every row is still its own delivery: its attempt is logged and classified with
+   * the append's result, so retries, the replay's progress and cancel work as for any replay.
+   */
+  private async appendReplayRows(head: ClaimedDelivery, service: RestServiceEntity, json: SubmissionJson): Promise<void> {
+    const batch = [{ row: head, json }];
+    for (const row of await this.repo.claimReplayFollowers(head, SHEET_APPEND_BATCH - 1, this.sendingLeaseMs)) {
+      const loaded = await this.payloadOf(row);
+      if (loaded) batch.push({ row, json: loaded.json });
+      else await this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
+    }
+    const gate = await this.gate.admit(service);
+    if (!gate.send) {
+      for (const b of batch) await this.repo.release(b.row.id, gate.retryAt);
+      return;
+    }
+    const result = await this.sheets.appendRows(service, batch.map((b) => ({ submissionId: b.row.submissionId, json: b.json })));
+    await this.gate.settle(service, result);
+    await Promise.all(batch.map((b) => this.classify(b.row, service, result)));
+    // The replay's next head waited for these rows.
+    await this.outbox.wake();
   }
 
   /**

@@ -39,13 +39,31 @@ export class ReplayService {
     }
     // A replay sends `created` events: a service that does not take them has nothing to replay.
     if (!service.events.includes('created')) throw new BadRequestException({ detail: 'This service does not take "created" events, which a replay sends; add "created" to its events first.' });
+    if (body.dry_run) {
+      const upto = await this.repo.newestSubmissionId(service.formId);
+      return { count: await this.repo.countMatching(service.formId, service.id, filters, upto) };
+    }
+    if (!service.active) throw new BadRequestException({ detail: 'The service is inactive; PATCH it with "active": true first.' });
+    return present(await this.start(service, filters, userId));
+  }
+
+  /**
+   * The spreadsheet back-fill (linking a sheet, or PATCH `send_existing_data: true`): a replay of
+   * every live submission the sheet has no row for yet; its id is kept in the service's options
+   * (`backfill_replay`) so its progress reads at GET .../replays/{id}. The delivery handler sends
+   * a spreadsheet replay's rows 100 to an append (docs/restservices.md, "Spreadsheet back-fill").
+   */
+  async backfillSheet(service: RestServiceEntity, userId: number | null): Promise<ReplayEntity> {
+    return this.start(service, { missing_in_sheet: true }, userId);
+  }
+
+  /** Records a replay of the submissions that exist now and queues the writing of its rows. */
+  private async start(service: RestServiceEntity, filters: ReplayFilters, userId: number | null): Promise<ReplayEntity> {
     const upto = await this.repo.newestSubmissionId(service.formId);
     const count = await this.repo.countMatching(service.formId, service.id, filters, upto);
-    if (body.dry_run) return { count };
-    if (!service.active) throw new BadRequestException({ detail: 'The service is inactive; PATCH it with "active": true first.' });
     const replay = await this.repo.create({ serviceId: service.id, filters, total: count, upto, createdBy: userId, written: count === 0, status: count === 0 ? 'done' : 'queued', finishedAt: count === 0 ? new Date() : null });
     if (!replay.written) await this.queue(replay.id);
-    return present(replay);
+    return replay;
   }
 
   async get(service: RestServiceEntity, id: string): Promise<ReplayBody> {

@@ -5,7 +5,7 @@ import { DELIVERY_CHANNEL } from './delivery-outbox.js';
 import { snapshotOfRowSql } from './delivery-snapshot.js';
 import { ReplayEntity, type ReplayFilters } from './restservice.entities.js';
 
-/** One WHERE clause for counting and for writing a replay's outbox rows ($1 form, $2 service, $3..$7 filters). */
+/** One WHERE clause for counting and for writing a replay's outbox rows ($1 form, $2 service, $3..$8 filters). */
 const MATCHING = `s.form_id = $1 AND s.deleted_at IS NULL
   AND ($3::timestamptz IS NULL OR s.date_created >= $3::timestamptz)
   AND ($4::timestamptz IS NULL OR s.date_created < $4::timestamptz)
@@ -13,10 +13,11 @@ const MATCHING = `s.form_id = $1 AND s.deleted_at IS NULL
   AND (NOT $6::boolean OR s.id IN (
         SELECT submission_id FROM rest_deliveries WHERE service_id = $2 AND status = 'failed'
         EXCEPT SELECT submission_id FROM rest_deliveries WHERE service_id = $2 AND status = 'success'))
-  AND s.id <= $7`;
+  AND s.id <= $7
+  AND (NOT $8::boolean OR NOT EXISTS (SELECT 1 FROM sheets_rows r WHERE r.service_id = $2 AND r.submission_id = s.id))`;
 
 function params(formId: number, serviceId: number, f: ReplayFilters, upto: number): unknown[] {
-  return [formId, serviceId, f.submitted_after ?? null, f.submitted_before ?? null, f.submission_ids ?? null, f.only_failed ?? false, upto];
+  return [formId, serviceId, f.submitted_after ?? null, f.submitted_before ?? null, f.submission_ids ?? null, f.only_failed ?? false, upto, f.missing_in_sheet ?? false];
 }
 
 export interface ReplayProgress {
@@ -73,12 +74,12 @@ export class ReplaysRepository {
       const rows = (await m.query(
         `WITH written AS (
            INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, replay_id, snapshot)
-           SELECT gen_random_uuid(), $2, s.id, 'created', $10, ${snapshotOfRowSql('s', `'[]'::jsonb`)} FROM submissions s
-           WHERE ${MATCHING} AND s.id > $8 AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = $2 AND 'created' = ANY(r.events))
-           ORDER BY s.id LIMIT $9
+           SELECT gen_random_uuid(), $2, s.id, 'created', $11, ${snapshotOfRowSql('s', `'[]'::jsonb`)} FROM submissions s
+           WHERE ${MATCHING} AND s.id > $9 AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = $2 AND 'created' = ANY(r.events))
+           ORDER BY s.id LIMIT $10
            RETURNING submission_id)
          UPDATE rest_replays SET cursor = COALESCE((SELECT max(submission_id) FROM written), cursor), status = 'running'
-         WHERE id = $10
+         WHERE id = $11
          RETURNING (SELECT count(*)::int FROM written) AS n`,
         [...params(formId, replay.serviceId, replay.filters, replay.upto), live.cursor, limit, replay.id],
       )) as [Array<{ n: number }>, number];

@@ -272,6 +272,9 @@ export class RestServiceBody {
   @ApiPropertyOptional({ type: 'string', nullable: true, description: 'spreadsheet: the linked sheet, once created.' })
   spreadsheet_id?: string | null;
 
+  @ApiPropertyOptional({ type: 'integer', nullable: true, description: 'spreadsheet: the replay of the last back-fill (linking with send_existing_data, or PATCH send_existing_data: true); its progress reads at GET .../replays/{id}.' })
+  backfill_replay?: number | null;
+
   @ApiPropertyOptional({ type: 'string', description: 'dataset_service' })
   dataset_id?: string;
 

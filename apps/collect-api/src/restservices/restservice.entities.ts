@@ -139,6 +139,10 @@ export class DeliveryEntity {
   @Column({ type: 'bytea', nullable: true })
   body: Buffer | null;
 
+  /** The replay that wrote this row (replays.repository.ts); null for a submission's own event. */
+  @Column({ name: 'replay_id', type: 'int', nullable: true })
+  replayId: number | null;
+
   /** While queued or sending: when the row counts as abandoned (crashed worker, lost Redis job). */
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
   leaseUntil: Date | null;
@@ -197,6 +201,11 @@ export interface ReplayFilters {
   submitted_before?: string;
   submission_ids?: number[];
   only_failed?: boolean;
+  /**
+   * Set by the spreadsheet back-fill only (not an API filter): submissions the service's sheet
+   * has no row for yet (docs/restservices.md, "Spreadsheet back-fill").
+   */
+  missing_in_sheet?: boolean;
 }
 
 /** A replay / back-fill of existing submissions to one service. */

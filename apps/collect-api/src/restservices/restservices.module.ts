@@ -20,8 +20,8 @@ import { DestinationGate } from './destination-gate.js';
 import { TestFireService } from './test-fire.service.js';
 
 /**
- * Rest services: CRUD, the delivery log, and the delivery handlers (`@OnJob('deliver')`,
- * `@OnJob('sheets-backfill')`) that the worker runs. The outbox writer is bound in
+ * Rest services: CRUD, the delivery log, replays, and the job handlers (`@OnJob('deliver')`,
+ * `@OnJob('replay')`) that the worker runs. The outbox writer is bound in
  * DeliveryOutboxModule; the relay and the log pruner run in the worker (DeliveryWorkerModule).
  */
 @Module({

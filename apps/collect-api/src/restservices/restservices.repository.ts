@@ -10,6 +10,18 @@ export type AttemptRecord = Omit<DeliveryAttemptEntity, 'id' | 'createdAt'> & { 
 /** A row claimed for one attempt, with what the claim found out about its submission. */
 export type ClaimedDelivery = DeliveryEntity & { submissionGone: boolean; hasSuccessor: boolean; serviceVersion: string | null };
 
+const OPEN = `('pending', 'retrying', 'queued', 'sending')`;
+
+/**
+ * What a claim returns of each row it took (`d`): the row, whether the submission (or its form)
+ * is gone, soft or hard deleted, the service's `date_modified` (null: deleted), and whether a
+ * later event of the same submission waits for this service (to wake the relay when this ends).
+ */
+const CLAIMED = `d.id, d.delivery_id, d.service_id, d.submission_id, d.event, d.attempts, d.attempt_base, d.snapshot, d.body, d.replay_id,
+  NOT EXISTS (SELECT 1 FROM submissions s JOIN forms f ON f.id = s.form_id WHERE s.id = d.submission_id AND s.deleted_at IS NULL AND f.deleted_at IS NULL) AS submission_gone,
+  (SELECT r.date_modified::text FROM rest_services r WHERE r.id = d.service_id) AS service_version,
+  EXISTS (SELECT 1 FROM rest_deliveries n WHERE n.submission_id = d.submission_id AND n.service_id = d.service_id AND n.id > d.id AND n.status IN ${OPEN}) AS has_successor`;
+
 /** Delivery health of a service over the last 24 hours (docs/restservices.md, "Health"). */
 export interface ServiceHealth {
   successRate: number;
@@ -61,7 +73,9 @@ export class RestServicesRepository {
    * ran out (a Redis job lost with Redis, a worker killed mid-send), but never a row while an
    * earlier one of the same submission for the same service is still open: the events of one
    * submission reach a service in order, also across retries (docs/restservices.md,
-   * "Ordering"). SKIP LOCKED lets several relays run at once.
+   * "Ordering"). A replay of a spreadsheet service goes one head row at a time, in `_id` order:
+   * the head's attempt takes the rows after it into the same append (claimReplayFollowers;
+   * "Spreadsheet back-fill"). SKIP LOCKED lets several relays run at once.
    */
   async claimForQueue(limit: number, leaseMs: number): Promise<number[]> {
     const rows = (await this.deliveries.query(
@@ -71,7 +85,10 @@ export class RestServicesRepository {
          WHERE ((d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now())
              OR (d.status IN ('queued', 'sending') AND d.lease_until < now()))
            AND NOT EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.submission_id = d.submission_id AND e.service_id = d.service_id AND e.id < d.id
-                             AND e.status IN ('pending', 'retrying', 'queued', 'sending'))
+                             AND e.status IN ${OPEN})
+           AND NOT (d.replay_id IS NOT NULL
+             AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = d.service_id AND r.name = 'spreadsheet')
+             AND EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.replay_id = d.replay_id AND e.id < d.id AND e.status IN ${OPEN}))
          ORDER BY d.id LIMIT $1 FOR UPDATE SKIP LOCKED)
        RETURNING id`,
       [limit, String(leaseMs)],
@@ -82,27 +99,50 @@ export class RestServicesRepository {
 
   /**
    * Takes a queued row for sending (one attempt); null when it is finished or another worker has
-   * it. Also says whether the submission (or its form) is gone, soft or hard deleted, whether a
-   * later event of it waits for this service (to wake the relay when this one ends), and the
-   * service's `date_modified` (null: deleted), so the worker may reuse the service it read last.
+   * it. What the claim found out comes along (CLAIMED), so the worker may reuse the service it
+   * read last.
    */
   async claimForSending(id: number, leaseMs: number): Promise<ClaimedDelivery | null> {
     const result = (await this.deliveries.query(
       `UPDATE rest_deliveries d SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
        WHERE id = $1 AND (status = 'queued' OR (status = 'sending' AND lease_until < now()))
-       RETURNING id, delivery_id, service_id, submission_id, event, attempts, attempt_base, snapshot, body,
-         NOT EXISTS (SELECT 1 FROM submissions s JOIN forms f ON f.id = s.form_id WHERE s.id = d.submission_id AND s.deleted_at IS NULL AND f.deleted_at IS NULL) AS submission_gone,
-         (SELECT r.date_modified::text FROM rest_services r WHERE r.id = d.service_id) AS service_version,
-         EXISTS (SELECT 1 FROM rest_deliveries n WHERE n.submission_id = d.submission_id AND n.service_id = d.service_id AND n.id > d.id
-                   AND n.status IN ('pending', 'retrying', 'queued', 'sending')) AS has_successor`,
+       RETURNING ${CLAIMED}`,
       [id, String(leaseMs)],
     )) as [Array<Record<string, unknown>>, number];
     const raw = result[0]?.[0];
-    if (!raw) return null;
+    return raw ? this.claimed(raw) : null;
+  }
+
+  /**
+   * The rows of a replay after `head` that go into the head's append (docs/restservices.md,
+   * "Spreadsheet back-fill"): up to `limit` open `created` rows in id order whose submission
+   * has no sheet row yet, up to the first one an earlier event of its own submission still
+   * holds back (so the sheet gets them in `_id` order). Not-yet-due retries ride along: the
+   * head's schedule is theirs. Each is claimed for one attempt, as claimForSending does.
+   */
+  async claimReplayFollowers(head: ClaimedDelivery, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    if (head.replayId === null || limit <= 0) return [];
+    const result = (await this.deliveries.query(
+      `WITH cand AS (
+         SELECT d.id, EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.submission_id = d.submission_id AND e.service_id = d.service_id AND e.id < d.id AND e.status IN ${OPEN}) AS blocked
+         FROM rest_deliveries d
+         WHERE d.replay_id = $1 AND d.service_id = $2 AND d.id > $3 AND d.status IN ('pending', 'retrying') AND d.event = 'created'
+           AND NOT EXISTS (SELECT 1 FROM sheets_rows sr WHERE sr.service_id = d.service_id AND sr.submission_id = d.submission_id)
+         ORDER BY d.id LIMIT $4 FOR UPDATE OF d SKIP LOCKED),
+       taken AS (SELECT id FROM cand WHERE id < COALESCE((SELECT min(id) FROM cand WHERE blocked), 9223372036854775807))
+       UPDATE rest_deliveries d SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($5 || ' milliseconds')::interval, date_modified = now()
+       FROM taken WHERE d.id = taken.id AND d.status IN ('pending', 'retrying')
+       RETURNING ${CLAIMED}`,
+      [head.replayId, head.serviceId, head.id, limit, String(leaseMs)],
+    )) as [Array<Record<string, unknown>>, number];
+    return result[0].map((raw) => this.claimed(raw)).sort((a, b) => a.id - b.id);
+  }
+
+  private claimed(raw: Record<string, unknown>): ClaimedDelivery {
     return Object.assign(this.deliveries.create({
       id: Number(raw.id), deliveryId: raw.delivery_id as string, serviceId: raw.service_id as number, submissionId: raw.submission_id as number,
       event: raw.event as DeliveryEvent, status: 'sending', attempts: raw.attempts as number, attemptBase: raw.attempt_base as number,
-      snapshot: (raw.snapshot as DeliverySnapshot | null) ?? null, body: (raw.body as Buffer | null) ?? null,
+      snapshot: (raw.snapshot as DeliverySnapshot | null) ?? null, body: (raw.body as Buffer | null) ?? null, replayId: (raw.replay_id as number | null) ?? null,
     }), { submissionGone: raw.submission_gone as boolean, hasSuccessor: raw.has_successor as boolean, serviceVersion: (raw.service_version as string | null) ?? null });
   }
 

@@ -105,7 +105,7 @@ export class RestServicesService {
       await this.repo.resumeHeld(saved.id);
       await this.outbox.wake();
     }
-    if (saved.name === 'spreadsheet' && body.send_existing_data === true) await this.sheets.requestBackfill(saved);
+    if (saved.name === 'spreadsheet' && body.send_existing_data === true) await this.sheets.requestBackfill(saved, user?.id ?? null);
     return this.present((await this.repo.findService(saved.id))!, { showSecrets: mayReadSecrets(user, role) });
   }
 
@@ -265,6 +265,7 @@ export class RestServicesService {
       body.sync_updates = s.options.sync_updates ?? true;
       body.redirect_uri = s.options.redirect_uri ?? null;
       body.spreadsheet_id = (s.options as { spreadsheet_id?: string }).spreadsheet_id ?? null;
+      if (!opts.forMerge) body.backfill_replay = (s.options as { backfill_replay?: number }).backfill_replay ?? null;
     }
     if (s.name === 'dataset_service') body.dataset_id = s.options.dataset_id ?? '';
     if (s.name === 'generic_json' || s.name === 'generic_xml') body.fields = s.fields;

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, In } from 'typeorm';
-import { SubmissionEntity } from '../../submissions/submission.entity.js';
+import { DataSource } from 'typeorm';
 
 export interface SheetsGrantRow {
   access_token_enc: string;
@@ -73,26 +72,5 @@ export class SheetsRepository {
        ON CONFLICT (service_id, submission_id) DO UPDATE SET row_number = EXCLUDED.row_number`,
       [serviceId, pairs.map((p) => p[0]), pairs.map((p) => p[1])],
     );
-  }
-
-  /** Live submissions of a form after `afterId`, not yet in the sheet, in _id order. */
-  async backfillBatch(serviceId: number, formId: number, afterId: number, limit: number): Promise<number[]> {
-    const rows = (await this.ds.query(
-      `SELECT s.id FROM submissions s WHERE s.form_id = $2 AND s.deleted_at IS NULL AND s.id > $3
-         AND NOT EXISTS (SELECT 1 FROM sheets_rows r WHERE r.service_id = $1 AND r.submission_id = s.id)
-       ORDER BY s.id LIMIT $4`,
-      [serviceId, formId, afterId, limit],
-    )) as Array<{ id: number }>;
-    return rows.map((r) => r.id);
-  }
-
-  async pendingBackfills(): Promise<number[]> {
-    const rows = (await this.ds.query(`SELECT id FROM rest_services WHERE name = 'spreadsheet' AND active AND options->>'backfill_pending' = 'true'`)) as Array<{ id: number }>;
-    return rows.map((r) => r.id);
-  }
-
-  submissionsByIds(ids: number[]): Promise<SubmissionEntity[]> {
-    if (!ids.length) return Promise.resolve([]);
-    return this.ds.getRepository(SubmissionEntity).find({ where: { id: In(ids) }, order: { id: 'ASC' } });
   }
 }

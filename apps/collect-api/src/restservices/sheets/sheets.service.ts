@@ -5,21 +5,18 @@ import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.
 import type { FormEntity } from '../../forms/form.entity.js';
 import { FormsRepository } from '../../forms/forms.repository.js';
 import type { SubmissionJson } from '../../submissions/submission-json.js';
-import { SubmissionsService } from '../../submissions/submissions.service.js';
 import type { SendResult } from '../delivery-sender.js';
 import type { DeliveryEntity, RestServiceEntity } from '../restservice.entities.js';
-import { DestinationGate } from '../destination-gate.js';
+import { ReplayService } from '../replay.service.js';
 import { RestServicesRepository } from '../restservices.repository.js';
-import { JobQueue } from '../../jobs/job-queue.js';
-import type { JobData } from '../../jobs/job.types.js';
-import { OnJob } from '../../jobs/on-job.decorator.js';
 import { firstRowOf, SheetsClient, type SheetsCall } from './sheets-client.js';
 import { SheetsRepository } from './sheets.repository.js';
 
 /** Metadata columns after the form's questions. */
 export const SHEET_META_COLUMNS = ['_id', '_uuid', '_submission_time', '_submitted_by', '_status', '_version', '_edited'];
 const SCOPE = 'https://www.googleapis.com/auth/spreadsheets';
-const BATCH = 100;
+/** Rows per append of a back-fill: one write of the provider's per-minute quota each. */
+export const SHEET_APPEND_BATCH = 100;
 
 interface SheetOptions {
   spreadsheet_title?: string;
@@ -28,14 +25,15 @@ interface SheetOptions {
   redirect_uri?: string;
   spreadsheet_id?: string;
   columns?: string[];
-  backfill_pending?: boolean;
-  backfill_cursor?: number;
+  /** The replay of the last back-fill (GET .../replays/{id}). */
+  backfill_replay?: number;
 }
 
 /**
  * Spreadsheet sync against a Google-Sheets-v4-shaped provider: the OAuth 2.0 grant per user,
- * linking a sheet (create + header row), resumable back-fill in `_id` order (batched appends,
- * cursor in the service's options), and per-submission append / row rewrite / row clear.
+ * linking a sheet (create + header row), the back-fill as a replay (ReplayService; its rows go
+ * out SHEET_APPEND_BATCH to an append through `appendRows`), and per-submission append / row
+ * rewrite / row clear.
  */
 @Injectable()
 export class SheetsService {
@@ -47,9 +45,7 @@ export class SheetsService {
     private readonly repo: SheetsRepository,
     private readonly services: RestServicesRepository,
     private readonly forms: FormsRepository,
-    private readonly submissions: SubmissionsService,
-    private readonly gate: DestinationGate,
-    private readonly jobs: JobQueue,
+    private readonly replays: ReplayService,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
     this.box = new SecretBox(config.COLLECT_SECRET_KEY);
@@ -97,16 +93,16 @@ export class SheetsService {
     return { detail: 'Sheet provider access granted.', restservice: pending.service_id };
   }
 
-  /** PATCH with send_existing_data true on a linked sheet: push every existing submission again (resumable). */
-  async requestBackfill(service: RestServiceEntity): Promise<void> {
+  /** PATCH with send_existing_data true on a linked sheet: push every submission the sheet lacks (a replay). */
+  async requestBackfill(service: RestServiceEntity, userId: number | null): Promise<void> {
     if (!(service.options as SheetOptions).spreadsheet_id) return; // not linked yet: linking back-fills
-    await this.repo.patchOptions(service.id, { send_existing_data: true, backfill_pending: true, backfill_cursor: 0 });
-    await this.queueBackfill(service.id);
+    await this.backfill(service, userId);
   }
 
-  async queueBackfill(serviceId: number): Promise<void> {
-    await this.jobs.add({ name: 'sheets-backfill', data: { serviceId } }).catch((err: Error) =>
-      this.logger.warn({ err: err.message, serviceId }, 'could not queue the back-fill; the relay retries it'));
+  private async backfill(service: RestServiceEntity, userId: number | null): Promise<void> {
+    const replay = await this.replays.backfillSheet(service, userId);
+    await this.repo.patchOptions(service.id, { send_existing_data: true, backfill_replay: replay.id });
+    this.logger.log({ event: 'restservice.sheet_backfill', serviceId: service.id, replayId: replay.id, total: replay.total });
   }
 
   private async link(serviceId: number): Promise<void> {
@@ -122,38 +118,29 @@ export class SheetsService {
     const header = await this.client.update(token, id, 1, [columns]);
     if (!ok(header)) throw new BadRequestException({ detail: `The sheet provider refused the header row (${header.statusCode ?? header.error}).` });
     const sendExisting = options.send_existing_data !== false;
-    await this.repo.patchOptions(serviceId, { spreadsheet_id: id, columns, backfill_pending: sendExisting, backfill_cursor: 0 }, true);
+    await this.repo.patchOptions(serviceId, { spreadsheet_id: id, columns }, true);
     await this.repo.setServiceUrl(serviceId, `${this.config.SHEETS_API_BASE_URL.replace(/\/+$/, '')}/v4/spreadsheets/${encodeURIComponent(id)}`);
-    if (sendExisting) await this.queueBackfill(serviceId);
+    if (sendExisting) await this.backfill(service, await this.repo.ownerOf(serviceId));
   }
 
-  /** Appends every live submission not in the sheet yet, in `_id` order, BATCH rows per call. */
-  @OnJob('sheets-backfill')
-  async backfill({ serviceId }: JobData<'sheets-backfill'>): Promise<void> {
-    for (;;) {
-      const service = await this.services.findService(serviceId);
-      const options = service?.options as SheetOptions | undefined;
-      if (!service || !service.active || !options?.spreadsheet_id || !options.backfill_pending) return;
-      const form = await this.forms.findLive(service.formId);
-      const token = await this.accessToken(await this.repo.ownerOf(serviceId));
-      if (!form || !token) return;
-      const ids = await this.repo.backfillBatch(serviceId, form.id, options.backfill_cursor ?? 0, BATCH);
-      if (!ids.length) return void (await this.repo.patchOptions(serviceId, { backfill_pending: false }));
-      const rows = await this.submissions.toJsonMany(form, await this.repo.submissionsByIds(ids));
-      // One append is one write against the sheet's limit; a later slot is waited for here (one job per sheet).
-      const slot = await this.gate.admit(service);
-      if (!slot.send) {
-        await new Promise((r) => setTimeout(r, Math.min(30_000, Math.max(0, slot.retryAt.getTime() - Date.now()))));
-        continue;
-      }
-      const result = await this.client.append(token, options.spreadsheet_id, rows.map((r) => sheetRow(options.columns ?? [], r)));
-      await this.gate.settle(service, result);
-      if ((result.statusCode === 429 || result.statusCode === 503) && result.retryAfterMs) continue; // the gate now holds the sheet back
-      const first = firstRowOf((result.json?.updates as { updatedRange?: string } | undefined)?.updatedRange);
-      if (!ok(result) || first === null) throw new Error(`back-fill append failed (${result.statusCode ?? result.error}); resumes from submission ${options.backfill_cursor ?? 0}`);
-      await this.repo.saveRows(serviceId, ids.map((id, i) => [id, first + i]));
-      await this.repo.patchOptions(serviceId, { backfill_cursor: ids[ids.length - 1] });
-    }
+  /**
+   * Several `created` rows of a back-fill in one append (one write of the quota): the rows go in
+   * the order given, and on success each submission's sheet row is remembered (later edits
+   * rewrite it, deletes clear it). The caller made sure none of them is in the sheet yet.
+   */
+  async appendRows(service: RestServiceEntity, rows: Array<{ submissionId: number; json: SubmissionJson }>): Promise<SendResult> {
+    const options = service.options as SheetOptions;
+    const token = await this.accessToken(await this.repo.ownerOf(service.id));
+    if (!options.spreadsheet_id || !token) return { statusCode: null, latencyMs: 0, error: 'the sheet is not linked (no grant)', responseExcerpt: null, retryAfterMs: null };
+    const result = await this.client.append(token, options.spreadsheet_id, rows.map((r) => sheetRow(options.columns ?? [], r.json)));
+    const first = firstRowOf((result.json?.updates as { updatedRange?: string } | undefined)?.updatedRange);
+    if (ok(result) && first !== null) await this.repo.saveRows(service.id, rows.map((r, i) => [r.submissionId, first + i]));
+    return result;
+  }
+
+  /** Whether the service's sheet has a row for the submission. */
+  async hasRow(serviceId: number, submissionId: number): Promise<boolean> {
+    return (await this.repo.rowOf(serviceId, submissionId)) !== null;
   }
 
   /** One delivery of a spreadsheet service: append (or rewrite if already there), rewrite on edit, clear on delete. */
