@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { freePort, startServiceProcess, type ServiceProcess } from '@collect/testing';
 import { demoXForm } from './forms-fixtures.js';
 import { Receiver, until, WORKER_FORWARDING } from './restservices-receiver.js';
+import { withWorkerAppAndReceiver } from './restservice-suite.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
@@ -174,21 +175,6 @@ describe('rest services: destination limits', () => {
     }
   }, 120_000);
 });
-
-/** A collect-api with its worker, an owner and a local receiver, started for the calling describe block. */
-function withWorkerAppAndReceiver(env: Record<string, string>): { sut: TestCollectApp; owner: TestUser; rx: Receiver } {
-  const ctx = {} as { sut: TestCollectApp; owner: TestUser; rx: Receiver };
-  beforeAll(async () => {
-    ctx.sut = await startTestCollectApp(env, { worker: true });
-    ctx.owner = await createTestUser(ctx.sut.app);
-    ctx.rx = await new Receiver().start();
-  });
-  afterAll(async () => {
-    await ctx.sut.close();
-    await ctx.rx.close();
-  });
-  return ctx;
-}
 
 /**
  * Auto-disable (docs/restservices.md, "Auto-disable") with a window of 0.001 h (3.6 s) and a

@@ -5,8 +5,9 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { demoInstance, demoXForm, jpeg, png, wav } from './forms-fixtures.js';
 import { FAST_FORWARDING, Receiver, until, type ReceivedRequest, type ReceiverReply } from './restservices-receiver.js';
-import { startTestCollectApp, type TestCollectApp } from './test-app.js';
-import { createTestUser, type TestUser } from './test-users.js';
+import { withWorkerAppAndReceiver } from './restservice-suite.js';
+import type { TestCollectApp } from './test-app.js';
+import type { TestUser } from './test-users.js';
 
 const MEDIA_WAIT_SECONDS = 4;
 
@@ -21,17 +22,9 @@ describe('rest services: events, fidelity, ordering, media wait', () => {
   let owner: TestUser;
   let rx: Receiver;
 
-  beforeAll(async () => {
-    sut = await startTestCollectApp({
-      ...FAST_FORWARDING, FORWARD_MAX_ATTEMPTS: '20', FORWARD_RELAY_INTERVAL_MS: '100', FORWARD_MEDIA_WAIT_SECONDS: String(MEDIA_WAIT_SECONDS),
-    }, { worker: true });
-    rx = await new Receiver().start();
-    owner = await createTestUser(sut.app);
-  });
-  afterAll(async () => {
-    await sut.close();
-    await rx.close();
-  });
+  withWorkerAppAndReceiver({
+    ...FAST_FORWARDING, FORWARD_MAX_ATTEMPTS: '20', FORWARD_RELAY_INTERVAL_MS: '100', FORWARD_MEDIA_WAIT_SECONDS: String(MEDIA_WAIT_SECONDS),
+  }, (suite) => void ({ sut, owner, rx } = suite));
 
   const api = () => request(sut.url);
   const newForm = async (idString: string) =>
