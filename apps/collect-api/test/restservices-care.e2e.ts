@@ -1,14 +1,16 @@
-import http from 'node:http';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { freePort, startServiceProcess, type ServiceProcess } from '@collect/testing';
 import { demoXForm } from './forms-fixtures.js';
 import { Receiver, until, WORKER_FORWARDING } from './restservices-receiver.js';
+import { withWorkerAppAndReceiver } from './restservice-suite.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
 const WORKER = fileURLToPath(new URL('../dist/worker.js', import.meta.url));
+const QUOTA_RECEIVER = fileURLToPath(new URL('./quota-receiver.mjs', import.meta.url));
 
 /** The burst test's limit: 3000/min in CI, the issue's 60/min with RESTSERVICES_BURST_PER_MINUTE=60. */
 const BURST_PER_MINUTE = Number(process.env.RESTSERVICES_BURST_PER_MINUTE ?? 3000);
@@ -18,42 +20,12 @@ const BURST_WAIT_MS = Math.max(120_000, Math.ceil((500 / BURST_PER_MINUTE) * 60_
 
 const FAST = { ...WORKER_FORWARDING, FORWARD_LEASE_MS: '5000' };
 
-/**
- * A destination that enforces its own quota the way flow-start and sheet APIs do: more than
- * `allowed` requests within any `windowMs` → 429. Its answers and arrival times are kept.
- */
-class QuotaReceiver {
-  readonly arrivals: number[] = [];
-  readonly ids: number[] = [];
-  tooMany = 0;
-  readonly refusedAt: number[] = [];
-  url = '';
-  private server!: http.Server;
+/** What the quota receiver saw: arrival times, the ids of the bodies it took, its refusals. */
+class QuotaStats {
+  constructor(readonly arrivals: number[], readonly ids: number[], readonly refusedAt: number[]) {}
 
-  constructor(private readonly allowed: number, private readonly windowMs: number) {}
-
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const now = Date.now();
-        const recent = this.arrivals.filter((t) => t > now - this.windowMs).length;
-        if (recent >= this.allowed) {
-          this.tooMany++;
-          this.refusedAt.push(now);
-          res.writeHead(429, { 'Retry-After': '1' }).end('quota');
-          return;
-        }
-        this.arrivals.push(now);
-        const body = JSON.parse(Buffer.concat(chunks).toString()) as { _id?: number; extra?: { _id?: number } };
-        this.ids.push(Number(body._id ?? body.extra?._id));
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
-    return this;
+  get tooMany(): number {
+    return this.refusedAt.length;
   }
 
   /** The most arrivals within any window of `ms`. */
@@ -66,10 +38,40 @@ class QuotaReceiver {
     }
     return best;
   }
+}
 
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
+/**
+ * A destination that enforces its own quota the way flow-start and sheet APIs do: more than
+ * `allowed` requests within any `windowMs` → 429 (test/quota-receiver.mjs). It runs as a process
+ * of its own: a pause of this test process would bunch arrivals that were sent on time.
+ */
+class QuotaReceiver {
+  url = '';
+  private child!: ChildProcess;
+
+  constructor(private readonly allowed: number, private readonly windowMs: number) {}
+
+  async start(): Promise<this> {
+    this.child = spawn(process.execPath, [QUOTA_RECEIVER, String(this.allowed), String(this.windowMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const port = await new Promise<number>((resolve, reject) => {
+      this.child.once('error', reject);
+      this.child.once('exit', (code) => reject(new Error(`quota receiver exited (${code})`)));
+      this.child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    });
+    this.url = `http://127.0.0.1:${port}`;
+    return this;
+  }
+
+  async stats(): Promise<QuotaStats> {
+    const s = (await (await fetch(`${this.url}/__stats`)).json()) as { arrivals: number[]; ids: number[]; refusedAt: number[] };
+    return new QuotaStats(s.arrivals, s.ids, s.refusedAt);
+  }
+
+  async close(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.kill('SIGTERM');
+    await exited;
   }
 }
 
@@ -120,7 +122,7 @@ describe('rest services: destination limits', () => {
     const perSecond = perMinute / 60;
     const burst = Math.ceil(perMinute / 600);
     // The receiver's quota: the limit over any 2 s, plus the burst and a tenth for timer jitter and pauses of either
-    // process on a loaded machine (the receiver shares the test's event loop); an unpaced run exceeds it many times over.
+    // process on a loaded machine; an unpaced run exceeds it many times over.
     const allowed = Math.ceil(perSecond * 2 * 1.1) + burst;
     const rx = await new QuotaReceiver(allowed, 2000).start();
     try {
@@ -131,15 +133,15 @@ describe('rest services: destination limits', () => {
       // No worker yet: the 500 wait in the outbox and on the queue, then two workers take them at once.
       await submitMany('burst', 500);
       await Promise.all([startWorker(), startWorker()]);
-      await until('500 delivered', () => rx.ids.length >= 500, BURST_WAIT_MS);
-      expect(new Set(rx.ids).size).toBe(500);
-      const t0 = Math.min(...rx.arrivals);
-      if (rx.tooMany) console.log(`429 at ${rx.refusedAt.map((t) => t - t0).join(',')}; arrivals ${[...rx.arrivals].sort((a, b) => a - b).map((t) => t - t0).join(',')}`);
-      expect(rx.tooMany).toBe(0);
-      const spanMs = Math.max(...rx.arrivals) - Math.min(...rx.arrivals);
+      const seen = await until('500 delivered', async () => { const st = await rx.stats(); return st.ids.length >= 500 && st; }, BURST_WAIT_MS);
+      expect(new Set(seen.ids).size).toBe(500);
+      const t0 = Math.min(...seen.arrivals);
+      if (seen.tooMany) console.log(`429 at ${seen.refusedAt.map((t) => t - t0).join(',')}; arrivals ${[...seen.arrivals].sort((a, b) => a - b).map((t) => t - t0).join(',')}`);
+      expect(seen.tooMany).toBe(0);
+      const spanMs = Math.max(...seen.arrivals) - Math.min(...seen.arrivals);
       // 500 at 50/s after a burst of 5: at least 9.9 s.
       expect(spanMs).toBeGreaterThanOrEqual(((500 - burst) / perSecond) * 1000 * 0.97);
-      expect(rx.maxIn(2000)).toBeLessThanOrEqual(allowed);
+      expect(seen.maxIn(2000)).toBeLessThanOrEqual(allowed);
       const log = (await sut.app.get(DataSource).query(
         `SELECT count(*) FILTER (WHERE status = 'success')::int AS ok, count(*) FILTER (WHERE status_code = 429)::int AS too_many FROM rest_delivery_attempts WHERE service_id = $1`, [svc.id],
       )) as Array<{ ok: number; too_many: number }>;
@@ -147,7 +149,7 @@ describe('rest services: destination limits', () => {
       // Other retries (a timeout on an overloaded machine) are not the limit's business; they are shown, not hidden.
       const others = (await sut.app.get(DataSource).query(`SELECT status, status_code, error FROM rest_delivery_attempts WHERE service_id = $1 AND status <> 'success'`, [svc.id])) as unknown[];
       if (others.length) console.log(`burst: ${others.length} attempts retried for other reasons: ${JSON.stringify(others.slice(0, 5))}`);
-      console.log(`burst: 500 in ${spanMs} ms (${((500 / spanMs) * 1000).toFixed(1)}/s, limit ${perSecond}/s), max ${rx.maxIn(1000)} in any second and ${rx.maxIn(2000)} in any 2 s (quota ${allowed}), 0 × 429`);
+      console.log(`burst: 500 in ${spanMs} ms (${((500 / spanMs) * 1000).toFixed(1)}/s, limit ${perSecond}/s), max ${seen.maxIn(1000)} in any second and ${seen.maxIn(2000)} in any 2 s (quota ${allowed}), 0 × 429`);
     } finally {
       await rx.close();
       for (const w of workers.splice(0)) await w.stop('SIGTERM');
@@ -174,21 +176,6 @@ describe('rest services: destination limits', () => {
     }
   }, 120_000);
 });
-
-/** A collect-api with its worker, an owner and a local receiver, started for the calling describe block. */
-function withWorkerAppAndReceiver(env: Record<string, string>): { sut: TestCollectApp; owner: TestUser; rx: Receiver } {
-  const ctx = {} as { sut: TestCollectApp; owner: TestUser; rx: Receiver };
-  beforeAll(async () => {
-    ctx.sut = await startTestCollectApp(env, { worker: true });
-    ctx.owner = await createTestUser(ctx.sut.app);
-    ctx.rx = await new Receiver().start();
-  });
-  afterAll(async () => {
-    await ctx.sut.close();
-    await ctx.rx.close();
-  });
-  return ctx;
-}
 
 /**
  * Auto-disable (docs/restservices.md, "Auto-disable") with a window of 0.001 h (3.6 s) and a
@@ -320,9 +307,9 @@ describe('rest services: replay', () => {
       const svc = await newService(`${rx.url}/replay`, { rate_limit_per_minute: perMinute });
       // A new service gets nothing of what existed before it.
       await new Promise((r) => setTimeout(r, 300));
-      expect(rx.ids).toHaveLength(0);
+      expect((await rx.stats()).ids).toHaveLength(0);
       expect((await api().post(`/api/v1/restservices/${svc.id}/replay`).set('Authorization', owner.token).send({ dry_run: true }).expect(200)).body).toEqual({ count: 1000 });
-      expect(rx.ids).toHaveLength(0);
+      expect((await rx.stats()).ids).toHaveLength(0);
       const started = await api().post(`/api/v1/restservices/${svc.id}/replay`).set('Authorization', owner.token).send({}).expect(202);
       expect(started.body).toEqual({ id: expect.any(Number), status: 'queued', total: 1000, done: 0, failed: 0, created_at: expect.any(String) });
       expect(started.headers.location).toBe(`${sut.config.PUBLIC_BASE_URL}/api/v1/restservices/${svc.id}/replays/${started.body.id}`);
@@ -337,17 +324,18 @@ describe('rest services: replay', () => {
       expect(seen.some((p) => p.status === 'running' && p.done > 0 && p.done < 1000)).toBe(true);
       for (let i = 1; i < seen.length; i++) expect(seen[i].done).toBeGreaterThanOrEqual(seen[i - 1].done);
       // Each submission once, unless an attempt timed out on a loaded machine and was sent again (same delivery).
-      expect(new Set(rx.ids)).toEqual(new Set(ids));
+      const got = await rx.stats();
+      expect(new Set(got.ids)).toEqual(new Set(ids));
       const retried = ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_delivery_attempts WHERE service_id = $1 AND status <> 'success'`, [svc.id])) as Array<{ n: number }>)[0].n;
-      expect(rx.ids.length).toBeLessThanOrEqual(1000 + retried);
-      expect(rx.tooMany).toBe(0);
-      const spanMs = Math.max(...rx.arrivals) - Math.min(...rx.arrivals);
+      expect(got.ids.length).toBeLessThanOrEqual(1000 + retried);
+      expect(got.tooMany).toBe(0);
+      const spanMs = Math.max(...got.arrivals) - Math.min(...got.arrivals);
       expect(spanMs).toBeGreaterThanOrEqual(((1000 - burst) / perSecond) * 1000 * 0.97);
-      expect(rx.maxIn(2000)).toBeLessThanOrEqual(allowed);
+      expect(got.maxIn(2000)).toBeLessThanOrEqual(allowed);
       // Every replayed row carried its submission's snapshot (the bytes of every attempt come from it).
       const bare = ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE replay_id = $1 AND (snapshot IS NULL OR (snapshot->'submission'->>'id')::int <> submission_id)`, [started.body.id])) as Array<{ n: number }>)[0].n;
       expect(bare).toBe(0);
-      console.log(`replay: 1000 in ${spanMs} ms (${((1000 / spanMs) * 1000).toFixed(1)}/s, limit ${perSecond}/s), max ${rx.maxIn(1000)} in any second, ${seen.length} progress reads, 0 × 429`);
+      console.log(`replay: 1000 in ${spanMs} ms (${((1000 / spanMs) * 1000).toFixed(1)}/s, limit ${perSecond}/s), max ${got.maxIn(1000)} in any second, ${seen.length} progress reads, 0 × 429`);
     } finally {
       await rx.close();
     }

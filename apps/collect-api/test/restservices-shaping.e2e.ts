@@ -1,8 +1,9 @@
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { demoXForm } from './forms-fixtures.js';
-import { FAST_FORWARDING as FAST, Receiver, until, type ReceivedRequest } from './restservices-receiver.js';
-import { startTestCollectApp, type TestCollectApp } from './test-app.js';
+import { FAST_FORWARDING as FAST, type Receiver, until, type ReceivedRequest } from './restservices-receiver.js';
+import { withWorkerAppAndReceiver } from './restservice-suite.js';
+import type { TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
 /** The value of a header as sent, by its exact name. */
@@ -21,15 +22,7 @@ describe('rest services: fields subset, extra headers, Basic credentials, test-f
   let owner: TestUser;
   let rx: Receiver;
 
-  beforeAll(async () => {
-    sut = await startTestCollectApp(FAST, { worker: true });
-    rx = await new Receiver().start();
-    owner = await createTestUser(sut.app);
-  });
-  afterAll(async () => {
-    await sut.close();
-    await rx.close();
-  });
+  withWorkerAppAndReceiver(FAST, (suite) => void ({ sut, owner, rx } = suite));
 
   const api = () => request(sut.url);
   const newForm = async (idString: string) =>

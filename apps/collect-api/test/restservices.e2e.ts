@@ -6,6 +6,7 @@ import { QueueName } from '../src/jobs/job.types.js';
 import { RestServicesRepository } from '../src/restservices/restservices.repository.js';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
 import { FAST_FORWARDING, headerNames, Receiver, until } from './restservices-receiver.js';
+import { withWorkerAppAndReceiver } from './restservice-suite.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
@@ -18,15 +19,9 @@ describe('rest services: CRUD, forwarders on the wire, retries, delivery log', (
   let rx: Receiver;
   let formId: number;
 
-  beforeAll(async () => {
-    sut = await startTestCollectApp(FAST, { worker: true });
-    rx = await new Receiver().start();
-    owner = await createTestUser(sut.app);
+  withWorkerAppAndReceiver(FAST, async (suite) => {
+    ({ sut, owner, rx } = suite);
     formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm()), 'form.xml').expect(201)).body.formid;
-  });
-  afterAll(async () => {
-    await sut.close();
-    await rx.close();
   });
 
   const api = () => request(sut.url);

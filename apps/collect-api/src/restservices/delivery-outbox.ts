@@ -3,7 +3,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { SubmissionEvent } from '../submissions/submission-events.js';
 import type { SubmissionOutbox } from '../submissions/submission-outbox.js';
-import { attachmentsSql, snapshotSql } from './delivery-snapshot.js';
+import { attachmentsSql, snapshotOfRowSql, snapshotSql } from './delivery-snapshot.js';
 import type { DeliveryEvent } from './restservice.entities.js';
 
 /** NOTIFY channel of new outbox rows; the worker's relay LISTENs on it (delivery-relay.ts). */
@@ -54,9 +54,30 @@ export class DeliveryOutbox implements SubmissionOutbox {
     if (queued && !waitSeconds) this.due.add(m);
   }
 
+  /**
+   * The `created` rows of a new submission without attachments, written by the intake's insert
+   * statement itself (SubmissionOutbox.createdRowsSql): one round trip for row and outbox. Such
+   * a submission waits for no media, so its rows are due at once.
+   */
+  createdRowsSql(inserted: string): string {
+    return `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, snapshot, next_attempt_at)
+       SELECT gen_random_uuid(), rs.id, ins.id, 'created', ${snapshotOfRowSql('ins', `'[]'::jsonb`)}, now()
+       FROM ${inserted} ins JOIN rest_services rs ON rs.form_id = ins.form_id AND rs.active AND 'created' = ANY(rs.events)
+       RETURNING 1`;
+  }
+
+  createdRowsWritten(count: number): void {
+    if (count) this.wakeSoon();
+  }
+
   committed(m: EntityManager): void {
     if (!this.due.has(m)) return;
     this.due.delete(m);
+    this.wakeSoon();
+  }
+
+  /** One NOTIFY for the commits of this process that happen while one is on its way. */
+  private wakeSoon(): void {
     if (this.waking) {
       this.wakeAgain = true;
       return;

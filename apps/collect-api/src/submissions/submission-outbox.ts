@@ -19,6 +19,17 @@ export interface SubmissionOutbox {
   attachmentsAdded(m: EntityManager, submissionId: number, missingMedia: string[]): Promise<void>;
   /** The transaction of `m` committed: what it recorded may be handed on now (never called after a rollback). */
   committed(m: EntityManager): void;
+  /**
+   * One-statement intake (docs/architecture.md, "The walk of a submission"): a new submission
+   * without attachments is stored by ONE statement, with no transaction around it, and its
+   * `created` outbox rows are written by a data-modifying CTE of that same statement, so the
+   * row and its outbox still commit together. This is that CTE's statement: it reads the new
+   * `submissions` row from the CTE named `inserted` (`RETURNING *`) and returns one row per
+   * outbox row written.
+   */
+  createdRowsSql(inserted: string): string;
+  /** The one-statement intake committed, having written `count` outbox rows (createdRowsSql). */
+  createdRowsWritten(count: number): void;
 }
 
 export const SUBMISSION_OUTBOX = Symbol('SUBMISSION_OUTBOX');

@@ -51,7 +51,10 @@ export class SubmissionsRepository {
     m: EntityManager,
     row: { formId: number; uuid: string; json: SubmissionRecord; xml: string; contentHash: string; submittedById: number; version: string },
     check: { version: string; superuser: boolean; roles: readonly string[] },
-  ): Promise<{ allowed: boolean; created: SubmissionEntity | null }> {
+    outboxSql?: (inserted: string) => string,
+  ): Promise<{ allowed: boolean; created: SubmissionEntity | null; queued: number }> {
+    // With `outboxSql` the statement also writes the outbox rows of the new row (SubmissionOutbox.createdRowsSql).
+    const outbox = outboxSql ? `, queued AS (${outboxSql('inserted')})` : '';
     const rows = (await m.query(
       `WITH allowed AS (
          SELECT EXISTS (SELECT 1 FROM forms WHERE id = $1 AND deleted_at IS NULL AND accepting_submissions AND version = $8)
@@ -60,19 +63,27 @@ export class SubmissionsRepository {
          INSERT INTO submissions (form_id, uuid, json, xml, content_hash, submitted_by_id, version)
          SELECT $1, $2, $3::jsonb, $4, $5, $6, $7 FROM allowed WHERE ok
          ON CONFLICT (form_id, uuid) DO NOTHING
-         RETURNING id, status, date_created, date_modified
-       )
-       SELECT allowed.ok, inserted.id, inserted.status, inserted.date_created, inserted.date_modified FROM allowed LEFT JOIN inserted ON true`,
+         RETURNING *
+       )${outbox}
+       SELECT allowed.ok, inserted.id, inserted.status, inserted.date_created, inserted.date_modified,
+         ${outboxSql ? '(SELECT count(*) FROM queued)::int' : '0'} AS queued
+       FROM allowed LEFT JOIN inserted ON true`,
       [row.formId, row.uuid, JSON.stringify(row.json), row.xml, row.contentHash, row.submittedById, row.version, check.version, check.superuser, check.roles],
-    )) as Array<{ ok: boolean; id: number | null; status: string; date_created: Date; date_modified: Date }>;
+    )) as Array<{ ok: boolean; id: number | null; status: string; date_created: Date; date_modified: Date; queued: number }>;
     const r = rows[0]!;
-    if (!r.ok || r.id === null) return { allowed: r.ok, created: null };
+    if (!r.ok || r.id === null) return { allowed: r.ok, created: null, queued: 0 };
     return {
       allowed: true,
       created: {
         ...row, id: r.id, status: r.status, edited: false, bambooDatasetId: '', dateCreated: r.date_created, dateModified: r.date_modified, deletedAt: null,
       },
+      queued: r.queued,
     };
+  }
+
+  /** `insertChecked` as a statement of its own, outside any transaction (it commits alone): the one-statement intake. */
+  insertCheckedAlone(row: Parameters<SubmissionsRepository['insertChecked']>[1], check: Parameters<SubmissionsRepository['insertChecked']>[2], outboxSql: (inserted: string) => string) {
+    return this.insertChecked(this.submissions.manager, row, check, outboxSql);
   }
 
   async replaceContent(m: EntityManager, id: number, changes: Pick<SubmissionEntity, 'uuid' | 'json' | 'xml' | 'contentHash' | 'version'>): Promise<SubmissionEntity> {

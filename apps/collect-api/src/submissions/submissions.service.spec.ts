@@ -32,7 +32,7 @@ function stored(form: FormEntity, uuid: string, json: Record<string, unknown>, e
 /** The service with its repositories mocked: only the calls a test allows may happen. */
 function makeSut(deps: { repo?: SubmissionsRepository; forms?: FormsRepository; cache?: FormCache; events?: SubmissionEvents; outbox?: SubmissionOutbox }) {
   const events = deps.events ?? new SubmissionEvents();
-  const outbox = deps.outbox ?? mockOf<SubmissionOutbox>({ committed: () => undefined });
+  const outbox = deps.outbox ?? mockOf<SubmissionOutbox>({ committed: () => undefined, createdRowsSql: () => '', createdRowsWritten: () => undefined });
   return new SubmissionsService(
     deps.repo ?? mockOf<SubmissionsRepository>(), deps.forms ?? mockOf<FormsRepository>(), mockOf<FormAccessService>(), deps.cache ?? mockOf<FormCache>(), events, outbox, mockOf<FileStorage>(), config,
   );
@@ -99,44 +99,72 @@ describe('SubmissionsService: intake rules (repositories mocked)', () => {
   });
 
   it('stores nothing when the checked insert finds the cached form or role stale: resolves afresh and stores against that; stale three times is 409', async () => {
-    const answers = [{ allowed: false, created: null }, { allowed: true, created: stored(form, 'i-1', { q: 'a' }) }];
-    const repo = repoWith({ insertChecked: async () => answers.shift()! });
+    const answers = [{ allowed: false, created: null, queued: 0 }, { allowed: true, created: stored(form, 'i-1', { q: 'a' }), queued: 0 }];
+    const repo = repoWith({ insertCheckedAlone: async () => answers.shift()! });
     const asked: boolean[] = [];
-    await expect(intake(makeSut({ repo, outbox: mockOf<SubmissionOutbox>({ record: async () => undefined, committed: () => undefined }) }), { form, role: 'dataentry' }, { q: 'a', 'meta/instanceID': 'uuid:i-1' }, asked))
+    await expect(intake(makeSut({ repo }), { form, role: 'dataentry' }, { q: 'a', 'meta/instanceID': 'uuid:i-1' }, asked))
       .resolves.toMatchObject({ outcome: 'created' });
     expect(asked).toEqual([false, true]);
-    const never = repoWith({ insertChecked: async () => ({ allowed: false, created: null }) });
+    const never = repoWith({ insertCheckedAlone: async () => ({ allowed: false, created: null, queued: 0 }) });
     await expect(intake(makeSut({ repo: never }), { form, role: 'dataentry' }, { q: 'a' })).rejects.toBeInstanceOf(ConflictException);
-    expect(never.mock.callsOf('insertChecked')).toHaveLength(3);
+    expect(never.mock.callsOf('insertCheckedAlone')).toHaveLength(3);
   });
 
-  it('stores a new instance, records submission.created in the outbox inside the transaction, then tells listeners after commit', async () => {
+  it('stores a new instance and its outbox rows in ONE statement (no transaction), then tells the outbox and the listeners', async () => {
     const seen: string[] = [];
     const events = new SubmissionEvents();
-    const outbox = mockOf<SubmissionOutbox>({ record: async (m, event) => void seen.push(`in-tx ${event.type} ${m === manager}`), committed: (m) => void seen.push(`outbox committed ${m === manager}`) });
+    const outbox = mockOf<SubmissionOutbox>({
+      createdRowsSql: (inserted) => `outbox rows of ${inserted}`,
+      createdRowsWritten: (count) => void seen.push(`outbox wrote ${count}`),
+    });
     events.onCommitted((event: SubmissionEvent) => void seen.push(`committed ${event.type}`));
-    const repo = repoWith({ insertChecked: async (_m, row) => ({ allowed: true, created: stored(form, row.uuid, row.json) }) });
+    const repo = repoWith({ insertCheckedAlone: async (row, _check, outboxSql) => ({ allowed: true, created: stored(form, row.uuid, row.json), queued: outboxSql('inserted') === 'outbox rows of inserted' ? 2 : -1 }) });
     const result = await intake(makeSut({ repo, events, outbox }), { form, role: 'dataentry' }, { q: 'a', 'meta/instanceID': 'uuid:i-1' });
     expect(result.outcome).toBe('created');
-    const [[, row, check]] = repo.mock.callsOf('insertChecked') as Array<[unknown, Partial<SubmissionEntity>, { version: string; superuser: boolean; roles: string[] }]>;
+    const [[row, check]] = repo.mock.callsOf('insertCheckedAlone') as Array<[Partial<SubmissionEntity>, { version: string; superuser: boolean; roles: string[] }]>;
     // The meta keys are not answers: they leave the stored record.
     expect(row).toMatchObject({ formId: 1, uuid: 'i-1', json: { q: 'a' }, submittedById: alice.id, version: '1' });
     // The insert itself checks the form's version and a role that may submit.
     expect(check).toMatchObject({ version: '1', superuser: false });
     expect([...check.roles].sort()).toEqual(['dataentry', 'editor', 'manager', 'owner']);
+    expect(repo.mock.callsOf('transaction')).toEqual([]);
     await new Promise((r) => setImmediate(r));
-    // The outbox hears of the commit (its NOTIFY goes after it) before the listeners do.
-    expect(seen).toEqual(['in-tx submission.created true', 'outbox committed true', 'committed submission.created']);
+    // The outbox hears of the rows the statement wrote (its NOTIFY goes after it) before the listeners do.
+    expect(seen).toEqual(['outbox wrote 2', 'committed submission.created']);
   });
 
   it('answers the same instanceID with the same content as a duplicate (no event), and with other content 409', async () => {
-    const outbox = mockOf<SubmissionOutbox>({ committed: () => undefined });
+    const outbox = mockOf<SubmissionOutbox>({ committed: () => undefined, createdRowsSql: () => '' });
     const existing = stored(form, 'i-1', { q: 'a' });
-    const repo = repoWith({ insertChecked: async () => ({ allowed: true, created: null }), findByUuidForUpdate: async () => existing });
+    const repo = repoWith({
+      insertCheckedAlone: async () => ({ allowed: true, created: null, queued: 0 }),
+      insertChecked: async () => ({ allowed: true, created: null, queued: 0 }),
+      findByUuidForUpdate: async () => existing,
+    });
     const sut = makeSut({ repo, outbox });
     await expect(intake(sut, { form, role: 'dataentry' }, { q: 'a', 'meta/instanceID': 'uuid:i-1' })).resolves.toMatchObject({ outcome: 'duplicate', submission: existing });
     await expect(intake(sut, { form, role: 'dataentry' }, { q: 'b', 'meta/instanceID': 'uuid:i-1' })).rejects.toBeInstanceOf(ConflictException);
     expect(outbox.mock.callsOf('record')).toEqual([]);
+    expect(outbox.mock.callsOf('createdRowsWritten')).toEqual([]);
+  });
+
+  it('stores an edit (meta/deprecatedID) in a transaction that records submission.updated in the outbox, then tells listeners after commit', async () => {
+    const seen: string[] = [];
+    const events = new SubmissionEvents();
+    const outbox = mockOf<SubmissionOutbox>({ record: async (m, event) => void seen.push(`in-tx ${event.type} ${m === manager}`), committed: (m) => void seen.push(`outbox committed ${m === manager}`) });
+    events.onCommitted((event: SubmissionEvent) => void seen.push(`committed ${event.type}`));
+    const old = stored(form, 'i-1', { q: 'a' });
+    const repo = repoWith({
+      findByUuidForUpdate: async (_m, _f, uuid) => (uuid === 'i-1' ? old : null),
+      replaceContent: async (_m, id, changes) => ({ ...old, ...changes, id }),
+      liveAttachmentsOf: async () => [],
+      hideAttachments: async () => undefined,
+    });
+    const edit = { q: 'b', 'meta/instanceID': 'uuid:i-2', 'meta/deprecatedID': 'uuid:i-1' };
+    await expect(intake(makeSut({ repo, events, outbox }), { form, role: 'editor' }, edit)).resolves.toMatchObject({ outcome: 'updated' });
+    expect(repo.mock.callsOf('insertCheckedAlone')).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(seen).toEqual(['in-tx submission.updated true', 'outbox committed true', 'committed submission.updated']);
   });
 
   it('lets only an editor replace a stored instance through meta/deprecatedID', async () => {

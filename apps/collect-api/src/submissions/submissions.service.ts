@@ -163,6 +163,22 @@ export class SubmissionsService {
     const hash = contentHash(record);
     const xml = renderOrKeep(form, record, instanceId, deprecatedId, input.xml);
 
+    const row = { formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, submittedById: user.id, version };
+    const check = { version: form.version, superuser: user.isSuperuser, roles: SUBMIT_ROLES };
+    // (An OpenRosa instance naming attachments still to come waits for them: the transactional path.)
+    if (!input.files.length && (!deprecatedId || deprecatedId === instanceId) && !(input.xml && missingMedia(record, form, new Set()).length)) {
+      // A new instance without attachments (every JSON submission): ONE statement stores the row
+      // and its outbox rows, no transaction around it (docs/architecture.md, "The walk of a
+      // submission"). An instance that exists already takes the transactional path below.
+      const { allowed, created, queued } = await this.repo.insertCheckedAlone(row, check, (inserted) => this.outbox.createdRowsSql(inserted));
+      if (!allowed) throw new StaleFormAccess();
+      if (created) {
+        this.outbox.createdRowsWritten(queued);
+        this.events.committed({ type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId });
+        return { outcome: 'created', submission: created, form };
+      }
+    }
+
     // Everything that reads outside the transaction happens before it: a transaction holding a
     // pool connection while waiting for a second one deadlocks under load (pool exhaustion).
     const role = input.role;
@@ -185,11 +201,7 @@ export class SubmissionsService {
         // An edit of an instance we never stored is stored as a new submission (as ODK servers do).
       }
       // One statement: the row, unless the instance exists, checked against the live form and role.
-      const { allowed, created } = await this.repo.insertChecked(
-        m,
-        { formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, submittedById: user.id, version },
-        { version: form.version, superuser: user.isSuperuser, roles: SUBMIT_ROLES },
-      );
+      const { allowed, created } = await this.repo.insertChecked(m, row, check);
       if (!allowed) throw new StaleFormAccess();
       if (!created) {
         // The instance exists (stored before, or by a concurrent identical request that won the insert).
