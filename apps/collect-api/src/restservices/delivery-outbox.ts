@@ -42,13 +42,9 @@ export class DeliveryOutbox implements SubmissionOutbox {
     // A created event whose attachments have not all arrived waits up to FORWARD_MEDIA_WAIT_SECONDS
     // (attachmentsAdded makes it due as soon as the last one is stored).
     const waitSeconds = missing.length ? this.config.FORWARD_MEDIA_WAIT_SECONDS : 0;
+    const rows = outboxRowsSql({ submissionId: '$2', formId: '$1', event: '$3::varchar', snapshot: snapshotSql('$2', '$4::jsonb'), due: 'now() + make_interval(secs => $5)' });
     const [{ queued }] = (await m.query(
-      `WITH queued AS (
-         INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, snapshot, next_attempt_at)
-         SELECT gen_random_uuid(), id, $2, $3::varchar, ${snapshotSql('$2', '$4::jsonb')}, now() + make_interval(secs => $5)
-         FROM rest_services WHERE form_id = $1 AND active AND $3 = ANY(events)
-         RETURNING 1)
-       SELECT count(*)::int AS queued FROM queued`,
+      `WITH queued AS (${rows}) SELECT count(*)::int AS queued FROM queued`,
       [event.formId, event.submissionId, kind, JSON.stringify(missing), waitSeconds],
     )) as Array<{ queued: number }>;
     if (queued && !waitSeconds) this.due.add(m);
@@ -60,10 +56,10 @@ export class DeliveryOutbox implements SubmissionOutbox {
    * a submission waits for no media, so its rows are due at once.
    */
   createdRowsSql(inserted: string): string {
-    return `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, snapshot, next_attempt_at)
-       SELECT gen_random_uuid(), rs.id, ins.id, 'created', ${snapshotOfRowSql('ins', `'[]'::jsonb`)}, now()
-       FROM ${inserted} ins JOIN rest_services rs ON rs.form_id = ins.form_id AND rs.active AND 'created' = ANY(rs.events)
-       RETURNING 1`;
+    return outboxRowsSql({
+      join: `CROSS JOIN ${inserted} ins`, submissionId: 'ins.id', formId: 'ins.form_id', event: `'created'::varchar`,
+      snapshot: snapshotOfRowSql('ins', `'[]'::jsonb`), due: 'now()',
+    });
   }
 
   createdRowsWritten(count: number): void {
@@ -112,4 +108,18 @@ export class DeliveryOutbox implements SubmissionOutbox {
   async wake(): Promise<void> {
     await this.ds.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
   }
+}
+
+/**
+ * SQL: the outbox rows of one submission event, one per active service of the form whose
+ * `events` take it (docs/restservices.md, "Events"). Both intake paths write it: `record` inside
+ * the transaction, `createdRowsSql` as a CTE of the one-statement insert (`join` brings in the
+ * new row). Each argument is an SQL expression.
+ */
+function outboxRowsSql(o: { join?: string; submissionId: string; formId: string; event: string; snapshot: string; due: string }): string {
+  return `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, snapshot, next_attempt_at)
+       SELECT gen_random_uuid(), rs.id, ${o.submissionId}, ${o.event}, ${o.snapshot}, ${o.due}
+       FROM rest_services rs ${o.join ?? ''}
+       WHERE rs.form_id = ${o.formId} AND rs.active AND ${o.event} = ANY(rs.events)
+       RETURNING 1`;
 }
