@@ -13,8 +13,10 @@ const RELISTEN_DELAY_MS = 1_000;
  * Outbox → Bull, in the worker process only. The API NOTIFYs after an outbox commit and the
  * relay LISTENs, so a new row is claimed within milliseconds; the poll every
  * FORWARD_RELAY_INTERVAL_MS stays as the fallback and finds due retries and rows whose lease
- * ran out (lost Redis job, killed worker). Rows are claimed in batches and added with one
- * addBulk; the job id is the row id, so re-adding a row still waiting in Redis is a no-op.
+ * ran out (lost Redis job, killed worker). Rows are claimed in batches and go onto the queue
+ * as jobs of up to FORWARD_CONCURRENCY rows each (what one worker sends at once), added with
+ * one addBulk: a Bull job costs about twenty Redis commands, so one per row was most of the
+ * queue's cost (docs/benchmarks.md, "Forwarding (issue 20, session 4)").
  */
 @Injectable()
 export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -97,7 +99,7 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
           do {
             claimed = await this.repo.claimForQueue(BATCH, this.config.FORWARD_LEASE_MS);
             // If Redis is down this throws; the rows stay leased and are claimed again after FORWARD_LEASE_MS.
-            if (claimed.length) await this.jobs.addBulk(claimed.map((rowId) => ({ name: 'deliver' as const, data: { rowId } })));
+            if (claimed.length) await this.jobs.addBulk(chunks(claimed, this.config.FORWARD_CONCURRENCY).map((rowIds) => ({ name: 'deliver' as const, data: { rowIds } })));
           } while (claimed.length === BATCH && !this.stopped);
         } while (this.again && !this.stopped);
       } catch (err) {
@@ -117,4 +119,10 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
     await this.listener?.end().catch(() => undefined);
     await this.running?.catch(() => undefined);
   }
+}
+
+function chunks<T>(list: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import { TtlCache } from '../cache/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { OnJob } from '../jobs/on-job.decorator.js';
-import type { JobData } from '../jobs/job.types.js';
+import type { JobContext, JobData } from '../jobs/job.types.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import type { SubmissionJson } from '../submissions/submission-json.js';
@@ -21,14 +21,18 @@ import { NETWORK_GUARD } from './restservices.tokens.js';
 import type { NetworkGuard } from './network-guard.js';
 import type { AttemptStatus, RestServiceEntity } from './restservice.entities.js';
 import { RestServicesRepository, type ClaimedDelivery } from './restservices.repository.js';
+import { SendSlots } from './send-slots.js';
 import { SHEET_APPEND_BATCH, SheetsService } from './sheets/sheets.service.js';
 
 const FORM_CACHE_MS = 5_000;
 
 /**
- * One delivery attempt of one outbox row, run by the Bull worker. The database row decides
- * (claim with a lease), so a job that runs twice (stalled job, re-queued after a crash) sends
- * at most once per claim, and every send of a delivery carries the same X-Delivery-Id.
+ * One delivery attempt of each outbox row of a job, run by the Bull worker. The database row
+ * decides (claim with a lease), so a job that runs twice (stalled job, re-queued after a crash)
+ * sends at most once per claim, and every send of a delivery carries the same X-Delivery-Id.
+ * The rows of a job are claimed together (one statement for as many as there are free send
+ * slots) and sent concurrently, at most FORWARD_CONCURRENCY rows of all jobs at once in this
+ * process (docs/restservices.md, "Connections and batches").
  */
 @Injectable()
 export class DeliveryService implements OnApplicationShutdown {
@@ -37,6 +41,7 @@ export class DeliveryService implements OnApplicationShutdown {
   private readonly agents: DestinationAgents;
   private readonly serviceCache = new Map<number, { version: string; service: RestServiceEntity }>();
   private readonly formCache = new TtlCache<FormEntity>(FORM_CACHE_MS, 1_000);
+  private readonly slots: SendSlots;
 
   constructor(
     private readonly repo: RestServicesRepository,
@@ -51,6 +56,7 @@ export class DeliveryService implements OnApplicationShutdown {
   ) {
     this.credentials = new ServiceCredentials(config.COLLECT_SECRET_KEY);
     this.agents = new DestinationAgents(config.FORWARD_CONCURRENCY_PER_DESTINATION);
+    this.slots = new SendSlots(config.FORWARD_CONCURRENCY);
   }
 
   /** After the job worker drained (beforeApplicationShutdown): no request is in flight any more. */
@@ -63,10 +69,40 @@ export class DeliveryService implements OnApplicationShutdown {
     return this.config.FORWARD_TIMEOUT_MS * 2 + Math.min(5_000, this.config.FORWARD_TIMEOUT_MS);
   }
 
+  /**
+   * The rows of one job, claimed as send slots come free. A row whose attempt throws (the
+   * database gone mid-way) stays leased and is claimed again when the lease runs out; the rows
+   * in flight still finish, and the job then fails with the first error (logged by the job
+   * worker). Draining, the rows not yet claimed go back to the relay at once.
+   */
   @OnJob('deliver')
-  async deliver({ rowId }: JobData<'deliver'>): Promise<void> {
-    const row = await this.repo.claimForSending(rowId, this.sendingLeaseMs);
-    if (!row) return; // finished already, or another worker holds it
+  async deliver({ rowIds }: JobData<'deliver'>, context?: JobContext): Promise<void> {
+    const inFlight: Array<Promise<void>> = [];
+    let rest = rowIds;
+    let error: unknown = null;
+    while (rest.length && !error) {
+      if (context?.stopping.aborted) {
+        await this.repo.unqueue(rest);
+        break;
+      }
+      const n = await this.slots.take(rest.length);
+      const ids = rest.slice(0, n);
+      rest = rest.slice(n);
+      try {
+        // Rows finished already, or held by another worker, are not returned.
+        const rows = await this.repo.claimForSending(ids, this.sendingLeaseMs);
+        this.slots.give(n - rows.length);
+        for (const row of rows) inFlight.push(this.deliverRow(row).finally(() => this.slots.give()));
+      } catch (err) {
+        this.slots.give(n);
+        error = err;
+      }
+    }
+    const failed = (await Promise.allSettled(inFlight)).find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (error || failed) throw error ?? failed!.reason;
+  }
+
+  private async deliverRow(row: ClaimedDelivery): Promise<void> {
     const service = await this.serviceOf(row);
     if (!service) return void (await this.repo.finish(row.id, 'skipped'));
     // Switched off (by a user, a 410 or auto-disable): the row waits for `active: true` (docs/restservices.md).

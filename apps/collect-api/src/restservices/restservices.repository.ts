@@ -98,19 +98,24 @@ export class RestServicesRepository {
   }
 
   /**
-   * Takes a queued row for sending (one attempt); null when it is finished or another worker has
-   * it. What the claim found out comes along (CLAIMED), so the worker may reuse the service it
-   * read last.
+   * Takes queued rows for sending (one attempt each), in one statement for the rows of a job;
+   * a row finished meanwhile or held by another worker is left out. What the claim found out
+   * comes along (CLAIMED), so the worker may reuse the service it read last.
    */
-  async claimForSending(id: number, leaseMs: number): Promise<ClaimedDelivery | null> {
+  async claimForSending(ids: number[], leaseMs: number): Promise<ClaimedDelivery[]> {
+    if (!ids.length) return [];
     const result = (await this.deliveries.query(
       `UPDATE rest_deliveries d SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
-       WHERE id = $1 AND (status = 'queued' OR (status = 'sending' AND lease_until < now()))
+       WHERE id = ANY($1::bigint[]) AND (status = 'queued' OR (status = 'sending' AND lease_until < now()))
        RETURNING ${CLAIMED}`,
-      [id, String(leaseMs)],
+      [ids, String(leaseMs)],
     )) as [Array<Record<string, unknown>>, number];
-    const raw = result[0]?.[0];
-    return raw ? this.claimed(raw) : null;
+    return result[0].map((raw) => this.claimed(raw)).sort((a, b) => a.id - b.id);
+  }
+
+  /** Queued rows a draining worker did not start: the relay takes them again on its next pass. */
+  async unqueue(ids: number[]): Promise<void> {
+    await this.deliveries.query(`UPDATE rest_deliveries SET lease_until = now() WHERE id = ANY($1::bigint[]) AND status = 'queued'`, [ids]);
   }
 
   /**
@@ -118,7 +123,7 @@ export class RestServicesRepository {
    * "Spreadsheet back-fill"): up to `limit` open `created` rows in id order whose submission
    * has no sheet row yet, up to the first one an earlier event of its own submission still
    * holds back (so the sheet gets them in `_id` order). Not-yet-due retries ride along: the
-   * head's schedule is theirs. Each is claimed for one attempt, as claimForSending does.
+   * head's schedule is theirs. Each is claimed for one attempt, as claimForSending claims.
    */
   async claimReplayFollowers(head: ClaimedDelivery, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     if (head.replayId === null || limit <= 0) return [];
