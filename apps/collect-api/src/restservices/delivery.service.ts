@@ -13,7 +13,7 @@ import { DeliveryOutbox } from './delivery-outbox.js';
 import { DestinationAgents } from './destination-agents.js';
 import { snapshotJson } from './delivery-snapshot.js';
 import { deliveryMetrics } from './delivery-metrics.js';
-import { DestinationGate } from './destination-gate.js';
+import { DestinationGate, type GateDecision } from './destination-gate.js';
 import { ServiceCredentials, withServiceAuth } from './service-credentials.js';
 import { backoffMs, deliveryHeaders, isRetryable, sendOnce, type SendResult } from './delivery-sender.js';
 import { FORWARDERS } from './forwarders/index.js';
@@ -88,13 +88,14 @@ export class DeliveryService implements OnApplicationShutdown {
       const n = await this.slots.take(rest.length);
       const ids = rest.slice(0, n);
       rest = rest.slice(n);
+      let rows: ClaimedDelivery[] | null = null;
       try {
         // Rows finished already, or held by another worker, are not returned.
-        const rows = await this.repo.claimForSending(ids, this.sendingLeaseMs);
+        rows = await this.repo.claimForSending(ids, this.sendingLeaseMs);
         this.slots.give(n - rows.length);
-        for (const row of rows) inFlight.push(this.deliverRow(row).finally(() => this.slots.give()));
+        for (const send of await this.prepare(rows)) inFlight.push(this.deliverRow(send).finally(() => this.slots.give()));
       } catch (err) {
-        this.slots.give(n);
+        this.slots.give(rows ? rows.length : n);
         error = err;
       }
     }
@@ -102,8 +103,30 @@ export class DeliveryService implements OnApplicationShutdown {
     if (error || failed) throw error ?? failed!.reason;
   }
 
-  private async deliverRow(row: ClaimedDelivery): Promise<void> {
-    const service = await this.serviceOf(row);
+  /**
+   * Each claimed row with its service and, for a row that goes out over HTTP, its slot in the
+   * destination's schedule (rate limit, Retry-After): one gate round trip per service of the
+   * batch instead of one per row.
+   */
+  private async prepare(rows: ClaimedDelivery[]): Promise<PreparedRow[]> {
+    const prepared: PreparedRow[] = [];
+    // One after the other: the first row of a service not in the cache reads it for the rest.
+    for (const row of rows) prepared.push({ row, service: await this.serviceOf(row), slot: null });
+    const byService = new Map<number, PreparedRow[]>();
+    for (const p of prepared) {
+      if (!p.service?.active || p.service.name === 'spreadsheet' || !FORWARDERS[p.service.name]) continue;
+      const list = byService.get(p.service.id);
+      if (list) list.push(p);
+      else byService.set(p.service.id, [p]);
+    }
+    for (const list of byService.values()) {
+      const slots = await this.gate.reserveMany(list[0].service!, list.length);
+      list.forEach((p, i) => (p.slot = slots[i]));
+    }
+    return prepared;
+  }
+
+  private async deliverRow({ row, service, slot }: PreparedRow): Promise<void> {
     if (!service) return void (await this.repo.finish(row.id, 'skipped'));
     // Switched off (by a user, a 410 or auto-disable): the row waits for `active: true` (docs/restservices.md).
     if (!service.active) return this.repo.release(row.id, 'held');
@@ -111,10 +134,11 @@ export class DeliveryService implements OnApplicationShutdown {
     if (service.name !== 'spreadsheet' && !forwarder) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'no forwarder for this service', responseExcerpt: null, retryAfterMs: null });
     if (service.name === 'spreadsheet') return this.deliverToSheet(row, service);
 
-    // The destination's rate limit and any Retry-After it gave: a slot further out sends the row
-    // back to the outbox (not an attempt); a near one is waited for right before the request.
-    const slot = await this.gate.reserve(service);
-    if (!slot.send) return this.repo.release(row.id, slot.retryAt);
+    // The destination's rate limit and any Retry-After it gave (the slot taken by `prepare`): a
+    // slot further out sends the row back to the outbox (not an attempt); a near one is waited
+    // for right before the request.
+    const reserved = slot!;
+    if (!reserved.send) return this.repo.release(row.id, reserved.retryAt);
 
     const loaded = await this.payloadOf(row);
     if (!loaded) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
@@ -126,7 +150,7 @@ export class DeliveryService implements OnApplicationShutdown {
     if (row.body && built.body) built.body = row.body;
     const request = withServiceAuth(built, secrets);
     const headers = deliveryHeaders(request, { deliveryId: row.deliveryId, attempt: row.attempts, event: row.event, signingSecret: secrets.signingSecret });
-    const gate = await this.gate.wait(service, slot);
+    const gate = await this.gate.wait(service, reserved);
     if (!gate.send) return this.repo.release(row.id, gate.retryAt);
     const result = await sendOnce(request, headers, this.guard, this.config.FORWARD_TIMEOUT_MS, this.agents);
     deliveryMetrics.latency.observe({ service: service.name }, result.latencyMs / 1000);
@@ -258,6 +282,13 @@ export class DeliveryService implements OnApplicationShutdown {
     // The next event of this submission for this service waited for this one (docs/restservices.md, "Ordering").
     if (status !== 'retrying' && row.hasSuccessor) await this.outbox.wake();
   }
+}
+
+/** A claimed row, its service (null: deleted) and its slot of the destination's schedule (null: not sent over HTTP). */
+interface PreparedRow {
+  row: ClaimedDelivery;
+  service: RestServiceEntity | null;
+  slot: GateDecision | null;
 }
 
 function succeeded(result: SendResult): boolean {
