@@ -34,6 +34,12 @@ try {
   db = new pg.Client({ connectionString: collect.databaseUrl });
   await db.connect();
   await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  // Planning time too: a statement sent as text (no prepared statement) is planned on every call.
+  const admin = new pg.Client({ connectionString: pgServer.adminUrl });
+  await admin.connect();
+  await admin.query('ALTER SYSTEM SET pg_stat_statements.track_planning = on');
+  await admin.query('SELECT pg_reload_conf()');
+  await admin.end();
   rc = new Redis(redis.url);
   const redisPid = Number(/process_id:(\d+)/.exec(await rc.info('server'))[1]);
   const postmaster = await postmasterPidOf(pg, pgServer.adminUrl);
@@ -55,7 +61,7 @@ try {
     return counts;
   };
   const statements = async () => (await db.query(
-    `SELECT query, calls::int, total_exec_time::float8 AS ms, wal_bytes::float8 AS wal FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT ILIKE '%pg_stat_statements%'`,
+    `SELECT query, calls::int, total_exec_time::float8 AS ms, total_plan_time::float8 AS plan, wal_bytes::float8 AS wal FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT ILIKE '%pg_stat_statements%'`,
   )).rows;
 
   const phases = {};
@@ -83,8 +89,8 @@ try {
     phases[phase] = { n, cpu, redis: byCommand.reduce((s, [, x]) => s + x, 0), sql: sql.reduce((s, r) => s + r.calls, 0) / n };
     console.log(`${phase}: ${n} submissions${phase === 'forwarded' ? ', all delivered' : ''}; CPU µs per submission: ${Object.entries(cpu).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')}`);
     console.log(`  Redis commands per submission ${phases[phase].redis.toFixed(1)}: ${byCommand.map(([c, x]) => `${c} ${x.toFixed(2)}`).join(', ')}`);
-    console.log(`  SQL statements per submission ${phases[phase].sql.toFixed(2)} (calls, execution time and WAL per submission):`);
-    for (const s of sql.slice(0, 12)) console.log(`    ${(s.calls / n).toFixed(2).padStart(6)} ${Math.round((s.ms * 1000) / n).toString().padStart(5)} µs ${Math.round(s.wal / n).toString().padStart(6)} B WAL  ${s.query.replace(/\s+/g, ' ').slice(0, 150)}`);
+    console.log(`  SQL statements per submission ${phases[phase].sql.toFixed(2)} (calls, execution and planning time, WAL per submission):`);
+    for (const s of sql.slice(0, 12)) console.log(`    ${(s.calls / n).toFixed(2).padStart(6)} ${Math.round((s.ms * 1000) / n).toString().padStart(5)} µs exec ${Math.round((s.plan * 1000) / n).toString().padStart(5)} µs plan ${Math.round(s.wal / n).toString().padStart(6)} B WAL  ${s.query.replace(/\s+/g, ' ').slice(0, 150)}`);
   }
   const [plain, fwd] = [phases['intake, no service'], phases.forwarded];
   for (const who of ['API', 'worker', 'Redis', 'PostgreSQL']) report(`CPU per forwarded submission: ${who}`, fwd.cpu[who], { unit: 'µs', digits: 0 });
