@@ -27,6 +27,8 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
   private nudgeTimer: NodeJS.Timeout | null = null;
   private listener: pg.Client | null = null;
   private stopped = false;
+  /** Rows the last pass claimed: a pass that found one row or none means no burst to gather. */
+  private lastClaimed = 0;
 
   constructor(
     private readonly repo: RestServicesRepository,
@@ -82,11 +84,13 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
       return;
     }
     if (this.nudgeTimer) return;
-    // A few milliseconds fold the commits of concurrent submissions into one relay pass.
+    // Under load a few milliseconds fold the commits of concurrent submissions into one relay
+    // pass (one claim, one job for several rows); when the last pass found a single row there
+    // is nothing to gather, and waiting would only add to each delivery's latency.
     this.nudgeTimer = setTimeout(() => {
       this.nudgeTimer = null;
       void this.tick();
-    }, NUDGE_DELAY_MS);
+    }, this.lastClaimed > 1 ? NUDGE_DELAY_MS : 0);
   }
 
   tick(): Promise<void> {
@@ -96,8 +100,10 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
         do {
           this.again = false;
           let claimed: number[];
+          this.lastClaimed = 0;
           do {
             claimed = await this.repo.claimForQueue(BATCH, this.config.FORWARD_LEASE_MS);
+            this.lastClaimed += claimed.length;
             // If Redis is down this throws; the rows stay leased and are claimed again after FORWARD_LEASE_MS.
             if (claimed.length) await this.jobs.addBulk(chunks(claimed, this.config.FORWARD_CONCURRENCY).map((rowIds) => ({ name: 'deliver' as const, data: { rowIds } })));
           } while (claimed.length === BATCH && !this.stopped);
