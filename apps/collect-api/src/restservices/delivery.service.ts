@@ -81,11 +81,13 @@ export class DeliveryService implements OnApplicationShutdown {
     let rest = rowIds;
     let error: unknown = null;
     while (rest.length && !error) {
+      const n = context?.stopping.aborted ? 0 : await this.slots.take(rest.length);
+      // Draining (also when it began while this job waited for a slot): nothing new starts.
       if (context?.stopping.aborted) {
-        await this.repo.unqueue(rest);
+        this.slots.give(n);
+        await this.repo.unqueue(rest).catch((err: unknown) => (error = err)); // else the relay takes them when their lease ends
         break;
       }
-      const n = await this.slots.take(rest.length);
       const ids = rest.slice(0, n);
       rest = rest.slice(n);
       let rows: ClaimedDelivery[] | null = null;
