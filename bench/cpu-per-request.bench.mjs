@@ -5,13 +5,39 @@
 // utime + stime from /proc over BENCH_SECONDS of autocannon load per case, divided by the
 // requests answered. A figure for reading (no goal): the sum is what caps throughput when
 // both cores are busy, and its split says which side a change must shrink.
+import { readdirSync, readFileSync } from 'node:fs';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { cpuOf, createForm, must, postgresCpu, report, SMALL_FORM_FIELDS, smallSubmission, startCollect, userToken } from './bench-helpers.mjs';
+import { createForm, must, report, SMALL_FORM_FIELDS, smallSubmission, startCollect, userToken } from './bench-helpers.mjs';
 import { openRosaPhotoBody, photoJpeg, PHOTO_FORM_FIELDS } from './intake-fixtures.mjs';
 import autocannon from 'autocannon';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const TICK = 100; // USER_HZ: /proc/<pid>/stat counts clock ticks of 10 ms
+
+/** utime + stime of a process in µs. */
+function cpuOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICK;
+  } catch {
+    return 0; // the process ended in between
+  }
+}
+
+/** CPU µs of every process whose command is `postgres` (the embedded server and its backends). */
+function postgresCpu() {
+  let sum = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') sum += cpuOf(entry);
+    } catch { /* gone */ }
+  }
+  return sum;
+}
+
 const pg = await startPostgres({ fast: true });
 const redis = await startRedis();
 let collect;
