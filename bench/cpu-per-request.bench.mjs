@@ -13,6 +13,8 @@ import autocannon from 'autocannon';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+// BENCH_CPU_CASES: a comma-separated subset of the cases (user, json, openrosa, data-page).
+const ONLY = process.env.BENCH_CPU_CASES ? new Set(process.env.BENCH_CPU_CASES.split(',')) : null;
 const TICK = 100; // USER_HZ: /proc/<pid>/stat counts clock ticks of 10 ms
 
 /** utime + stime of a process in µs. */
@@ -26,15 +28,28 @@ function cpuOf(pid) {
   }
 }
 
-/** CPU µs of every process whose command is `postgres` (the embedded server and its backends). */
-function postgresCpu() {
-  let sum = 0;
+/**
+ * CPU µs of this bench's PostgreSQL server: the postmaster listening on `port` and its children
+ * (backends, WAL writer, checkpointer). Other PostgreSQL servers on the machine (other people's
+ * test runs) are left out, so the figure holds on a shared machine too.
+ */
+function postgresCpu(port) {
+  const procs = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') sum += cpuOf(entry);
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      const p = args.indexOf('-p');
+      procs.push({ pid: entry, ppid, port: p >= 0 ? args[p + 1] : null });
     } catch { /* gone */ }
   }
+  const master = procs.find((p) => p.port === String(port));
+  if (!master) return 0;
+  let sum = 0;
+  for (const p of procs) if (p.pid === master.pid || p.ppid === master.pid) sum += cpuOf(p.pid);
   return sum;
 }
 
@@ -59,14 +74,15 @@ try {
     },
     'data-page': { url: `${base}/api/v1/data/${form.formid}?page_size=100`, headers: { authorization: token } },
   };
+  for (const name of Object.keys(cases)) if (ONLY && !ONLY.has(name)) delete cases[name];
   for (const c of Object.values(cases)) await autocannon({ ...c, connections: CONNECTIONS, duration: 1 }); // warm-up
   for (const [name, c] of Object.entries(cases)) {
-    const before = { api: cpuOf(apiPid), pg: postgresCpu(), load: process.cpuUsage() };
+    const before = { api: cpuOf(apiPid), pg: postgresCpu(pg.port), load: process.cpuUsage() };
     const result = await autocannon({ ...c, connections: CONNECTIONS, duration: DURATION });
     const load = process.cpuUsage(before.load);
     const n = result.requests.total;
     const api = (cpuOf(apiPid) - before.api) / n;
-    const db = (postgresCpu() - before.pg) / n;
+    const db = (postgresCpu(pg.port) - before.pg) / n;
     const gen = (load.user + load.system) / n;
     console.log(`${name}: ${n} requests (${result.non2xx} non-2xx), ${Math.round(n / DURATION)}/s; CPU per request: API ${Math.round(api)} µs, PostgreSQL ${Math.round(db)} µs, load generator ${Math.round(gen)} µs`);
     report(`CPU per request ${name}: API`, api, { unit: 'µs', digits: 0 });
