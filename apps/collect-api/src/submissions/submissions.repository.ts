@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, IsNull, type EntityManager, type Repository } from 'typeorm';
-import { preparedQuery } from '../database/prepared-query.js';
+import { preparedQuery, preparedQueryIn } from '../database/prepared-query.js';
 import { StatementBatches } from '../database/statement-batches.js';
 import { AttachmentEntity, SubmissionEntity, type SubmissionRecord } from './submission.entity.js';
 
@@ -71,7 +71,7 @@ export class SubmissionsRepository {
    * entity hydration (docs/benchmarks.md, issue 20).
    */
   async insertChecked(m: EntityManager, row: InstanceRow, check: InstanceCheck): Promise<CheckedInsert> {
-    const [result] = await runInsertChecked((text, values) => m.query(text, values), [{ row, check }]);
+    const [result] = await runInsertChecked((text, values) => preparedQueryIn(m, text, values), [{ row, check }]);
     return result!;
   }
 
@@ -124,9 +124,14 @@ export class SubmissionsRepository {
    * Inserts the attachment row unless its filename is taken (unique index); false then. A
    * concurrent uncommitted row with the same filename makes this wait for that transaction.
    */
-  async reserveAttachment(m: EntityManager, row: Partial<AttachmentEntity>): Promise<boolean> {
-    const result = await m.createQueryBuilder().insert().into(AttachmentEntity).values(row as AttachmentEntity).orIgnore().returning('id').execute();
-    return (result.raw as unknown[]).length > 0;
+  async reserveAttachment(m: EntityManager, row: Pick<AttachmentEntity, 'submissionId' | 'formId' | 'filename' | 'name' | 'mimetype' | 'size' | 'fieldXpath'>): Promise<boolean> {
+    const rows = await preparedQueryIn(
+      m,
+      `INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size, field_xpath) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT DO NOTHING RETURNING id`,
+      [row.submissionId, row.formId, row.filename, row.name, row.mimetype, row.size, row.fieldXpath],
+    );
+    return rows.length > 0;
   }
 
   async hideAttachments(m: EntityManager, ids: number[]): Promise<void> {
