@@ -161,8 +161,9 @@ async function runInsertChecked(
   const column = <T>(f: (item: { row: InstanceRow; check: InstanceCheck }) => T): T[] => items.map(f);
   const rows = (await run(
     `WITH input AS (
-       SELECT * FROM unnest($1::int[], $2::varchar[], $3::text[], $4::text[], $5::varchar[], $6::int[], $7::varchar[], $8::varchar[], $9::boolean[], $10::text[])
-         AS t(form_id, uuid, json, xml, content_hash, submitted_by_id, version, check_version, superuser, roles)
+       SELECT ($1::int[])[i] AS form_id, ($2::varchar[])[i] AS uuid, ($3::text[])[i] AS json, ($4::text[])[i] AS xml, ($5::varchar[])[i] AS content_hash,
+         ($6::int[])[i] AS submitted_by_id, ($7::varchar[])[i] AS version, ($8::varchar[])[i] AS check_version, ($9::boolean[])[i] AS superuser, ($10::text[])[i] AS roles
+       FROM generate_subscripts($1::int[], 1) AS i
      ), allowed AS (
        SELECT i.*, EXISTS (SELECT 1 FROM forms f WHERE f.id = i.form_id AND f.deleted_at IS NULL AND f.accepting_submissions AND f.version = i.check_version)
          AND (i.superuser OR EXISTS (SELECT 1 FROM form_roles r WHERE r.form_id = i.form_id AND r.user_id = i.submitted_by_id AND r.role = ANY(string_to_array(i.roles, ',')))) AS ok
