@@ -21,11 +21,17 @@ export interface AttachmentRow {
   formId: number;
 }
 
-/** One submission of a data page: its §2.2 JSON text (`_attachments` left null) and its attachment rows. */
+/**
+ * One submission of a data page: its §2.2 JSON text (`_geolocation` and `_attachments` left
+ * null), its form, its geopoint answer and its attachment rows.
+ */
 export interface SubmissionDocRow {
   id: number;
-  /** A JSON object's text; `_attachments` is null until the service fills it in. */
+  form_id: number;
+  /** A JSON object's text; `_geolocation` and `_attachments` are null until the service fills them in. */
   doc: string;
+  /** The answer at the form's geopoint xpath (any JSON value), null when missing or not asked for. */
+  geo: unknown;
   attachments: AttachmentRow[] | null;
 }
 
@@ -45,37 +51,59 @@ export interface SubmissionExportRow {
   form_id: number;
 }
 
+/** Whether SQL text names the `users` alias `u` (our own SQL: values are always parameters). */
+const USES_USERS = /\bu\./;
+
 const TIME = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS')`;
 
-/** The metadata members of the §2.2 submission JSON (submission-json.ts `buildSubmissionJson`), in order, as SQL. */
 /**
- * The first two whitespace-separated parts of a geopoint answer when both are numbers (the
- * test of SQL_NUMBER_RE), as `g.m[1]`, `g.m[2]`: one match per row, where splitting and testing
- * each part cost half of a page's statement (docs/benchmarks.md, "Data page").
+ * The metadata members of the §2.2 submission JSON (submission-json.ts `buildSubmissionJson`),
+ * in order, each as SQL giving its JSON text (never NULL). Written by concatenation:
+ * json_build_object looked up the output function of each of its 34 arguments on every row,
+ * about 10 µs a row. `_geolocation` and `_attachments` are left null and filled in by the
+ * service, where buildSubmissionJson's own helpers make them: parsing the geopoint with a
+ * regular expression in PostgreSQL cost about 20 µs a row (docs/benchmarks.md, "Data page
+ * (issue 20, session 4)").
  */
-const GEO_RE = String.raw`'^\s*(-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s+(-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?:\s|$)'`;
 const METADATA_SQL: Array<[string, string]> = [
-  ['formhub/uuid', `replace(f.uuid::text, '-', '')`], ['meta/instanceID', `'uuid:' || s.uuid`],
-  ['_id', 's.id'], ['_uuid', 's.uuid'], ['_xform_id_string', 'f.id_string'], ['_xform_id', 'f.id'], ['_status', 's.status'],
-  ['_submission_time', TIME('s.date_created')], ['_deleted_at', TIME('s.deleted_at')], ['_geolocation', 'json_build_array(g.m[1]::float8, g.m[2]::float8)'],
-  // Filled in by the service (submission-data.service.ts `withAttachments`), where buildSubmissionJson has it.
-  ['_attachments', 'NULL::json'],
-  ['_bamboo_dataset_id', 's.bamboo_dataset_id'], ['_submitted_by', 'u.username'], ['_version', 's.version'], ['_edited', 's.edited'],
-  ['_tags', `'[]'::json`], ['_notes', `'[]'::json`],
+  ['formhub/uuid', `'"' || replace(f.uuid::text, '-', '') || '"'`], ['meta/instanceID', `to_json('uuid:' || s.uuid)::text`],
+  ['_id', 's.id::text'], ['_uuid', 'to_json(s.uuid)::text'], ['_xform_id_string', 'to_json(f.id_string)::text'], ['_xform_id', 'f.id::text'],
+  ['_status', 'to_json(s.status)::text'], ['_submission_time', `'"' || ${TIME('s.date_created')} || '"'`],
+  ['_deleted_at', `COALESCE('"' || ${TIME('s.deleted_at')} || '"', 'null')`],
+  ['_geolocation', `'null'`], ['_attachments', `'null'`],
+  ['_bamboo_dataset_id', 'to_json(s.bamboo_dataset_id)::text'], ['_submitted_by', `COALESCE(to_json(u.username)::text, 'null')`],
+  ['_version', 'to_json(s.version)::text'], ['_edited', 's.edited::text'], ['_tags', `'[]'`], ['_notes', `'[]'`],
 ];
+
+/** `"key": ` + the member's SQL for each member, as one concatenation (adjacent literals merged). */
+function membersSql(members: Array<[string, string]>): string {
+  const parts: string[] = [];
+  let literal = '';
+  members.forEach(([key, sql], i) => {
+    literal += `${i ? ', ' : ''}${JSON.stringify(key)}: `;
+    const constant = /^'([^']*)'$/.exec(sql);
+    if (constant) {
+      literal += constant[1];
+      return;
+    }
+    parts.push(`'${literal}'`, sql);
+    literal = '';
+  });
+  if (literal) parts.push(`'${literal}'`);
+  return parts.length ? parts.join(' || ') : `''`;
+}
 
 /**
  * The submission JSON built by PostgreSQL as text: the stored answers' text with the metadata
  * members appended, so a data page is one statement and no entity is hydrated
  * (docs/benchmarks.md, "Data page"). With `fields`, only those answers and metadata members.
- * Needs `g.m`: the geopoint answer's two numbers (GEO_RE).
  */
 function docSql(fields: string[] | null, p: SqlParams): string {
   const meta = METADATA_SQL.filter(([key]) => !fields || fields.includes(key));
-  const metaText = `substr(json_build_object(${meta.map(([key, sql]) => `'${key}', ${sql}`).join(', ')})::text, 2)`;
-  if (!fields) return `(CASE WHEN s.json = '{}'::jsonb THEN '{' ELSE left(s.json::text, -1) || ', ' END) || ${metaText}`;
-  const answers = `(SELECT string_agg(to_json(e.key)::text || ' : ' || e.value::text, ', ') FROM jsonb_each(s.json) e WHERE e.key = ANY(${p.add(fields)}::text[]))`;
-  return `'{' || COALESCE(${answers} || ', ', '') || ${metaText}`;
+  const metaText = membersSql(meta);
+  if (!fields) return `(CASE WHEN s.json = '{}'::jsonb THEN '{' ELSE left(s.json::text, -1)${meta.length ? ` || ', '` : ''} END) || ${metaText} || '}'`;
+  const answers = `(SELECT string_agg(to_json(e.key)::text || ': ' || e.value::text, ', ') FROM jsonb_each(s.json) e WHERE e.key = ANY(${p.add(fields)}::text[]))`;
+  return meta.length ? `'{' || COALESCE(${answers} || ', ', '') || ${metaText} || '}'` : `'{' || COALESCE(${answers}, '') || '}'`;
 }
 
 const ATTACHMENTS_SQL = `(SELECT json_agg(json_build_object('id', a.id, 'filename', a.filename, 'name', a.name, 'mimetype', a.mimetype, 'submissionId', a.submission_id, 'formId', a.form_id) ORDER BY a.id)
@@ -90,38 +118,47 @@ const ATTACHMENTS_SQL = `(SELECT json_agg(json_build_object('id', a.id, 'filenam
 export class SubmissionDataRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** FROM and WHERE of the scope; one statement's parameters in `p`. */
-  private from(scope: SubmissionScope, p: SqlParams): string {
+  /**
+   * FROM and WHERE of the scope; one statement's parameters in `p`. `users` is joined only when
+   * the condition, the `order` (returned as SQL) or `users` asks for it: an unused LEFT JOIN is
+   * removed by the planner, but too late for an index-only scan, so a plain count read every
+   * row of the table (docs/benchmarks.md, "Data page (issue 20, session 4)").
+   */
+  private from(scope: SubmissionScope, p: SqlParams, opts: { order?: (p: SqlParams) => string; users?: boolean } = {}): { from: string; order: string } {
     const forms = scope.formIds.length === 1 ? `s.form_id = ${p.add(scope.formIds[0])}` : `s.form_id = ANY(${p.add(scope.formIds)}::int[])`;
-    return `FROM submissions s LEFT JOIN users u ON u.id = s.submitted_by_id
-      WHERE ${forms} AND s.deleted_at IS NULL AND (${scope.where(p)})`;
+    const where = scope.where(p);
+    const order = opts.order ? opts.order(p) : '';
+    const users = opts.users || USES_USERS.test(where) || USES_USERS.test(order) ? ' LEFT JOIN users u ON u.id = s.submitted_by_id' : '';
+    return { from: `FROM submissions s${users} WHERE ${forms} AND s.deleted_at IS NULL AND (${where})`, order };
   }
 
   /** Live submissions in the scope. */
   async count(scope: SubmissionScope): Promise<number> {
     if (!scope.formIds.length) return 0;
     const p = new SqlParams();
-    const rows = (await this.db.query(`SELECT count(*)::int AS n ${this.from(scope, p)}`, p.values)) as Array<{ n: number }>;
+    const rows = (await this.db.query(`SELECT count(*)::int AS n ${this.from(scope, p).from}`, p.values)) as Array<{ n: number }>;
     return rows[0]?.n ?? 0;
   }
 
   /**
    * The submission JSON of the scope's rows in `order` from `offset`, at most `limit`, as
    * batches of at most CURSOR_BATCH rows (one statement, or a cursor for more). `fields` keeps
-   * only those keys. `geo`: form id → xpath of its geopoint.
+   * only those keys. `geo`: form id → xpath of its geopoint, whose answer comes as `geo` (an
+   * empty map: none is read).
    */
   async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string> }): AsyncGenerator<SubmissionDocRow[]> {
     if (!scope.formIds.length) return;
     const p = new SqlParams();
-    const from = this.from(scope, p);
-    const order = q.order(p);
-    const geo = p.add(JSON.stringify(q.geo));
+    const { from, order } = this.from(scope, p, { order: q.order });
+    const geoForms = Object.keys(q.geo);
+    const geo = !geoForms.length ? 'NULL::jsonb'
+      : geoForms.length === 1 && scope.formIds.length === 1 ? `s.json -> ${p.add(q.geo[geoForms[0]!])}::text`
+      : `s.json -> (${p.add(JSON.stringify(q.geo))}::jsonb ->> s.form_id::text)`;
     const doc = docSql(q.fields, p);
     const attachments = !q.fields || q.fields.includes('_attachments') ? ATTACHMENTS_SQL : 'NULL::json';
-    const sql = `SELECT s.id, ${doc} AS doc, ${attachments} AS attachments
+    const sql = `SELECT s.id, s.form_id, ${doc} AS doc, ${geo} AS geo, ${attachments} AS attachments
       FROM (SELECT s.id ${from} ORDER BY ${order} OFFSET ${p.add(q.offset)} LIMIT ${p.add(q.limit)}) page
       JOIN submissions s ON s.id = page.id JOIN forms f ON f.id = s.form_id LEFT JOIN users u ON u.id = s.submitted_by_id
-      LEFT JOIN LATERAL (SELECT regexp_match(s.json ->> (${geo}::jsonb ->> s.form_id::text), ${GEO_RE}) AS m) g ON true
       ORDER BY ${order}`;
     if (q.limit <= CURSOR_BATCH) {
       yield (await this.db.query(sql, p.values)) as SubmissionDocRow[];
@@ -134,7 +171,7 @@ export class SubmissionDataRepository {
   exportRows(scope: SubmissionScope): AsyncGenerator<SubmissionExportRow[]> {
     const p = new SqlParams();
     const sql = `SELECT s.id, s.uuid, s.json::text AS json, ${TIME('s.date_created')} AS submission_time, s.version, u.username AS submitted_by, s.form_id
-      ${this.from(scope, p)} ORDER BY s.id`;
+      ${this.from(scope, p, { users: true }).from} ORDER BY s.id`;
     return cursorRows<SubmissionExportRow>(this.db, sql, p.values);
   }
 
@@ -145,7 +182,7 @@ export class SubmissionDataRepository {
   async repeatCounts(scope: SubmissionScope, paths: string[]): Promise<number[]> {
     if (!paths.length || !scope.formIds.length) return paths.map(() => 0);
     const p = new SqlParams();
-    const from = this.from(scope, p);
+    const { from } = this.from(scope, p);
     const cols = paths.map((path, i) => `max((SELECT max(jsonb_array_length(x)) FROM jsonb_path_query(s.json, ${p.add(path)}::jsonpath) x WHERE jsonb_typeof(x) = 'array')) AS r${i}`);
     const rows = (await this.db.query(`SELECT ${cols.join(', ')} ${from}`, p.values)) as Array<Record<string, number | null>>;
     return paths.map((_, i) => rows[0]?.[`r${i}`] ?? 0);
@@ -159,7 +196,7 @@ export class SubmissionDataRepository {
   async distinctTokens(scope: SubmissionScope, jsonPath: string, max = 1000): Promise<string[]> {
     if (!scope.formIds.length) return [];
     const p = new SqlParams();
-    const from = this.from(scope, p);
+    const { from } = this.from(scope, p);
     const rows = (await this.db.query(
       `SELECT DISTINCT t COLLATE "C" AS t FROM (SELECT s.json ${from}) s, jsonb_path_query(s.json, ${p.add(jsonPath)}::jsonpath) v,
         regexp_split_to_table(v #>> '{}', '\s+') t WHERE t <> '' ORDER BY 1 LIMIT ${p.add(max)}`,

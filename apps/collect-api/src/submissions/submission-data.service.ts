@@ -7,10 +7,13 @@ import { FormAccessService } from '../forms/form-access.service.js';
 import { MIN_ROLE } from '../forms/roles.js';
 import { numericFields, orderSql, parseFields, parseQuery, parseSort, whereSql, type SqlParams } from './data-query.js';
 import { attachmentJson } from './submission-json.js';
+import type { SubmissionRecord } from './submission.entity.js';
+import { geolocationOf } from './submission-record.js';
 import { SubmissionDataRepository, type SubmissionDocRow, type SubmissionScope } from './submission-data.repository.js';
 
-/** How json_build_object writes the member the service fills in. */
-const ATTACHMENTS_SLOT = '"_attachments" : null';
+/** How the repository writes the members the service fills in (submission-data.repository.ts `METADATA_SQL`). */
+const GEOLOCATION_SLOT = '"_geolocation": null';
+const ATTACHMENTS_SLOT = '"_attachments": null';
 
 /** What a data read asks for: the window and the raw `query`/`sort`/`fields` texts. */
 export interface DataRead {
@@ -29,14 +32,21 @@ export interface DataPage {
   batches: AsyncIterable<string[]>;
 }
 
-/** Form id → xpath of its first geopoint outside repeats (`_geolocation`, submission-record.ts `geolocationOf`). */
-export function geopointXpaths(forms: Array<Pick<FormEntity, 'id' | 'fields'>>): Record<string, string> {
-  const out: Record<string, string> = {};
+/** Form id → its first geopoint outside repeats, the one `_geolocation` reads (submission-record.ts `geolocationOf`). */
+function geopointFields(forms: Array<Pick<FormEntity, 'id' | 'fields'>>): Map<number, FormField> {
+  const out = new Map<number, FormField>();
   for (const form of forms) {
     const field = form.fields.find((f: FormField) => f.type === 'geopoint' && !f.repeat);
-    if (field) out[String(form.id)] = field.xpath;
+    if (field) out.set(form.id, field);
   }
   return out;
+}
+
+/** What the service adds to the documents PostgreSQL built. */
+interface Fill {
+  /** The geopoint of each form, when `_geolocation` is wanted. */
+  geo: Map<number, FormField> | null;
+  attachments: boolean;
 }
 
 /**
@@ -63,8 +73,9 @@ export class SubmissionDataService {
     const n = /^\d{1,10}$/.test(id) ? Number(id) : NaN;
     if (!(n >= 1 && n <= 2_147_483_647)) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     const scope: SubmissionScope = { formIds: [form.id], where: (p) => `s.id = ${p.add(n)}` };
-    for await (const batch of this.repo.docs(scope, { order: () => 's.id', offset: 0, limit: 1, fields: null, geo: geopointXpaths([form]) })) {
-      if (batch[0]) return this.withAttachments(batch[0], true);
+    const fill: Fill = { geo: geopointFields([form]), attachments: true };
+    for await (const batch of this.repo.docs(scope, { order: () => 's.id', offset: 0, limit: 1, fields: null, geo: xpaths(fill.geo) })) {
+      if (batch[0]) return this.filled(batch[0], fill);
     }
     throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
   }
@@ -79,15 +90,15 @@ export class SubmissionDataService {
     const fields = parseFields(read.fields);
     const numeric = numericFields(forms.flatMap((f) => f.fields));
     const scope: SubmissionScope = { formIds: forms.map((f) => f.id), where: (p: SqlParams) => whereSql(conditions, numeric, p) };
-    const docs = this.repo.docs(scope, { order: (p) => orderSql(sort, numeric, p), offset: read.offset, limit: read.limit, fields, geo: geopointXpaths(forms) });
-    const withAttachments = !fields || fields.includes('_attachments');
+    const fill: Fill = { geo: !fields || fields.includes('_geolocation') ? geopointFields(forms) : null, attachments: !fields || fields.includes('_attachments') };
+    const docs = this.repo.docs(scope, { order: (p) => orderSql(sort, numeric, p), offset: read.offset, limit: read.limit, fields, geo: xpaths(fill.geo) });
     const [total, first] = await Promise.all([this.repo.count(scope), docs.next()]);
     const firstRows = first.done ? [] : first.value;
     if (read.page !== null && read.page > 1 && !firstRows.length) {
       await docs.return(undefined);
       throw new NotFoundException({ detail: 'Invalid page.' });
     }
-    const texts = (rows: SubmissionDocRow[]) => rows.map((r) => this.withAttachments(r, withAttachments));
+    const texts = (rows: SubmissionDocRow[]) => rows.map((r) => this.filled(r, fill));
     async function* batches(): AsyncGenerator<string[]> {
       if (firstRows.length) yield texts(firstRows);
       for await (const rows of { [Symbol.asyncIterator]: () => docs }) yield texts(rows);
@@ -96,15 +107,35 @@ export class SubmissionDataService {
   }
 
   /**
-   * Fills the `_attachments` member PostgreSQL left null (its URLs are built by media-urls.ts, as
-   * everywhere else), in the place buildSubmissionJson gives it. The last occurrence is the
-   * metadata's own: answers come first, and quotes inside JSON strings are escaped.
+   * Fills the `_geolocation` and `_attachments` members PostgreSQL left null with what
+   * buildSubmissionJson gives them (submission-record.ts `geolocationOf`, media-urls.ts), in
+   * their places. The last occurrence of a slot is the metadata's own: answers come first, and
+   * quotes inside JSON strings are escaped.
    */
-  private withAttachments(row: SubmissionDocRow, wanted: boolean): string {
-    if (!wanted) return row.doc;
-    const at = row.doc.lastIndexOf(ATTACHMENTS_SLOT);
-    if (at < 0) return row.doc;
-    const list = (row.attachments ?? []).map((a) => attachmentJson(a, this.config.PUBLIC_BASE_URL));
-    return `${row.doc.slice(0, at)}"_attachments" : ${JSON.stringify(list)}${row.doc.slice(at + ATTACHMENTS_SLOT.length)}`;
+  private filled(row: SubmissionDocRow, fill: Fill): string {
+    let doc = row.doc;
+    let end = doc.length;
+    if (fill.attachments) {
+      const at = doc.lastIndexOf(ATTACHMENTS_SLOT);
+      if (at >= 0) {
+        const list = (row.attachments ?? []).map((a) => attachmentJson(a, this.config.PUBLIC_BASE_URL));
+        doc = `${doc.slice(0, at)}"_attachments": ${JSON.stringify(list)}${doc.slice(at + ATTACHMENTS_SLOT.length)}`;
+        end = at;
+      }
+    }
+    if (fill.geo) {
+      const at = doc.lastIndexOf(GEOLOCATION_SLOT, end);
+      if (at >= 0) {
+        const field = fill.geo.get(row.form_id);
+        const point = field ? geolocationOf({ [field.xpath]: row.geo } as SubmissionRecord, [field]) : [null, null];
+        doc = `${doc.slice(0, at)}"_geolocation": ${JSON.stringify(point)}${doc.slice(at + GEOLOCATION_SLOT.length)}`;
+      }
+    }
+    return doc;
   }
+}
+
+/** Form id → xpath of the geopoints to read, for the repository. */
+function xpaths(geo: Map<number, FormField> | null): Record<string, string> {
+  return Object.fromEntries([...(geo ?? [])].map(([id, field]) => [String(id), field.xpath]));
 }
