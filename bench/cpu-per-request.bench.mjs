@@ -1,7 +1,7 @@
 // CPU time per request on the intake and read paths (issue 20, "profile first"): where a
 // request's cost lands on the 2-core machine. The throughput ratios of submissions.bench.mjs
-// say how fast; this says who pays: the API process, the PostgreSQL server (its `postgres`
-// processes: backends, WAL writer, checkpointer) and the load generator (this process), as
+// say how fast; this says who pays: the API process, the PostgreSQL server (every `postgres`
+// process: backends, WAL writer, checkpointer) and the load generator (this process), as
 // utime + stime from /proc over BENCH_SECONDS of autocannon load per case, divided by the
 // requests answered. A figure for reading (no goal): the sum is what caps throughput when
 // both cores are busy, and its split says which side a change must shrink.
@@ -26,26 +26,15 @@ function cpuOf(pid) {
   }
 }
 
-/**
- * CPU µs of the embedded server on `port`: its postmaster (the `postgres` process started with
- * `-p <port>`) and that process's children (backends, WAL writer, checkpointer). Other
- * PostgreSQL servers on the machine (other test runs) are left out.
- */
-function postgresCpu(port) {
-  const procs = [];
+/** CPU µs of every process whose command is `postgres` (the embedded server and its backends). */
+function postgresCpu() {
+  let sum = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
-      procs.push({ pid: entry, ppid, args: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0') });
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') sum += cpuOf(entry);
     } catch { /* gone */ }
   }
-  const master = procs.find((p) => p.args[p.args.indexOf('-p') + 1] === String(port) && p.args.includes('-p'));
-  if (!master) return 0;
-  let sum = 0;
-  for (const p of procs) if (p.pid === master.pid || p.ppid === master.pid) sum += cpuOf(p.pid);
   return sum;
 }
 
@@ -72,12 +61,12 @@ try {
   };
   for (const c of Object.values(cases)) await autocannon({ ...c, connections: CONNECTIONS, duration: 1 }); // warm-up
   for (const [name, c] of Object.entries(cases)) {
-    const before = { api: cpuOf(apiPid), pg: postgresCpu(pg.port), load: process.cpuUsage() };
+    const before = { api: cpuOf(apiPid), pg: postgresCpu(), load: process.cpuUsage() };
     const result = await autocannon({ ...c, connections: CONNECTIONS, duration: DURATION });
     const load = process.cpuUsage(before.load);
     const n = result.requests.total;
     const api = (cpuOf(apiPid) - before.api) / n;
-    const db = (postgresCpu(pg.port) - before.pg) / n;
+    const db = (postgresCpu() - before.pg) / n;
     const gen = (load.user + load.system) / n;
     console.log(`${name}: ${n} requests (${result.non2xx} non-2xx), ${Math.round(n / DURATION)}/s; CPU per request: API ${Math.round(api)} µs, PostgreSQL ${Math.round(db)} µs, load generator ${Math.round(gen)} µs`);
     report(`CPU per request ${name}: API`, api, { unit: 'µs', digits: 0 });

@@ -11,6 +11,18 @@ export interface SubmissionScope {
   where(p: SqlParams): string;
 }
 
+/**
+ * The role check a data page's statement repeats when the form and role came from FormCache:
+ * the page has rows only if the form is live and the user is a superuser or holds one of
+ * `roles` on it, read in the statement's own snapshot.
+ */
+export interface AccessCheck {
+  formId: number;
+  userId: number;
+  superuser: boolean;
+  roles: readonly string[];
+}
+
 /** A live attachment as the submission JSON needs it (`attachmentJson`). */
 export interface AttachmentRow {
   id: number;
@@ -26,6 +38,8 @@ export interface AttachmentRow {
  * null), its form, its geopoint answer and its attachment rows.
  */
 export interface SubmissionDocRow {
+  /** The live submissions of the whole scope (the same for every row of a read). */
+  total: number;
   id: number;
   form_id: number;
   /** A JSON object's text; `_geolocation` and `_attachments` are null until the service fills them in. */
@@ -106,6 +120,13 @@ function docSql(fields: string[] | null, p: SqlParams): string {
   return meta.length ? `'{' || COALESCE(${answers} || ', ', '') || ${metaText} || '}'` : `'{' || COALESCE(${answers}, '') || '}'`;
 }
 
+/** The condition of an AccessCheck, uncorrelated: PostgreSQL evaluates it once per statement. */
+function accessSql(c: AccessCheck, p: SqlParams): string {
+  const form = p.add(c.formId);
+  return `EXISTS (SELECT 1 FROM forms cf WHERE cf.id = ${form} AND cf.deleted_at IS NULL
+    AND (${p.add(c.superuser)}::boolean OR EXISTS (SELECT 1 FROM form_roles cr WHERE cr.form_id = ${form} AND cr.user_id = ${p.add(c.userId)} AND cr.role = ANY(${p.add(c.roles)}::varchar[]))))`;
+}
+
 const ATTACHMENTS_SQL = `(SELECT json_agg(json_build_object('id', a.id, 'filename', a.filename, 'name', a.name, 'mimetype', a.mimetype, 'submissionId', a.submission_id, 'formId', a.form_id) ORDER BY a.id)
   FROM attachments a WHERE a.submission_id = s.id AND a.deleted_at IS NULL)`;
 
@@ -124,40 +145,43 @@ export class SubmissionDataRepository {
    * removed by the planner, but too late for an index-only scan, so a plain count read every
    * row of the table (docs/benchmarks.md, "Data page (issue 20, session 4)").
    */
-  private from(scope: SubmissionScope, p: SqlParams, opts: { order?: (p: SqlParams) => string; users?: boolean } = {}): { from: string; order: string } {
+  private from(scope: SubmissionScope, p: SqlParams, opts: { order?: (p: SqlParams) => string; users?: boolean } = {}): { from: string; order: string; count: string } {
     const forms = scope.formIds.length === 1 ? `s.form_id = ${p.add(scope.formIds[0])}` : `s.form_id = ANY(${p.add(scope.formIds)}::int[])`;
     const where = scope.where(p);
     const order = opts.order ? opts.order(p) : '';
-    const users = opts.users || USES_USERS.test(where) || USES_USERS.test(order) ? ' LEFT JOIN users u ON u.id = s.submitted_by_id' : '';
-    return { from: `FROM submissions s${users} WHERE ${forms} AND s.deleted_at IS NULL AND (${where})`, order };
+    const whereUsers = USES_USERS.test(where);
+    const sql = (users: boolean) => `FROM submissions s${users ? ' LEFT JOIN users u ON u.id = s.submitted_by_id' : ''} WHERE ${forms} AND s.deleted_at IS NULL AND (${where})`;
+    return { from: sql(opts.users || whereUsers || USES_USERS.test(order)), order, count: sql(whereUsers) };
   }
 
   /** Live submissions in the scope. */
   async count(scope: SubmissionScope): Promise<number> {
     if (!scope.formIds.length) return 0;
     const p = new SqlParams();
-    const rows = (await this.db.query(`SELECT count(*)::int AS n ${this.from(scope, p).from}`, p.values)) as Array<{ n: number }>;
+    const rows = (await this.db.query(`SELECT count(*)::int AS n ${this.from(scope, p).count}`, p.values)) as Array<{ n: number }>;
     return rows[0]?.n ?? 0;
   }
 
   /**
    * The submission JSON of the scope's rows in `order` from `offset`, at most `limit`, as
-   * batches of at most CURSOR_BATCH rows (one statement, or a cursor for more). `fields` keeps
+   * batches of at most CURSOR_BATCH rows (one statement, or a cursor for more), each row with
+   * the scope's `total` (counted once by the same statement, in its snapshot). `fields` keeps
    * only those keys. `geo`: form id → xpath of its geopoint, whose answer comes as `geo` (an
-   * empty map: none is read).
+   * empty map: none is read). With `check`, no row unless the check holds.
    */
-  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string> }): AsyncGenerator<SubmissionDocRow[]> {
+  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string>; check?: AccessCheck }): AsyncGenerator<SubmissionDocRow[]> {
     if (!scope.formIds.length) return;
     const p = new SqlParams();
-    const { from, order } = this.from(scope, p, { order: q.order });
+    const { from, order, count } = this.from(scope, p, { order: q.order });
+    const check = q.check ? ` AND ${accessSql(q.check, p)}` : '';
     const geoForms = Object.keys(q.geo);
     const geo = !geoForms.length ? 'NULL::jsonb'
       : geoForms.length === 1 && scope.formIds.length === 1 ? `s.json -> ${p.add(q.geo[geoForms[0]!])}::text`
       : `s.json -> (${p.add(JSON.stringify(q.geo))}::jsonb ->> s.form_id::text)`;
     const doc = docSql(q.fields, p);
     const attachments = !q.fields || q.fields.includes('_attachments') ? ATTACHMENTS_SQL : 'NULL::json';
-    const sql = `SELECT s.id, s.form_id, ${doc} AS doc, ${geo} AS geo, ${attachments} AS attachments
-      FROM (SELECT s.id ${from} ORDER BY ${order} OFFSET ${p.add(q.offset)} LIMIT ${p.add(q.limit)}) page
+    const sql = `SELECT (SELECT count(*)::int ${count}) AS total, s.id, s.form_id, ${doc} AS doc, ${geo} AS geo, ${attachments} AS attachments
+      FROM (SELECT s.id ${from}${check} ORDER BY ${order} OFFSET ${p.add(q.offset)} LIMIT ${p.add(q.limit)}) page
       JOIN submissions s ON s.id = page.id JOIN forms f ON f.id = s.form_id LEFT JOIN users u ON u.id = s.submitted_by_id
       ORDER BY ${order}`;
     if (q.limit <= CURSOR_BATCH) {

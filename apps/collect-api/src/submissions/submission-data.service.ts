@@ -4,12 +4,16 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { FormEntity, FormField } from '../forms/form.entity.js';
 import { FormAccessService } from '../forms/form-access.service.js';
-import { MIN_ROLE } from '../forms/roles.js';
+import { FormCache } from '../forms/form-cache.js';
+import { FORM_ROLES, MIN_ROLE, roleAtLeast } from '../forms/roles.js';
 import { numericFields, orderSql, parseFields, parseQuery, parseSort, whereSql, type SqlParams } from './data-query.js';
 import { attachmentJson } from './submission-json.js';
 import type { SubmissionRecord } from './submission.entity.js';
 import { geolocationOf } from './submission-record.js';
-import { SubmissionDataRepository, type SubmissionDocRow, type SubmissionScope } from './submission-data.repository.js';
+import { SubmissionDataRepository, type AccessCheck, type SubmissionDocRow, type SubmissionScope } from './submission-data.repository.js';
+
+/** The roles that may read a form's data. */
+const VIEW_ROLES = FORM_ROLES.filter((r) => roleAtLeast(r, MIN_ROLE.view));
 
 /** How the repository writes the members the service fills in (submission-data.repository.ts `METADATA_SQL`). */
 const GEOLOCATION_SLOT = '"_geolocation": null';
@@ -59,12 +63,34 @@ export class SubmissionDataService {
   constructor(
     private readonly repo: SubmissionDataRepository,
     private readonly access: FormAccessService,
+    private readonly forms: FormCache,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
+  /**
+   * A form's page. The form and the caller's role come from FormCache first, and the page's
+   * statement checks both again in its own snapshot (`AccessCheck`): a cached answer saves two
+   * statements but never shows a page the database would refuse. With no rows (the check
+   * failed, or the page is empty) the page is read again after FormAccessService's fresh check,
+   * which answers 404/403 (docs/data-api.md).
+   */
   async formPage(user: AuthenticatedUser | undefined, formPk: string, read: DataRead): Promise<DataPage> {
+    const cached = await this.cachedAccess(user, formPk);
+    if (cached) {
+      const page = await this.page([cached.form], read, cached.check);
+      if (page) return page;
+    }
     const { form } = await this.access.requireRole(user, formPk, MIN_ROLE.view);
-    return this.page([form], read);
+    return (await this.page([form], read))!;
+  }
+
+  /** The form and an AccessCheck of the caller's view role when FormCache says it holds, else null. */
+  private async cachedAccess(user: AuthenticatedUser | undefined, formPk: string): Promise<{ form: FormEntity; check: AccessCheck } | null> {
+    if (!user || !/^\d{1,10}$/.test(formPk)) return null;
+    const form = await this.forms.liveById(Number(formPk));
+    if (!form) return null;
+    if (!user.isSuperuser && !roleAtLeast(await this.forms.roleOf(form.id, user.id), MIN_ROLE.view)) return null;
+    return { form, check: { formId: form.id, userId: user.id, superuser: user.isSuperuser, roles: VIEW_ROLES } };
   }
 
   /** One live submission's JSON text (the same builder as the pages), or 404. */
@@ -81,23 +107,29 @@ export class SubmissionDataService {
   }
 
   /**
-   * A page over forms the caller was checked for (a form, or a merged dataset's forms). Numeric
+   * A page over forms the caller was checked for (a form, or a merged dataset's forms), or with
+   * `check`, null when the page has no rows (the caller checks afresh and asks again). Numeric
    * comparison follows the first form's integer and decimal questions.
    */
-  async page(forms: FormEntity[], read: DataRead): Promise<DataPage> {
+  async page(forms: FormEntity[], read: DataRead): Promise<DataPage>;
+  async page(forms: FormEntity[], read: DataRead, check: AccessCheck): Promise<DataPage | null>;
+  async page(forms: FormEntity[], read: DataRead, check?: AccessCheck): Promise<DataPage | null> {
     const conditions = parseQuery(read.query);
     const sort = parseSort(read.sort);
     const fields = parseFields(read.fields);
     const numeric = numericFields(forms.flatMap((f) => f.fields));
     const scope: SubmissionScope = { formIds: forms.map((f) => f.id), where: (p: SqlParams) => whereSql(conditions, numeric, p) };
     const fill: Fill = { geo: !fields || fields.includes('_geolocation') ? geopointFields(forms) : null, attachments: !fields || fields.includes('_attachments') };
-    const docs = this.repo.docs(scope, { order: (p) => orderSql(sort, numeric, p), offset: read.offset, limit: read.limit, fields, geo: xpaths(fill.geo) });
-    const [total, first] = await Promise.all([this.repo.count(scope), docs.next()]);
+    const docs = this.repo.docs(scope, { order: (p) => orderSql(sort, numeric, p), offset: read.offset, limit: read.limit, fields, geo: xpaths(fill.geo), check });
+    const first = await docs.next();
     const firstRows = first.done ? [] : first.value;
-    if (read.page !== null && read.page > 1 && !firstRows.length) {
+    if (!firstRows.length) {
       await docs.return(undefined);
-      throw new NotFoundException({ detail: 'Invalid page.' });
+      if (check) return null;
+      if (read.page !== null && read.page > 1) throw new NotFoundException({ detail: 'Invalid page.' });
+      return { total: await this.repo.count(scope), batches: (async function* () {})() };
     }
+    const total = firstRows[0]!.total;
     const texts = (rows: SubmissionDocRow[]) => rows.map((r) => this.filled(r, fill));
     async function* batches(): AsyncGenerator<string[]> {
       if (firstRows.length) yield texts(firstRows);
