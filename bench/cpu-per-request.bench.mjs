@@ -1,40 +1,60 @@
 // CPU time per request on the intake and read paths (issue 20, "profile first"): where a
 // request's cost lands on the 2-core machine. The throughput ratios of submissions.bench.mjs
-// say how fast; this says who pays: the API process, the PostgreSQL server (every `postgres`
-// process: backends, WAL writer, checkpointer) and the load generator (this process), as
-// utime + stime from /proc over BENCH_SECONDS of autocannon load per case, divided by the
-// requests answered. A figure for reading (no goal): the sum is what caps throughput when
-// both cores are busy, and its split says which side a change must shrink.
+// say how fast; this says who pays: the API process, this run's PostgreSQL server (its
+// postmaster and children: backends, WAL writer, checkpointer, autovacuum) and the load
+// generator (this process), as utime + stime from /proc over BENCH_SECONDS of autocannon load
+// per case, divided by the requests answered. `json-250` is the soak's submission: 250 answers of a generated form, no
+// service (bench/soak.bench.mjs adds one). A figure for reading (no goal): the sum is what caps
+// throughput when both cores are busy, and its split says which side a change must shrink.
 import { readdirSync, readFileSync } from 'node:fs';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
 import { createForm, must, report, SMALL_FORM_FIELDS, smallSubmission, startCollect, userToken } from './bench-helpers.mjs';
-import { openRosaPhotoBody, photoJpeg, PHOTO_FORM_FIELDS } from './intake-fixtures.mjs';
+import { largeForm, largeSubmission, openRosaPhotoBody, photoJpeg, PHOTO_FORM_FIELDS } from './intake-fixtures.mjs';
 import autocannon from 'autocannon';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const TICK = 100; // USER_HZ: /proc/<pid>/stat counts clock ticks of 10 ms
 
-/** utime + stime of a process in µs. */
-function cpuOf(pid) {
+/** utime + stime of a process in µs; with `reaped`, plus cutime + cstime (its children that ended). */
+function cpuOf(pid, reaped = false) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICK;
+    const ticks = Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0);
+    return (ticks * 1e6) / TICK;
   } catch {
     return 0; // the process ended in between
   }
 }
 
-/** CPU µs of every process whose command is `postgres` (the embedded server and its backends). */
-function postgresCpu() {
-  let sum = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') sum += cpuOf(entry);
-    } catch { /* gone */ }
+/** Parent pid of a process, or null when it is gone. */
+function parentOf(pid) {
+  try {
+    return Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+  } catch {
+    return null;
   }
+}
+
+/**
+ * CPU µs of this run's PostgreSQL server: the postmaster listening on `port` (found by its
+ * command line) and its children (backends, WAL writer, checkpointer, autovacuum, io workers).
+ * Other servers on the machine (other benches, test suites) are left out.
+ */
+function postgresCpu(port) {
+  const pids = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  const postmaster = pids.find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').includes(` -p ${port} `);
+    } catch {
+      return false;
+    }
+  });
+  if (!postmaster) throw new Error(`no PostgreSQL server on port ${port}`);
+  // A backend that ends during the load moves its CPU into the postmaster's cutime/cstime.
+  let sum = cpuOf(postmaster, true);
+  for (const pid of pids) if (String(parentOf(pid)) === postmaster) sum += cpuOf(pid);
   return sum;
 }
 
@@ -48,11 +68,14 @@ try {
   const token = await userToken(base);
   const form = await createForm(base, token, { id_string: 'bench', title: 'Bench', fields: SMALL_FORM_FIELDS });
   await createForm(base, token, { id_string: 'bench_photo', title: 'Bench photo', fields: PHOTO_FORM_FIELDS });
+  const large = largeForm('soak', 250);
+  await createForm(base, token, large);
   const jpeg = await photoJpeg(100 * 1024);
   for (let i = 0; i < 100; i++) await must(fetch(`${base}/api/v1/submissions`, { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: smallSubmission('bench') }), 201);
   const cases = {
     user: { url: `${base}/api/v1/user`, headers: { authorization: token } },
     json: { url: `${base}/api/v1/submissions`, method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, requests: [{ setupRequest: (req) => ({ ...req, body: smallSubmission('bench') }) }] },
+    'json-250': { url: `${base}/api/v1/submissions`, method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, requests: [{ setupRequest: (req) => ({ ...req, body: largeSubmission(large) }) }] },
     openrosa: {
       url: `${base}/submission`, method: 'POST', headers: { authorization: token },
       requests: [{ setupRequest: (req) => { const { body, contentType } = openRosaPhotoBody('bench_photo', jpeg); return { ...req, body, headers: { ...req.headers, 'content-type': contentType } }; } }],
@@ -61,12 +84,12 @@ try {
   };
   for (const c of Object.values(cases)) await autocannon({ ...c, connections: CONNECTIONS, duration: 1 }); // warm-up
   for (const [name, c] of Object.entries(cases)) {
-    const before = { api: cpuOf(apiPid), pg: postgresCpu(), load: process.cpuUsage() };
+    const before = { api: cpuOf(apiPid), pg: postgresCpu(pg.port), load: process.cpuUsage() };
     const result = await autocannon({ ...c, connections: CONNECTIONS, duration: DURATION });
     const load = process.cpuUsage(before.load);
     const n = result.requests.total;
     const api = (cpuOf(apiPid) - before.api) / n;
-    const db = (postgresCpu() - before.pg) / n;
+    const db = (postgresCpu(pg.port) - before.pg) / n;
     const gen = (load.user + load.system) / n;
     console.log(`${name}: ${n} requests (${result.non2xx} non-2xx), ${Math.round(n / DURATION)}/s; CPU per request: API ${Math.round(api)} µs, PostgreSQL ${Math.round(db)} µs, load generator ${Math.round(gen)} µs`);
     report(`CPU per request ${name}: API`, api, { unit: 'µs', digits: 0 });

@@ -2,7 +2,10 @@
 // the first row holds the headers, every later row keeps its spreadsheet row number (empty
 // rows included, so messages can name the row), cell values become strings (TRUE/FALSE,
 // whole numbers without ".0", whitespace trimmed, non-breaking spaces made plain spaces).
-import ExcelJS from 'exceljs';
+// Types only: the library itself loads on first use (loadExcelJs), so a service that links this
+// package but converts in a worker thread does not carry exceljs's 150 modules at idle
+// (docs/benchmarks.md, "Idle RSS").
+import type ExcelJS from 'exceljs';
 import { XlsFormProblem, XlsFormReadError } from './errors.js';
 import type { XlsFormLimits } from './limits.js';
 
@@ -173,6 +176,11 @@ export function uncompressedZipSize(buf: Uint8Array): number {
 }
 
 /** Reads an .xlsx file. Throws XlsFormReadError when it is not one or exceeds the limits. */
+/** exceljs, imported on first use. */
+async function loadExcelJs(): Promise<typeof ExcelJS> {
+  return (await import('exceljs')).default;
+}
+
 export async function readXlsx(data: Uint8Array, limits: XlsFormLimits): Promise<WorkbookData> {
   if (data.byteLength > limits.maxFileBytes) {
     throw new XlsFormReadError(`The file has ${data.byteLength} bytes; the limit is ${limits.maxFileBytes}.`);
@@ -181,7 +189,7 @@ export async function readXlsx(data: Uint8Array, limits: XlsFormLimits): Promise
   if (inflated > limits.maxUncompressedBytes) {
     throw new XlsFormReadError(`The workbook unpacks to ${inflated} bytes; the limit is ${limits.maxUncompressedBytes}.`);
   }
-  const workbook = new ExcelJS.Workbook();
+  const workbook = new (await loadExcelJs()).Workbook();
   try {
     await workbook.xlsx.load(Buffer.from(data.buffer, data.byteOffset, data.byteLength) as unknown as ExcelJS.Buffer);
   } catch (err) {
@@ -207,7 +215,7 @@ export async function readXlsx(data: Uint8Array, limits: XlsFormLimits): Promise
 
 /** Writes tables to an .xlsx file (the corpus generator, tests and benches use it). */
 export async function tablesToXlsx(tables: WorkbookTables): Promise<Buffer> {
-  const workbook = new ExcelJS.Workbook();
+  const workbook = new (await loadExcelJs()).Workbook();
   for (const [name, table] of Object.entries(tables)) {
     if (!table) continue;
     const ws = workbook.addWorksheet(name);

@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, IsNull, type EntityManager, type Repository } from 'typeorm';
+import { preparedQuery } from '../database/prepared-query.js';
 import { AttachmentEntity, SubmissionEntity, type SubmissionRecord } from './submission.entity.js';
+
+/** A new instance's row as the intake's checked insert writes it. */
+type InstanceRow = { formId: number; uuid: string; json: SubmissionRecord; xml: string; contentHash: string; submittedById: number; version: string };
+/** What the checked insert re-checks against the database: the cached form version and role. */
+type InstanceCheck = { version: string; superuser: boolean; roles: readonly string[] };
+/** `allowed` false: nothing written, the cached view was stale. */
+type CheckedInsert = { allowed: boolean; created: SubmissionEntity | null; queued: number };
 
 /** Queries on `submissions` and `attachments`. Write paths take the transaction's EntityManager. */
 @Injectable()
@@ -47,15 +55,34 @@ export class SubmissionsRepository {
    * round trip. `allowed` false: nothing written, the cached view was stale. Plain objects, no
    * entity hydration (docs/benchmarks.md, issue 20).
    */
-  async insertChecked(
+  insertChecked(
     m: EntityManager,
-    row: { formId: number; uuid: string; json: SubmissionRecord; xml: string; contentHash: string; submittedById: number; version: string },
-    check: { version: string; superuser: boolean; roles: readonly string[] },
+    row: InstanceRow,
+    check: InstanceCheck,
     outboxSql?: (inserted: string) => string,
-  ): Promise<{ allowed: boolean; created: SubmissionEntity | null; queued: number }> {
+  ): Promise<CheckedInsert> {
+    return this.runInsertChecked((text, values) => m.query(text, values), row, check, outboxSql);
+  }
+
+  /**
+   * `insertChecked` as a statement of its own, outside any transaction (it commits alone): the
+   * one-statement intake. Its text is fixed, so it runs as a named prepared statement: planning
+   * this CTE on every call cost PostgreSQL more than executing it (docs/benchmarks.md, "CPU per
+   * request").
+   */
+  insertCheckedAlone(row: InstanceRow, check: InstanceCheck, outboxSql: (inserted: string) => string): Promise<CheckedInsert> {
+    return this.runInsertChecked((text, values) => preparedQuery(this.submissions.manager.connection, text, values), row, check, outboxSql);
+  }
+
+  private async runInsertChecked(
+    run: (text: string, values: unknown[]) => Promise<unknown>,
+    row: InstanceRow,
+    check: InstanceCheck,
+    outboxSql?: (inserted: string) => string,
+  ): Promise<CheckedInsert> {
     // With `outboxSql` the statement also writes the outbox rows of the new row (SubmissionOutbox.createdRowsSql).
     const outbox = outboxSql ? `, queued AS (${outboxSql('inserted')})` : '';
-    const rows = (await m.query(
+    const rows = (await run(
       `WITH allowed AS (
          SELECT EXISTS (SELECT 1 FROM forms WHERE id = $1 AND deleted_at IS NULL AND accepting_submissions AND version = $8)
            AND ($9::boolean OR EXISTS (SELECT 1 FROM form_roles WHERE form_id = $1 AND user_id = $6 AND role = ANY($10::varchar[]))) AS ok
@@ -79,11 +106,6 @@ export class SubmissionsRepository {
       },
       queued: r.queued,
     };
-  }
-
-  /** `insertChecked` as a statement of its own, outside any transaction (it commits alone): the one-statement intake. */
-  insertCheckedAlone(row: Parameters<SubmissionsRepository['insertChecked']>[1], check: Parameters<SubmissionsRepository['insertChecked']>[2], outboxSql: (inserted: string) => string) {
-    return this.insertChecked(this.submissions.manager, row, check, outboxSql);
   }
 
   async replaceContent(m: EntityManager, id: number, changes: Pick<SubmissionEntity, 'uuid' | 'json' | 'xml' | 'contentHash' | 'version'>): Promise<SubmissionEntity> {
