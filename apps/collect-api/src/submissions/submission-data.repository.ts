@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { CURSOR_BATCH, cursorRows } from '../database/cursor.js';
+import { preparedQuery } from '../database/prepared-query.js';
 import { SqlParams } from './data-query.js';
 
 /** Which live submissions a read covers: forms (already permission-checked) and a condition. */
@@ -167,9 +168,12 @@ export class SubmissionDataRepository {
    * batches of at most CURSOR_BATCH rows (one statement, or a cursor for more), each row with
    * the scope's `total` (counted once by the same statement, in its snapshot). `fields` keeps
    * only those keys. `geo`: form id → xpath of its geopoint, whose answer comes as `geo` (an
-   * empty map: none is read). With `check`, no row unless the check holds.
+   * empty map: none is read). With `check`, no row unless the check holds. `prepared`: the
+   * caller vouches that the statement's text is one of a fixed few (a plain page of one form:
+   * no query, sort or fields), so it runs as a named prepared statement, planned once per
+   * connection (database/prepared-query.ts; docs/benchmarks.md, "Data page (issue 20, session 4)").
    */
-  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string>; check?: AccessCheck }): AsyncGenerator<SubmissionDocRow[]> {
+  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string>; check?: AccessCheck; prepared?: boolean }): AsyncGenerator<SubmissionDocRow[]> {
     if (!scope.formIds.length) return;
     const p = new SqlParams();
     const { from, order, count } = this.from(scope, p, { order: q.order });
@@ -185,7 +189,7 @@ export class SubmissionDataRepository {
       JOIN submissions s ON s.id = page.id JOIN forms f ON f.id = s.form_id LEFT JOIN users u ON u.id = s.submitted_by_id
       ORDER BY ${order}`;
     if (q.limit <= CURSOR_BATCH) {
-      yield (await this.db.query(sql, p.values)) as SubmissionDocRow[];
+      yield q.prepared ? await preparedQuery<SubmissionDocRow>(this.db, sql, p.values) : ((await this.db.query(sql, p.values)) as SubmissionDocRow[]);
       return;
     }
     yield* cursorRows<SubmissionDocRow>(this.db, sql, p.values);

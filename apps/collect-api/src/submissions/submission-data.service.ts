@@ -120,7 +120,8 @@ export class SubmissionDataService {
     const numeric = numericFields(forms.flatMap((f) => f.fields));
     const scope: SubmissionScope = { formIds: forms.map((f) => f.id), where: (p: SqlParams) => whereSql(conditions, numeric, p) };
     const fill: Fill = { geo: !fields || fields.includes('_geolocation') ? geopointFields(forms) : null, attachments: !fields || fields.includes('_attachments') };
-    const docs = this.repo.docs(scope, { order: (p) => orderSql(sort, numeric, p), offset: read.offset, limit: read.limit, fields, geo: xpaths(fill.geo), check });
+    const prepared = forms.length === 1 && read.query === undefined && read.sort === undefined && read.fields === undefined;
+    const docs = this.repo.docs(scope, { order: (p) => orderSql(sort, numeric, p), offset: read.offset, limit: read.limit, fields, geo: xpaths(fill.geo), check, prepared });
     const first = await docs.next();
     const firstRows = first.done ? [] : first.value;
     if (!firstRows.length) {
