@@ -18,6 +18,7 @@ const VIEW_ROLES = FORM_ROLES.filter((r) => roleAtLeast(r, MIN_ROLE.view));
 /** How the repository writes the members the service fills in (submission-data.repository.ts `METADATA_SQL`). */
 const GEOLOCATION_SLOT = '"_geolocation": null';
 const ATTACHMENTS_SLOT = '"_attachments": null';
+const NO_POINT = [null, null] as const;
 
 /** What a data read asks for: the window and the raw `query`/`sort`/`fields` texts. */
 export interface DataRead {
@@ -146,25 +147,24 @@ export class SubmissionDataService {
    * quotes inside JSON strings are escaped.
    */
   private filled(row: SubmissionDocRow, fill: Fill): string {
-    let doc = row.doc;
-    let end = doc.length;
-    if (fill.attachments) {
-      const at = doc.lastIndexOf(ATTACHMENTS_SLOT);
-      if (at >= 0) {
-        const list = (row.attachments ?? []).map((a) => attachmentJson(a, this.config.PUBLIC_BASE_URL));
-        doc = `${doc.slice(0, at)}"_attachments": ${JSON.stringify(list)}${doc.slice(at + ATTACHMENTS_SLOT.length)}`;
-        end = at;
-      }
+    const doc = row.doc;
+    const at = fill.attachments ? doc.lastIndexOf(ATTACHMENTS_SLOT) : -1;
+    const gt = fill.geo ? doc.lastIndexOf(GEOLOCATION_SLOT, at < 0 ? doc.length : at) : -1;
+    if (at < 0 && gt < 0) return doc;
+    let out = '';
+    let from = 0;
+    if (gt >= 0) {
+      const field = fill.geo!.get(row.form_id);
+      const point = field ? geolocationOf({ [field.xpath]: row.geo } as SubmissionRecord, [field]) : NO_POINT;
+      out += `${doc.slice(from, gt)}"_geolocation": [${point[0]},${point[1]}]`;
+      from = gt + GEOLOCATION_SLOT.length;
     }
-    if (fill.geo) {
-      const at = doc.lastIndexOf(GEOLOCATION_SLOT, end);
-      if (at >= 0) {
-        const field = fill.geo.get(row.form_id);
-        const point = field ? geolocationOf({ [field.xpath]: row.geo } as SubmissionRecord, [field]) : [null, null];
-        doc = `${doc.slice(0, at)}"_geolocation": ${JSON.stringify(point)}${doc.slice(at + GEOLOCATION_SLOT.length)}`;
-      }
+    if (at >= 0) {
+      const list = row.attachments ? row.attachments.map((a) => attachmentJson(a, this.config.PUBLIC_BASE_URL)) : [];
+      out += `${doc.slice(from, at)}"_attachments": ${JSON.stringify(list)}`;
+      from = at + ATTACHMENTS_SLOT.length;
     }
-    return doc;
+    return out + doc.slice(from);
   }
 }
 
