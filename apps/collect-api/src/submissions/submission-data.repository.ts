@@ -35,19 +35,46 @@ export interface AttachmentRow {
 }
 
 /**
- * One submission of a data page: its §2.2 JSON text (`_geolocation` and `_attachments` left
- * null), its form, its geopoint answer and its attachment rows.
+ * Submission JSON texts of a data read, in order, with what the service fills in: the texts
+ * joined by commas, where each wanted `_geolocation` is the character GEOLOCATION_MARK and each
+ * wanted `_attachments` ATTACHMENTS_MARK (control characters, which the JSON text of answers and
+ * metadata can never hold unescaped); then, per submission, its geopoint answer, form and
+ * attachment rows.
  */
-export interface SubmissionDocRow {
-  /** The live submissions of the whole scope (the same for every row of a read). */
+export interface SubmissionDocs {
+  /** Live submissions of the whole scope, counted by the same statement; null when not counted. */
+  total: number | null;
+  /** False when an AccessCheck failed (then there are no texts). */
+  ok: boolean;
+  /** How many submissions `text` holds. */
+  n: number;
+  text: string;
+  /** The answer at each submission's geopoint xpath (any JSON value), null when not read. */
+  geo: unknown[] | null;
+  /** Each submission's form, when geopoints of several forms are read. */
+  forms: number[] | null;
+  attachments: Array<AttachmentRow[] | null> | null;
+}
+
+export const GEOLOCATION_MARK = '\u0001';
+export const ATTACHMENTS_MARK = '\u0002';
+
+interface DocRow {
   total: number;
-  id: number;
   form_id: number;
-  /** A JSON object's text; `_geolocation` and `_attachments` are null until the service fills them in. */
   doc: string;
-  /** The answer at the form's geopoint xpath (any JSON value), null when missing or not asked for. */
   geo: unknown;
   attachments: AttachmentRow[] | null;
+}
+
+interface PageRow {
+  total: number;
+  ok: boolean;
+  n: number;
+  text: string | null;
+  geo: unknown[] | null;
+  forms: number[] | null;
+  attachments: Array<AttachmentRow[] | null> | null;
 }
 
 /**
@@ -75,8 +102,8 @@ const TIME = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"
  * The metadata members of the §2.2 submission JSON (submission-json.ts `buildSubmissionJson`),
  * in order, each as SQL giving its JSON text (never NULL). Written by concatenation:
  * json_build_object looked up the output function of each of its 34 arguments on every row,
- * about 10 µs a row. `_geolocation` and `_attachments` are left null and filled in by the
- * service, where buildSubmissionJson's own helpers make them: parsing the geopoint with a
+ * about 10 µs a row. `_geolocation` and `_attachments` are left as marks (SubmissionDocs) and
+ * filled in by the service, where buildSubmissionJson's own helpers make them: parsing the geopoint with a
  * regular expression in PostgreSQL cost about 20 µs a row (docs/benchmarks.md, "Data page
  * (issue 20, session 4)").
  */
@@ -85,7 +112,7 @@ const METADATA_SQL: Array<[string, string]> = [
   ['_id', 's.id::text'], ['_uuid', 'to_json(s.uuid)::text'], ['_xform_id_string', 'to_json(f.id_string)::text'], ['_xform_id', 'f.id::text'],
   ['_status', 'to_json(s.status)::text'], ['_submission_time', `'"' || ${TIME('s.date_created')} || '"'`],
   ['_deleted_at', `COALESCE('"' || ${TIME('s.deleted_at')} || '"', 'null')`],
-  ['_geolocation', `'null'`], ['_attachments', `'null'`],
+  ['_geolocation', `'${GEOLOCATION_MARK}'`], ['_attachments', `'${ATTACHMENTS_MARK}'`],
   ['_bamboo_dataset_id', 'to_json(s.bamboo_dataset_id)::text'], ['_submitted_by', `COALESCE(to_json(u.username)::text, 'null')`],
   ['_version', 'to_json(s.version)::text'], ['_edited', 's.edited::text'], ['_tags', `'[]'`], ['_notes', `'[]'`],
 ];
@@ -170,44 +197,55 @@ export class SubmissionDataRepository {
   }
 
   /**
-   * The submission JSON of the scope's rows in `order` from `offset`, at most `limit`, as
-   * batches of at most CURSOR_BATCH rows (one statement, or a cursor for more), each row with
-   * the scope's `total` (counted once by the same statement, in its snapshot). `fields` keeps
-   * only those keys. `geo`: form id → xpath of its geopoint, whose answer comes as `geo` (an
-   * empty map: none is read). With `check`, no row unless the check holds. `prepared`: the
+   * The submission JSON of the scope's rows in `order` from `offset`, at most `limit`: one
+   * statement that also counts the scope (in its snapshot) and aggregates the page into one
+   * text, so neither side handles a row (docs/benchmarks.md, "Data page (issue 20, session 4)");
+   * above CURSOR_BATCH, batches of rows through a cursor (`total` null). `fields` keeps only
+   * those keys. `geo`: form id → xpath of its geopoint, whose answers come in `geo` (an empty
+   * map: none is read). With `check`, no text unless the check holds (`ok`). `prepared`: the
    * caller vouches that the statement's text is one of a fixed few (a plain page of one form:
-   * no query, sort or fields), so it runs as a named prepared statement, planned once per
-   * connection (database/prepared-query.ts; docs/benchmarks.md, "Data page (issue 20, session 4)").
+   * no query, sort or fields), so it runs as a named prepared statement (database/prepared-query.ts).
    */
-  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string>; check?: AccessCheck; prepared?: boolean }): AsyncGenerator<SubmissionDocRow[]> {
+  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string>; check?: AccessCheck; prepared?: boolean }): AsyncGenerator<SubmissionDocs> {
     if (!scope.formIds.length) return;
     const p = new SqlParams();
     const { from, order, count } = this.from(scope, p, { order: q.order });
-    const check = q.check ? ` AND ${accessSql(q.check, p)}` : '';
+    const check = q.check ? accessSql(q.check, p) : 'true';
     const geoForms = Object.keys(q.geo);
     const geo = !geoForms.length ? 'NULL::jsonb'
       : geoForms.length === 1 && scope.formIds.length === 1 ? `s.json -> ${p.add(q.geo[geoForms[0]!])}::text`
       : `s.json -> (${p.add(JSON.stringify(q.geo))}::jsonb ->> s.form_id::text)`;
+    const forms = geoForms.length > 1;
     const doc = docSql(q.fields, p);
     const attachments = !q.fields || q.fields.includes('_attachments') ? ATTACHMENTS_SQL : 'NULL::json';
-    const sql = `SELECT (SELECT count(*)::int ${count}) AS total, s.id, s.form_id, ${doc} AS doc, ${geo} AS geo, ${attachments} AS attachments
-      FROM (SELECT s.id ${from}${check} ORDER BY ${order} OFFSET ${p.add(q.offset)} LIMIT ${p.add(q.limit)}) page
+    const rows = `SELECT s.form_id, ${doc} AS doc, ${geo} AS geo, ${attachments} AS attachments, row_number() OVER (ORDER BY ${order}) AS ord
+      FROM (SELECT s.id ${from} AND ${check} ORDER BY ${order} OFFSET ${p.add(q.offset)} LIMIT ${p.add(q.limit)}) page
       JOIN submissions s ON s.id = page.id JOIN forms f ON f.id = s.form_id LEFT JOIN users u ON u.id = s.submitted_by_id
       ORDER BY ${order}`;
-    if (q.limit <= CURSOR_BATCH) {
-      if (!q.prepared) {
-        yield (await this.db.query(sql, p.values)) as SubmissionDocRow[];
-        return;
+    if (q.limit > CURSOR_BATCH) {
+      for await (const batch of cursorRows<DocRow>(this.db, rows, p.values)) {
+        yield {
+          total: null, ok: true, n: batch.length, text: batch.map((r) => r.doc).join(','),
+          geo: geoForms.length ? batch.map((r) => r.geo) : null, forms: forms ? batch.map((r) => r.form_id) : null, attachments: batch.map((r) => r.attachments),
+        };
       }
+      return;
+    }
+    // One row whatever the page holds (PostgreSQL sorts the aggregates' input once for all).
+    const sql = `SELECT (SELECT count(*)::int ${count}) AS total, ${check} AS ok, count(*)::int AS n, string_agg(d.doc, ',' ORDER BY d.ord) AS text,
+      ${geoForms.length ? 'json_agg(d.geo ORDER BY d.ord)' : 'NULL::json'} AS geo, ${forms ? 'json_agg(d.form_id ORDER BY d.ord)' : 'NULL::json'} AS forms,
+      json_agg(d.attachments ORDER BY d.ord) AS attachments
+      FROM (${rows}) d`;
+    let text = sql;
+    if (q.prepared) {
       // The same string object every time: preparedQuery finds the name by the text, and V8 keeps
       // a string's hash, where a freshly concatenated 3 KB text was flattened and hashed per page.
       const shape = `${from}\n${order}\n${check}\n${geo}\n${attachments}`;
-      let text = PREPARED_TEXTS.get(shape);
-      if (text === undefined) PREPARED_TEXTS.set(shape, (text = sql));
-      yield await preparedQuery<SubmissionDocRow>(this.db, text, p.values);
-      return;
+      text = PREPARED_TEXTS.get(shape) ?? sql;
+      if (!PREPARED_TEXTS.has(shape)) PREPARED_TEXTS.set(shape, sql);
     }
-    yield* cursorRows<SubmissionDocRow>(this.db, sql, p.values);
+    const [row] = q.prepared ? await preparedQuery<PageRow>(this.db, text, p.values) : ((await this.db.query(text, p.values)) as PageRow[]);
+    yield { total: row!.total, ok: row!.ok, n: row!.n, text: row!.text ?? '', geo: row!.geo, forms: row!.forms, attachments: row!.attachments };
   }
 
   /** The rows an export flattens, in `_id` order, streamed. */
