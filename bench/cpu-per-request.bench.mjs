@@ -14,6 +14,8 @@ import autocannon from 'autocannon';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+// BENCH_CPU_CASES: a comma-separated subset of the cases (user, json, json-250, openrosa, data-page).
+const ONLY = process.env.BENCH_CPU_CASES ? new Set(process.env.BENCH_CPU_CASES.split(',')) : null;
 const TICK = 100; // USER_HZ: /proc/<pid>/stat counts clock ticks of 10 ms
 
 /** utime + stime of a process in µs; with `reaped`, plus cutime + cstime (its children that ended). */
@@ -82,6 +84,7 @@ try {
     },
     'data-page': { url: `${base}/api/v1/data/${form.formid}?page_size=100`, headers: { authorization: token } },
   };
+  for (const name of Object.keys(cases)) if (ONLY && !ONLY.has(name)) delete cases[name];
   for (const c of Object.values(cases)) await autocannon({ ...c, connections: CONNECTIONS, duration: 1 }); // warm-up
   for (const [name, c] of Object.entries(cases)) {
     const before = { api: cpuOf(apiPid), pg: postgresCpu(pg.port), load: process.cpuUsage() };

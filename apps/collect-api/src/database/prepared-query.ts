@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Pool } from 'pg';
-import { QueryFailedError, type DataSource } from 'typeorm';
+import type { Pool, PoolClient } from 'pg';
+import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
 
 /**
  * Statement texts this process prepares, and the name each gets. The texts are fixed strings of
@@ -30,10 +30,22 @@ function nameOf(text: string): string {
  * does not need. Errors come back as TypeORM's QueryFailedError, as from `DataSource.query`.
  * For repositories only; never for a text built from input (see MAX_STATEMENTS).
  */
-export async function preparedQuery<T>(db: DataSource, text: string, values: unknown[]): Promise<T[]> {
-  const pool = (db.driver as unknown as { master: Pool }).master;
+export function preparedQuery<T>(db: DataSource, text: string, values: unknown[]): Promise<T[]> {
+  return run((db.driver as unknown as { master: Pool }).master, text, values);
+}
+
+/**
+ * `preparedQuery` inside the transaction of `m` (on its connection): for the fixed statements
+ * of a hot path's transaction (the OpenRosa intake's checked insert and attachment rows).
+ */
+export async function preparedQueryIn<T>(m: EntityManager, text: string, values: unknown[]): Promise<T[]> {
+  if (!m.queryRunner) return preparedQuery(m.connection, text, values);
+  return run((await m.queryRunner.connect()) as PoolClient, text, values);
+}
+
+async function run<T>(on: Pool | PoolClient, text: string, values: unknown[]): Promise<T[]> {
   try {
-    const result = await pool.query({ name: nameOf(text), text, values });
+    const result = await on.query({ name: nameOf(text), text, values });
     return result.rows as T[];
   } catch (err) {
     if (err instanceof Error && 'severity' in err) throw new QueryFailedError(text, values, err);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, unlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -56,8 +56,11 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
   await mkdir(limits.tmpDir, { recursive: true });
   const files: UploadedFile[] = [];
   const temps: string[] = [];
+  // Temporary files, never folders: unlink is enough (rm would lstat each first).
   const cleanup = async () => {
-    await Promise.all(temps.map((t) => rm(t, { force: true })));
+    await Promise.all(temps.map((t) => unlink(t).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    })));
   };
   let failure: HttpErrorWithHeaders | null = null;
   const fail = (status: number, detail: string) => (failure ??= new HttpErrorWithHeaders(status, detail, {}));

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { preparedQueryIn } from '../database/prepared-query.js';
 import type { SubmissionEvent } from '../submissions/submission-events.js';
 import type { SubmissionOutbox } from '../submissions/submission-outbox.js';
 import { attachmentsSql, snapshotOfRowSql, snapshotSql } from './delivery-snapshot.js';
@@ -43,7 +44,9 @@ export class DeliveryOutbox implements SubmissionOutbox {
     // (attachmentsAdded makes it due as soon as the last one is stored).
     const waitSeconds = missing.length ? this.config.FORWARD_MEDIA_WAIT_SECONDS : 0;
     const rows = outboxRowsSql({ submissionId: '$2', formId: '$1', event: '$3::varchar', snapshot: snapshotSql('$2', '$4::jsonb'), due: 'now() + make_interval(secs => $5)' });
-    const [{ queued }] = (await m.query(
+    // A fixed text: a named prepared statement, planned once per connection (database/prepared-query.ts).
+    const [{ queued }] = (await preparedQueryIn(
+      m,
       `WITH queued AS (${rows}) SELECT count(*)::int AS queued FROM queued`,
       [event.formId, event.submissionId, kind, JSON.stringify(missing), waitSeconds],
     )) as Array<{ queued: number }>;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -8,7 +8,7 @@ import { assertSafeStoragePath, FileNotFoundError, type ByteRange, type FileStor
 
 const MADE_DIRS_MAX = 10_000;
 
-/** Files under a root directory (default: the data directory), written via temp file + rename. */
+/** Files under a root directory (default: the data directory), written via temp name + rename. */
 export class LocalFileStorage implements FileStorage {
   readonly kind = 'local' as const;
   private readonly root: string;
@@ -24,16 +24,32 @@ export class LocalFileStorage implements FileStorage {
     return join(this.root, path);
   }
 
+  /**
+   * The bytes are not copied when they need not be: the local file gets a second name (a hard
+   * link) in the storage folder, then that name is renamed over the target (atomic, overwrites).
+   * The caller's file stays where it was (it may store it again, and removes it itself); the
+   * file's bytes are never written to again by either. Across file systems (UPLOAD_TMP_DIR and
+   * MEDIA_ROOT on different mounts), or where links are not allowed, it is copied as before.
+   */
   async putFile(path: string, localFile: string, _contentType: string): Promise<void> {
     const target = this.full(path);
     const tmp = `${target}.part-${process.pid}-${Date.now()}`;
     try {
-      await this.inDir(dirname(target), () => copyFile(localFile, tmp));
+      await this.inDir(dirname(target), () => (this.linking ? link(localFile, tmp).catch((err: NodeJS.ErrnoException) => this.copyInstead(err, localFile, tmp)) : copyFile(localFile, tmp)));
       await rename(tmp, target);
     } catch (err) {
       await rm(tmp, { force: true });
       throw err;
     }
+  }
+
+  /** Links are tried until one fails for a reason that will not change (another file system, not allowed). */
+  private linking = true;
+
+  private async copyInstead(err: NodeJS.ErrnoException, localFile: string, tmp: string): Promise<void> {
+    if (!['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'EACCES'].includes(err.code ?? '')) throw err;
+    if (err.code !== 'EMLINK') this.linking = false;
+    await copyFile(localFile, tmp);
   }
 
   /**

@@ -13,7 +13,7 @@ import { unsupportedMediaType } from '../forms/forms.service.js';
 import type { FormRole } from '../forms/roles.js';
 import { setInertHeaders } from '../storage/served-content.js';
 import { recordFromJson, recordFromXml } from './submission-record.js';
-import { JsonSubmissionDto, SubmissionAck } from './submission.dto.js';
+import { certainJsonSubmission, JsonSubmissionDto, SubmissionAck } from './submission.dto.js';
 import { SubmissionsService, type SubmissionResult } from './submissions.service.js';
 import { contentTypeOf } from '../openrosa/body.js';
 import { isMultipart, readMultipartSubmission } from '../openrosa/multipart.js';
@@ -129,8 +129,9 @@ export class SubmissionController {
     // The DTO checks that `submission` is an object; class-transformer would first copy it deeply
     // (a 250-question submission: most of the validation's cost), so it sees an empty stand-in
     // and recordFromJson reads the answers (bounded, field names checked).
+    // A body that certainly passes the DTO skips the pipe (certainJsonSubmission).
     const answers = isPlainObject(body) && isPlainObject(body.submission) ? body.submission : undefined;
-    const input = await validateInput(JsonSubmissionDto, answers ? { ...body as object, submission: {} } : body);
+    const input = certainJsonSubmission(body) ?? (await validateInput(JsonSubmissionDto, answers ? { ...body as object, submission: {} } : body));
     const record = recordFromJson(answers ?? input.submission, inputLimitsOf(this.config));
     // A JSON submission without answers is a 400, as the peers answer it (docs/forms.md, "Submissions").
     if (!Object.keys(record).some((key) => !['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'].includes(key))) {

@@ -15,6 +15,24 @@ export class JsonSubmissionDto {
   submission: Record<string, unknown>;
 }
 
+/**
+ * The JsonSubmissionDto of a body that certainly passes its checks (a plain object whose `id` is
+ * a non-empty string and whose `submission` is a plain object), built without the validation
+ * pipe: for a small submission, class-transformer and class-validator cost more than the rest
+ * of its parsing (docs/benchmarks.md, "Intake (issue 20, session 4)"). Any other body gives null,
+ * and the caller validates it against the DTO, which answers its 400s.
+ */
+export function certainJsonSubmission(body: unknown): JsonSubmissionDto | null {
+  if (!isPlainObject(body)) return null;
+  const { id, submission } = body;
+  if (typeof id !== 'string' || id === '' || !isPlainObject(submission)) return null;
+  return Object.assign(new JsonSubmissionDto(), { id, submission });
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !ArrayBuffer.isView(v) && !(v instanceof ArrayBuffer);
+}
+
 /** 201 (stored) or 202 (the same instance again, nothing stored) to a submission. */
 export class SubmissionAck {
   @ApiProperty({ type: 'string', enum: ['Successful submission.', 'Duplicate submission.'] })

@@ -1,19 +1,34 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, IsNull, type EntityManager, type Repository } from 'typeorm';
-import { preparedQuery } from '../database/prepared-query.js';
+import { preparedQuery, preparedQueryIn } from '../database/prepared-query.js';
+import { StatementBatches } from '../database/statement-batches.js';
 import { AttachmentEntity, SubmissionEntity, type SubmissionRecord } from './submission.entity.js';
 
 /** A new instance's row as the intake's checked insert writes it. */
 type InstanceRow = { formId: number; uuid: string; json: SubmissionRecord; xml: string; contentHash: string; submittedById: number; version: string };
 /** What the checked insert re-checks against the database: the cached form version and role. */
 type InstanceCheck = { version: string; superuser: boolean; roles: readonly string[] };
-/** `allowed` false: nothing written, the cached view was stale. */
+/**
+ * `allowed` false: nothing written, the cached view was stale. `queued`: the outbox rows the
+ * statement wrote; a grouped statement counts them once, on its first created row (a count > 0
+ * wakes the relay, once is enough).
+ */
 type CheckedInsert = { allowed: boolean; created: SubmissionEntity | null; queued: number };
+
+/**
+ * Group commit of the one-statement intake: while BATCHES.maxInFlight statements run (each on a
+ * pool connection of its own), further submissions wait and go together in the next one, at
+ * most maxItems rows (bounds the statement's parameters and the time one batch holds its row locks).
+ */
+const BATCHES = { maxInFlight: 2, maxItems: 64 };
 
 /** Queries on `submissions` and `attachments`. Write paths take the transaction's EntityManager. */
 @Injectable()
 export class SubmissionsRepository {
+  /** Group commit of the one-statement intake, per outbox statement (in practice one). */
+  private readonly batches = new Map<string, StatementBatches<{ row: InstanceRow; check: InstanceCheck }, CheckedInsert>>();
+
   constructor(
     @InjectRepository(SubmissionEntity) private readonly submissions: Repository<SubmissionEntity>,
     @InjectRepository(AttachmentEntity) private readonly attachments: Repository<AttachmentEntity>,
@@ -55,57 +70,33 @@ export class SubmissionsRepository {
    * round trip. `allowed` false: nothing written, the cached view was stale. Plain objects, no
    * entity hydration (docs/benchmarks.md, issue 20).
    */
-  insertChecked(
-    m: EntityManager,
-    row: InstanceRow,
-    check: InstanceCheck,
-    outboxSql?: (inserted: string) => string,
-  ): Promise<CheckedInsert> {
-    return this.runInsertChecked((text, values) => m.query(text, values), row, check, outboxSql);
+  async insertChecked(m: EntityManager, row: InstanceRow, check: InstanceCheck): Promise<CheckedInsert> {
+    const [result] = await runInsertChecked((text, values) => preparedQueryIn(m, text, values), [{ row, check }]);
+    return result!;
   }
 
   /**
-   * `insertChecked` as a statement of its own, outside any transaction (it commits alone): the
-   * one-statement intake. Its text is fixed, so it runs as a named prepared statement: planning
-   * this CTE on every call cost PostgreSQL more than executing it (docs/benchmarks.md, "CPU per
-   * request").
+   * `insertChecked` as a statement of its own, outside any transaction (it commits alone), that
+   * also writes the new row's outbox rows (`outboxSql`, SubmissionOutbox.createdRowsSql): the
+   * one-statement intake. Concurrent calls are grouped into one multi-row statement
+   * (StatementBatches: group commit), each row with its own checks, its own duplicate test and
+   * its own outbox rows, each caller with its own answer (docs/forms.md, "Intake: caches and one
+   * statement"). Its text is fixed, so it runs as a named prepared statement: planning this CTE
+   * on every call cost PostgreSQL more than executing it (docs/benchmarks.md, "CPU per request").
    */
   insertCheckedAlone(row: InstanceRow, check: InstanceCheck, outboxSql: (inserted: string) => string): Promise<CheckedInsert> {
-    return this.runInsertChecked((text, values) => preparedQuery(this.submissions.manager.connection, text, values), row, check, outboxSql);
-  }
-
-  private async runInsertChecked(
-    run: (text: string, values: unknown[]) => Promise<unknown>,
-    row: InstanceRow,
-    check: InstanceCheck,
-    outboxSql?: (inserted: string) => string,
-  ): Promise<CheckedInsert> {
-    // With `outboxSql` the statement also writes the outbox rows of the new row (SubmissionOutbox.createdRowsSql).
-    const outbox = outboxSql ? `, queued AS (${outboxSql('inserted')})` : '';
-    const rows = (await run(
-      `WITH allowed AS (
-         SELECT EXISTS (SELECT 1 FROM forms WHERE id = $1 AND deleted_at IS NULL AND accepting_submissions AND version = $8)
-           AND ($9::boolean OR EXISTS (SELECT 1 FROM form_roles WHERE form_id = $1 AND user_id = $6 AND role = ANY($10::varchar[]))) AS ok
-       ), inserted AS (
-         INSERT INTO submissions (form_id, uuid, json, xml, content_hash, submitted_by_id, version)
-         SELECT $1, $2, $3::jsonb, $4, $5, $6, $7 FROM allowed WHERE ok
-         ON CONFLICT (form_id, uuid) DO NOTHING
-         RETURNING *
-       )${outbox}
-       SELECT allowed.ok, inserted.id, inserted.status, inserted.date_created, inserted.date_modified,
-         ${outboxSql ? '(SELECT count(*) FROM queued)::int' : '0'} AS queued
-       FROM allowed LEFT JOIN inserted ON true`,
-      [row.formId, row.uuid, JSON.stringify(row.json), row.xml, row.contentHash, row.submittedById, row.version, check.version, check.superuser, check.roles],
-    )) as Array<{ ok: boolean; id: number | null; status: string; date_created: Date; date_modified: Date; queued: number }>;
-    const r = rows[0]!;
-    if (!r.ok || r.id === null) return { allowed: r.ok, created: null, queued: 0 };
-    return {
-      allowed: true,
-      created: {
-        ...row, id: r.id, status: r.status, edited: false, bambooDatasetId: '', dateCreated: r.date_created, dateModified: r.date_modified, deletedAt: null,
-      },
-      queued: r.queued,
-    };
+    const outbox = outboxSql('inserted');
+    let batches = this.batches.get(outbox);
+    if (!batches) {
+      const db = this.submissions.manager.connection;
+      batches = new StatementBatches(
+        (items: Array<{ row: InstanceRow; check: InstanceCheck }>) => runInsertChecked((text, values) => preparedQuery(db, text, values), items, outbox),
+        (item) => `${item.row.formId}/${item.row.uuid}`,
+        BATCHES,
+      );
+      this.batches.set(outbox, batches);
+    }
+    return batches.submit({ row, check });
   }
 
   async replaceContent(m: EntityManager, id: number, changes: Pick<SubmissionEntity, 'uuid' | 'json' | 'xml' | 'contentHash' | 'version'>): Promise<SubmissionEntity> {
@@ -133,9 +124,14 @@ export class SubmissionsRepository {
    * Inserts the attachment row unless its filename is taken (unique index); false then. A
    * concurrent uncommitted row with the same filename makes this wait for that transaction.
    */
-  async reserveAttachment(m: EntityManager, row: Partial<AttachmentEntity>): Promise<boolean> {
-    const result = await m.createQueryBuilder().insert().into(AttachmentEntity).values(row as AttachmentEntity).orIgnore().returning('id').execute();
-    return (result.raw as unknown[]).length > 0;
+  async reserveAttachment(m: EntityManager, row: Pick<AttachmentEntity, 'submissionId' | 'formId' | 'filename' | 'name' | 'mimetype' | 'size' | 'fieldXpath'>): Promise<boolean> {
+    const rows = await preparedQueryIn(
+      m,
+      `INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size, field_xpath) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT DO NOTHING RETURNING id`,
+      [row.submissionId, row.formId, row.filename, row.name, row.mimetype, row.size, row.fieldXpath],
+    );
+    return rows.length > 0;
   }
 
   async hideAttachments(m: EntityManager, ids: number[]): Promise<void> {
@@ -148,4 +144,56 @@ export class SubmissionsRepository {
     const rows = (await this.submissions.manager.query(`SELECT id, username FROM users WHERE id = ANY($1)`, [wanted])) as Array<{ id: number; username: string }>;
     return new Map(rows.map((r) => [r.id, r.username]));
   }
+}
+
+/**
+ * The checked insert of `items` (one or many) as ONE statement: each row checked on its own
+ * against the live form and role (`ok`), inserted unless its (form, uuid) exists (ON CONFLICT),
+ * with `outbox` (a CTE reading `inserted`) writing the outbox rows of the rows inserted. Rows are
+ * inserted in (form, uuid) order, so two such statements in different processes take their
+ * unique-index entries in the same order (no deadlock between them). One result per item, in order.
+ */
+async function runInsertChecked(
+  run: (text: string, values: unknown[]) => Promise<unknown>,
+  items: Array<{ row: InstanceRow; check: InstanceCheck }>,
+  outbox?: string,
+): Promise<CheckedInsert[]> {
+  const column = <T>(f: (item: { row: InstanceRow; check: InstanceCheck }) => T): T[] => items.map(f);
+  const rows = (await run(
+    `WITH input AS (
+       SELECT ($1::int[])[i] AS form_id, ($2::varchar[])[i] AS uuid, ($3::text[])[i] AS json, ($4::text[])[i] AS xml, ($5::varchar[])[i] AS content_hash,
+         ($6::int[])[i] AS submitted_by_id, ($7::varchar[])[i] AS version, ($8::varchar[])[i] AS check_version, ($9::boolean[])[i] AS superuser, ($10::text[])[i] AS roles
+       FROM generate_subscripts($1::int[], 1) AS i
+     ), allowed AS (
+       SELECT i.*, EXISTS (SELECT 1 FROM forms f WHERE f.id = i.form_id AND f.deleted_at IS NULL AND f.accepting_submissions AND f.version = i.check_version)
+         AND (i.superuser OR EXISTS (SELECT 1 FROM form_roles r WHERE r.form_id = i.form_id AND r.user_id = i.submitted_by_id AND r.role = ANY(string_to_array(i.roles, ',')))) AS ok
+       FROM input i
+     ), inserted AS (
+       INSERT INTO submissions (form_id, uuid, json, xml, content_hash, submitted_by_id, version)
+       SELECT form_id, uuid, json::jsonb, xml, content_hash, submitted_by_id, version FROM allowed WHERE ok ORDER BY form_id, uuid
+       ON CONFLICT (form_id, uuid) DO NOTHING
+       RETURNING *
+     )${outbox ? `, queued AS (${outbox})` : ''}
+     SELECT a.form_id, a.uuid, a.ok, ins.id, ins.status, ins.date_created, ins.date_modified,
+       ${outbox ? '(SELECT count(*) FROM queued)::int' : '0'} AS queued
+     FROM allowed a LEFT JOIN inserted ins ON ins.form_id = a.form_id AND ins.uuid = a.uuid`,
+    [
+      column((i) => i.row.formId), column((i) => i.row.uuid), column((i) => JSON.stringify(i.row.json)), column((i) => i.row.xml),
+      column((i) => i.row.contentHash), column((i) => i.row.submittedById), column((i) => i.row.version), column((i) => i.check.version),
+      column((i) => i.check.superuser), column((i) => i.check.roles.join(',')),
+    ],
+  )) as Array<{ form_id: number; uuid: string; ok: boolean; id: number | null; status: string; date_created: Date; date_modified: Date; queued: number }>;
+  const byKey = new Map(rows.map((r) => [`${r.form_id}/${r.uuid}`, r]));
+  // The outbox rows are counted over the whole statement: the first created row carries them (the caller only wakes the relay on it).
+  let queued = rows[0]?.queued ?? 0;
+  return items.map(({ row }) => {
+    const r = byKey.get(`${row.formId}/${row.uuid}`)!;
+    if (!r.ok || r.id === null) return { allowed: r.ok, created: null, queued: 0 };
+    const created: SubmissionEntity = {
+      ...row, id: r.id, status: r.status, edited: false, bambooDatasetId: '', dateCreated: r.date_created, dateModified: r.date_modified, deletedAt: null,
+    };
+    const mine = queued;
+    queued = 0;
+    return { allowed: true, created, queued: mine };
+  });
 }

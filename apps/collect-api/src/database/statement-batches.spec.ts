@@ -1,0 +1,66 @@
+import { StatementBatches } from './statement-batches.js';
+
+/** A statement stand-in that records each batch and answers when told to. */
+function recorder(fail: (items: string[]) => boolean = () => false) {
+  const batches: string[][] = [];
+  const open: Array<() => void> = [];
+  const run = (items: string[]) =>
+    new Promise<string[]>((resolve, reject) => {
+      batches.push(items);
+      open.push(() => (fail(items) ? reject(new Error(`failed: ${items.join(',')}`)) : resolve(items.map((i) => `done ${i}`))));
+    });
+  const answerAll = async () => {
+    while (open.length) {
+      open.shift()!();
+      await new Promise((r) => setImmediate(r));
+    }
+  };
+  return { run, batches, answerAll };
+}
+
+const key = (item: string) => item.split('#')[0]!;
+
+describe('StatementBatches (group commit)', () => {
+  it('runs a lone call at once, groups the calls that arrive meanwhile, each with its own answer', async () => {
+    const r = recorder();
+    const batches = new StatementBatches(r.run, key, { maxInFlight: 1, maxItems: 10 });
+    const first = batches.submit('a');
+    expect(r.batches).toEqual([['a']]);
+    const rest = ['b', 'c', 'd'].map((i) => batches.submit(i));
+    expect(r.batches).toHaveLength(1);
+    await r.answerAll();
+    expect(await first).toBe('done a');
+    expect(await Promise.all(rest)).toEqual(['done b', 'done c', 'done d']);
+    expect(r.batches).toEqual([['a'], ['b', 'c', 'd']]);
+  });
+
+  it('keeps items of the same key in different statements, in order, and bounds a batch', async () => {
+    const r = recorder();
+    const batches = new StatementBatches(r.run, key, { maxInFlight: 1, maxItems: 2 });
+    const all = ['x', 'k#1', 'k#2', 'm', 'n', 'k#3'].map((i) => batches.submit(i));
+    await r.answerAll();
+    expect(await Promise.all(all)).toEqual(['done x', 'done k#1', 'done k#2', 'done m', 'done n', 'done k#3']);
+    expect(r.batches).toEqual([['x'], ['k#1', 'm'], ['k#2', 'n'], ['k#3']]);
+  });
+
+  it('runs at most maxInFlight statements at once', async () => {
+    const r = recorder();
+    const batches = new StatementBatches(r.run, key, { maxInFlight: 2, maxItems: 10 });
+    const all = ['a', 'b', 'c', 'd'].map((i) => batches.submit(i));
+    expect(r.batches).toEqual([['a'], ['b']]);
+    await r.answerAll();
+    await Promise.all(all);
+    expect(r.batches).toEqual([['a'], ['b'], ['c', 'd']]);
+  });
+
+  it('a failed batch runs each item alone: only the bad one fails', async () => {
+    const r = recorder((items) => items.includes('bad'));
+    const batches = new StatementBatches(r.run, key, { maxInFlight: 1, maxItems: 10 });
+    const first = batches.submit('a');
+    const grouped = ['b', 'bad', 'c'].map((i) => batches.submit(i).then((v) => ({ v }), (e: Error) => ({ e: e.message })));
+    await r.answerAll();
+    await first;
+    expect(await Promise.all(grouped)).toEqual([{ v: 'done b' }, { e: 'failed: bad' }, { v: 'done c' }]);
+    expect(r.batches).toEqual([['a'], ['b', 'bad', 'c'], ['b'], ['bad'], ['c']]);
+  });
+});

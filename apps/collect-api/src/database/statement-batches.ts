@@ -1,0 +1,71 @@
+/**
+ * Group commit for a statement of a hot path: calls that arrive while earlier batches are on
+ * their way wait and then run together as ONE statement (one round trip, one PostgreSQL
+ * transaction, one executor start) instead of one each. Nothing waits on a timer: a call runs at
+ * once when fewer than `maxInFlight` batches are running, so a lone request pays no added
+ * latency, and under load the batch grows by itself with the time the statement takes
+ * (docs/architecture.md, "The walk of a submission").
+ *
+ * Each call keeps its own answer: `run` returns one result per item, in order. Two items with
+ * the same `key` never share a batch (the later one runs in a following batch, so it sees the
+ * earlier one's row as any second request would). When a batch of several fails, every item is
+ * run again alone, so one item's error (a bad value, a deadlock) is answered to that item only:
+ * a failed statement wrote nothing, so running them again changes nothing twice.
+ */
+export class StatementBatches<I, O> {
+  private readonly waiting: Array<{ item: I; resolve: (o: O) => void; reject: (e: unknown) => void }> = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly run: (items: I[]) => Promise<O[]>,
+    private readonly key: (item: I) => string,
+    private readonly options: { maxInFlight: number; maxItems: number },
+  ) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      this.next();
+    });
+  }
+
+  private next(): void {
+    while (this.inFlight < this.options.maxInFlight && this.waiting.length) {
+      const batch: typeof this.waiting = [];
+      const keys = new Set<string>();
+      const later: typeof this.waiting = [];
+      for (const w of this.waiting) {
+        const k = this.key(w.item);
+        if (batch.length >= this.options.maxItems || keys.has(k)) later.push(w);
+        else {
+          keys.add(k);
+          batch.push(w);
+        }
+      }
+      this.waiting.splice(0, this.waiting.length, ...later);
+      this.inFlight++;
+      void this.runBatch(batch).finally(() => {
+        this.inFlight--;
+        this.next();
+      });
+    }
+  }
+
+  private async runBatch(batch: Array<{ item: I; resolve: (o: O) => void; reject: (e: unknown) => void }>): Promise<void> {
+    try {
+      const results = await this.run(batch.map((w) => w.item));
+      batch.forEach((w, i) => w.resolve(results[i]!));
+    } catch (err) {
+      if (batch.length === 1) return batch[0]!.reject(err);
+      await Promise.all(
+        batch.map(async (w) => {
+          try {
+            w.resolve((await this.run([w.item]))[0]!);
+          } catch (e) {
+            w.reject(e);
+          }
+        }),
+      );
+    }
+  }
+}
