@@ -1,13 +1,13 @@
 // Small pieces every benchmark needs. Rounds are interleaved and the median of each case is
 // used, because the machine is shared and load comes and goes.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { freePort, startServiceProcess } from '../libs/testing/dist/index.js';
+import { freePort, startPostgres, startServiceProcess } from '../libs/testing/dist/index.js';
 
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -133,6 +133,79 @@ export function writeProfileWindows() {
   writeFileSync(file, JSON.stringify(windows, null, 1));
   console.log(`cpu profiles: ${CPU_PROF_DIR}/${BENCH_NAME}.<role>.cpuprofile (written when the services stop); windows: ${Object.keys(windows).join(', ')}`);
   console.log(`  read one with: node bench/profile-top.mjs ${CPU_PROF_DIR}/${BENCH_NAME}.api.cpuprofile --window ${Object.keys(windows)[0] ?? '<name>'}`);
+}
+
+const TICK = 100; // USER_HZ: /proc/<pid>/stat counts clock ticks of 10 ms
+
+/** utime + stime of a process in µs. */
+export function cpuOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICK;
+  } catch {
+    return 0; // the process ended in between
+  }
+}
+
+/**
+ * CPU µs of every process whose command is `postgres` (the embedded server and its backends);
+ * with `postmasterPid`, only that server and its children (other servers on a shared machine
+ * left out).
+ */
+export function postgresCpu(postmasterPid = null) {
+  let sum = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+      if (postmasterPid !== null && Number(entry) !== postmasterPid && parentOf(entry) !== postmasterPid) continue;
+      sum += cpuOf(entry);
+    } catch { /* gone */ }
+  }
+  return sum;
+}
+
+function parentOf(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+/** The process id of the PostgreSQL server behind `adminUrl` (a superuser's), from its postmaster.pid. */
+export async function postmasterPidOf(pg, adminUrl) {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query('SHOW data_directory');
+    return Number(readFileSync(join(rows[0].data_directory, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * An embedded PostgreSQL (fsync off) with pg_stat_statements loaded, for counting statements:
+ * shared_preload_libraries is read at server start only, so it starts once, sets it and starts
+ * again on the same data. `stop` also removes the data folder. `pg` is the `pg` module.
+ */
+export async function startPostgresWithStatements(pg) {
+  const dataParent = mkdtempSync(join(tmpdir(), 'bench-pg-'));
+  chmodSync(dataParent, 0o755); // the server runs as the `postgres` OS user when we are root
+  const dataDir = join(dataParent, 'pg');
+  const first = await startPostgres({ fast: true, dataDir });
+  const admin = new pg.Client({ connectionString: first.adminUrl });
+  await admin.connect();
+  await admin.query("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'");
+  await admin.end();
+  await first.stop();
+  const server = await startPostgres({ fast: true, dataDir, port: first.port });
+  return {
+    ...server,
+    async stop() {
+      await server.stop();
+      rmSync(dataParent, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Resident set size of a process in bytes (Linux /proc/<pid>/status VmRSS), and its peak (VmHWM). */

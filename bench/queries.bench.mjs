@@ -6,29 +6,16 @@
 // submission are listed with their calls per submission. A count, not a speed: no ratio and no
 // goal (the goal of issue 20 is "a few round trips"). The built collect-api runs as its own
 // process (no worker: nothing else talks to the database) on embedded PostgreSQL + redis-server.
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { createForm, must, report, sleep, SMALL_FORM_FIELDS, smallSubmission, startCollect, userToken } from './bench-helpers.mjs';
+import { startRedis } from '../libs/testing/dist/index.js';
+import { createForm, must, report, sleep, SMALL_FORM_FIELDS, smallSubmission, startCollect, startPostgresWithStatements, userToken } from './bench-helpers.mjs';
 import { openRosaPhotoBody, photoJpeg, PHOTO_FORM_FIELDS } from './intake-fixtures.mjs';
 
 const REQUESTS = Number(process.env.BENCH_QUERY_REQUESTS ?? 100);
 const pg = createRequire(fileURLToPath(new URL('../apps/collect-api/package.json', import.meta.url)))('pg');
 
-// shared_preload_libraries is read at server start only: start once, set it, start again on the same data.
-const dataParent = mkdtempSync(join(tmpdir(), 'bench-pg-'));
-chmodSync(dataParent, 0o755); // the server runs as the `postgres` OS user when we are root
-const dataDir = join(dataParent, 'pg');
-let server = await startPostgres({ fast: true, dataDir });
-const admin = new pg.Client({ connectionString: server.adminUrl });
-await admin.connect();
-await admin.query("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'");
-await admin.end();
-await server.stop();
-server = await startPostgres({ fast: true, dataDir, port: server.port });
+const server = await startPostgresWithStatements(pg);
 const redis = await startRedis();
 let collect;
 let db;
@@ -79,5 +66,4 @@ try {
   await collect?.stop();
   await redis.stop();
   await server.stop();
-  rmSync(dataParent, { recursive: true, force: true });
 }

@@ -46,6 +46,27 @@ describe('rate limits', () => {
     b.close();
   });
 
+  it('BatchedRateLimitStore: hits on their way to the backend still count while the flush waits for its answer', async () => {
+    // A backend that answers only when told: the flush is in flight while more requests come.
+    const shared = new SharedCounts();
+    let release: () => void = () => undefined;
+    const slow: RateLimitBackend = {
+      add: async (entries) => {
+        if (shared.calls > 0) await new Promise<void>((r) => (release = r));
+        return shared.add(entries);
+      },
+    };
+    const store = new BatchedRateLimitStore(slow, 60_000);
+    for (let i = 1; i <= 3; i++) expect((await store.hit('k', 1000)).hits).toBe(i);
+    const flushing = store.flush();
+    expect((await store.hit('k', 1000)).hits).toBe(4); // was 2: the two sent hits vanished until the answer
+    release();
+    await flushing;
+    expect(shared.rows.get('k')).toBe(3);
+    expect((await store.hit('k', 1000)).hits).toBe(5);
+    store.close();
+  });
+
   it('basicUsername: the client id of a Basic header, form-decoded', () => {
     const h = (s: string) => `Basic ${Buffer.from(s).toString('base64')}`;
     expect(basicUsername(h('my%20client:secret'))).toBe('my client');

@@ -88,7 +88,10 @@ export interface RateLimitBackend {
  * `flushMs` late (the first hit of a key in a window reads the shared count at once).
  */
 export class BatchedRateLimitStore implements RateLimitStore {
-  private readonly counters = new Map<string, { windowMs: number; pending: number; shared: number; endsAt: number }>();
+  // `sending`: hits on their way to the backend in a flush; counted until its answer (which
+  // includes them) replaces `shared`, so a request during a flush never sees fewer hits than
+  // were made.
+  private readonly counters = new Map<string, { windowMs: number; pending: number; sending: number; shared: number; endsAt: number }>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
 
@@ -106,18 +109,18 @@ export class BatchedRateLimitStore implements RateLimitStore {
       // this key yet starts from the shared count (one round trip per key and window).
       try {
         const [shared] = await this.backend.add([{ key, windowMs, n: 1 }]);
-        this.counters.set(key, { windowMs, pending: 0, shared: shared.hits, endsAt: Date.now() + shared.msLeft });
+        this.counters.set(key, { windowMs, pending: 0, sending: 0, shared: shared.hits, endsAt: Date.now() + shared.msLeft });
         return shared;
       } catch (err) {
         this.onError(err);
-        this.counters.set(key, { windowMs, pending: 0, shared: 1, endsAt: now + windowMs });
+        this.counters.set(key, { windowMs, pending: 0, sending: 0, shared: 1, endsAt: now + windowMs });
         return { hits: 1, msLeft: windowMs };
       }
     }
     c.pending++;
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
     this.timer.unref?.();
-    return { hits: c.shared + c.pending, msLeft: c.endsAt - now };
+    return { hits: c.shared + c.sending + c.pending, msLeft: c.endsAt - now };
   }
 
   /** Sends pending counts; also called on shutdown. */
@@ -126,18 +129,25 @@ export class BatchedRateLimitStore implements RateLimitStore {
     if (this.flushing) return this.flushing;
     const batch = [...this.counters].filter(([, c]) => c.pending > 0).map(([key, c]) => ({ key, c, n: c.pending }));
     if (batch.length === 0) return;
-    for (const b of batch) b.c.pending -= b.n;
+    for (const b of batch) {
+      b.c.pending -= b.n;
+      b.c.sending += b.n;
+    }
     this.flushing = this.backend
       .add(batch.map((b) => ({ key: b.key, windowMs: b.c.windowMs, n: b.n })))
       .then((results) => {
         const now = Date.now();
         results.forEach((r, i) => {
+          batch[i].c.sending -= batch[i].n;
           batch[i].c.shared = r.hits;
           batch[i].c.endsAt = now + r.msLeft;
         });
       })
       .catch((err) => {
-        for (const b of batch) b.c.shared += b.n;
+        for (const b of batch) {
+          b.c.sending -= b.n;
+          b.c.shared += b.n;
+        }
         this.onError(err);
       })
       .finally(() => {

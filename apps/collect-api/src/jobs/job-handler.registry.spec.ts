@@ -10,8 +10,8 @@ const ran: string[] = [];
 @Injectable()
 class Deliveries {
   @OnJob('deliver')
-  async deliver({ rowId }: JobData<'deliver'>): Promise<void> {
-    ran.push(`deliver ${rowId}`);
+  async deliver({ rowIds }: JobData<'deliver'>): Promise<void> {
+    ran.push(`deliver ${rowIds.join(',')}`);
   }
 
   @OnJob('replay')
@@ -52,7 +52,7 @@ async function boot(...providers: Type[]): Promise<JobHandlerRegistry> {
 describe('JobHandlerRegistry', () => {
   it('finds one handler per job kind and runs each with its payload', async () => {
     const sut = await boot(Deliveries, Variants, Exports);
-    await sut.run({ name: 'deliver', data: { rowId: 7 } });
+    await sut.run({ name: 'deliver', data: { rowIds: [7] } });
     await sut.run({ name: 'make-variants', data: { submissionId: 9 } });
     await sut.run({ name: 'replay', data: { replayId: 4 } });
     await sut.run({ name: 'export', data: { exportId: 'e1' } });

@@ -1,9 +1,9 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { JOB_NAMES, type JobItem, type JobName } from './job.types.js';
+import { JOB_NAMES, type JobContext, type JobItem, type JobName } from './job.types.js';
 import { JOB_HANDLER } from './on-job.decorator.js';
 
-type Handler = (data: unknown) => Promise<unknown>;
+type Handler = (data: unknown, context: JobContext) => Promise<unknown>;
 
 /**
  * The handlers of every job kind, found among the providers by their `@OnJob(name)` mark. Boot
@@ -43,9 +43,9 @@ export class JobHandlerRegistry implements OnModuleInit {
     if (problems.length) throw new Error(`job handlers: ${problems.join('; ')}`);
   }
 
-  run(item: JobItem): Promise<unknown> {
+  run(item: JobItem, context: JobContext = { stopping: new AbortController().signal }): Promise<unknown> {
     const handler = this.handlers.get(item.name);
     if (!handler) throw new Error(`no handler for job "${item.name}"`);
-    return handler(item.data);
+    return handler(item.data, context);
   }
 }

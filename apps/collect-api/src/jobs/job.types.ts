@@ -7,7 +7,7 @@ import type { JobOptions } from 'bull';
  * each kind (JobHandlerRegistry refuses to boot with a kind handled zero or two times).
  */
 export const QueueName = {
-  /** Rest-service work: one outbox row to send, the rows of a replay to write. */
+  /** Rest-service work: a batch of outbox rows to send, the rows of a replay to write. */
   Delivery: 'restservice-deliveries',
   /** Image variants made right after a submission (MEDIA_VARIANTS_AT_SUBMISSION). */
   MediaVariants: 'media-variants',
@@ -18,8 +18,11 @@ export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 export const QUEUE_NAMES = Object.values(QueueName);
 
 export type JobItem =
-  /** Send one outbox row (rest_deliveries.id) once; the row decides what and whether. */
-  | { name: 'deliver'; data: { rowId: number } }
+  /**
+   * Send each of a batch of outbox rows (rest_deliveries.id, claimed together by one relay pass)
+   * once; each row decides what and whether.
+   */
+  | { name: 'deliver'; data: { rowIds: number[] } }
   /** Write the outbox rows of a replay of existing submissions (resumable past its cursor). */
   | { name: 'replay'; data: { replayId: number } }
   /** Make the image variants of one submission's attachments. */
@@ -28,6 +31,12 @@ export type JobItem =
   | { name: 'export'; data: { exportId: string } };
 
 export type JobName = JobItem['name'];
+
+/** What a handler is given besides its payload. */
+export interface JobContext {
+  /** Aborted when the worker starts draining (SIGTERM): a handler gives back what it has not started. */
+  readonly stopping: AbortSignal;
+}
 export type JobData<N extends JobName> = Extract<JobItem, { name: N }>['data'];
 
 /** The queue of each kind; a kind missing here does not compile. */
@@ -43,10 +52,11 @@ export const JOB_NAMES = Object.keys(JOB_QUEUE) as JobName[];
 export function jobOptions(item: JobItem): JobOptions {
   const done = { removeOnComplete: true, removeOnFail: true };
   switch (item.name) {
-    // The row id as job id: re-adding a row that still waits in Redis is a no-op. No Bull
-    // retries: the row's lease and next_attempt_at in PostgreSQL drive every retry.
+    // No Bull retries and no job id of our own: the rows' leases and next_attempt_at in
+    // PostgreSQL drive every retry, and a row re-queued after its lease ran out while an older
+    // job still names it is claimed by whichever job comes first (the other finds it taken).
     case 'deliver':
-      return { ...done, jobId: `deliver-${item.data.rowId}` };
+      return { ...done };
     // One writer per replay at a time (its row lock orders it against a cancel anyway).
     case 'replay':
       return { ...done, jobId: `replay-${item.data.replayId}` };

@@ -13,8 +13,10 @@ const RELISTEN_DELAY_MS = 1_000;
  * Outbox → Bull, in the worker process only. The API NOTIFYs after an outbox commit and the
  * relay LISTENs, so a new row is claimed within milliseconds; the poll every
  * FORWARD_RELAY_INTERVAL_MS stays as the fallback and finds due retries and rows whose lease
- * ran out (lost Redis job, killed worker). Rows are claimed in batches and added with one
- * addBulk; the job id is the row id, so re-adding a row still waiting in Redis is a no-op.
+ * ran out (lost Redis job, killed worker). Rows are claimed in batches and go onto the queue
+ * as jobs of up to FORWARD_CONCURRENCY rows each (what one worker sends at once), added with
+ * one addBulk: a Bull job costs about twenty Redis commands, so one per row was most of the
+ * queue's cost (docs/benchmarks.md, "Forwarding (issue 20, session 4)").
  */
 @Injectable()
 export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -25,6 +27,8 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
   private nudgeTimer: NodeJS.Timeout | null = null;
   private listener: pg.Client | null = null;
   private stopped = false;
+  /** Rows the last pass claimed: a pass that found one row or none means no burst to gather. */
+  private lastClaimed = 0;
 
   constructor(
     private readonly repo: RestServicesRepository,
@@ -80,11 +84,13 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
       return;
     }
     if (this.nudgeTimer) return;
-    // A few milliseconds fold the commits of concurrent submissions into one relay pass.
+    // Under load a few milliseconds fold the commits of concurrent submissions into one relay
+    // pass (one claim, one job for several rows); when the last pass found a single row there
+    // is nothing to gather, and waiting would only add to each delivery's latency.
     this.nudgeTimer = setTimeout(() => {
       this.nudgeTimer = null;
       void this.tick();
-    }, NUDGE_DELAY_MS);
+    }, this.lastClaimed > 1 ? NUDGE_DELAY_MS : 0);
   }
 
   tick(): Promise<void> {
@@ -94,10 +100,12 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
         do {
           this.again = false;
           let claimed: number[];
+          this.lastClaimed = 0;
           do {
             claimed = await this.repo.claimForQueue(BATCH, this.config.FORWARD_LEASE_MS);
+            this.lastClaimed += claimed.length;
             // If Redis is down this throws; the rows stay leased and are claimed again after FORWARD_LEASE_MS.
-            if (claimed.length) await this.jobs.addBulk(claimed.map((rowId) => ({ name: 'deliver' as const, data: { rowId } })));
+            if (claimed.length) await this.jobs.addBulk(chunks(claimed, this.config.FORWARD_CONCURRENCY).map((rowIds) => ({ name: 'deliver' as const, data: { rowIds } })));
           } while (claimed.length === BATCH && !this.stopped);
         } while (this.again && !this.stopped);
       } catch (err) {
@@ -117,4 +125,10 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
     await this.listener?.end().catch(() => undefined);
     await this.running?.catch(() => undefined);
   }
+}
+
+function chunks<T>(list: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import { TtlCache } from '../cache/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { OnJob } from '../jobs/on-job.decorator.js';
-import type { JobData } from '../jobs/job.types.js';
+import type { JobContext, JobData } from '../jobs/job.types.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import type { SubmissionJson } from '../submissions/submission-json.js';
@@ -13,7 +13,7 @@ import { DeliveryOutbox } from './delivery-outbox.js';
 import { DestinationAgents } from './destination-agents.js';
 import { snapshotJson } from './delivery-snapshot.js';
 import { deliveryMetrics } from './delivery-metrics.js';
-import { DestinationGate } from './destination-gate.js';
+import { DestinationGate, type GateDecision } from './destination-gate.js';
 import { ServiceCredentials, withServiceAuth } from './service-credentials.js';
 import { backoffMs, deliveryHeaders, isRetryable, sendOnce, type SendResult } from './delivery-sender.js';
 import { FORWARDERS } from './forwarders/index.js';
@@ -21,14 +21,18 @@ import { NETWORK_GUARD } from './restservices.tokens.js';
 import type { NetworkGuard } from './network-guard.js';
 import type { AttemptStatus, RestServiceEntity } from './restservice.entities.js';
 import { RestServicesRepository, type ClaimedDelivery } from './restservices.repository.js';
+import { SendSlots } from './send-slots.js';
 import { SHEET_APPEND_BATCH, SheetsService } from './sheets/sheets.service.js';
 
 const FORM_CACHE_MS = 5_000;
 
 /**
- * One delivery attempt of one outbox row, run by the Bull worker. The database row decides
- * (claim with a lease), so a job that runs twice (stalled job, re-queued after a crash) sends
- * at most once per claim, and every send of a delivery carries the same X-Delivery-Id.
+ * One delivery attempt of each outbox row of a job, run by the Bull worker. The database row
+ * decides (claim with a lease), so a job that runs twice (stalled job, re-queued after a crash)
+ * sends at most once per claim, and every send of a delivery carries the same X-Delivery-Id.
+ * The rows of a job are claimed together (one statement for as many as there are free send
+ * slots) and sent concurrently, at most FORWARD_CONCURRENCY rows of all jobs at once in this
+ * process (docs/restservices.md, "Connections and batches").
  */
 @Injectable()
 export class DeliveryService implements OnApplicationShutdown {
@@ -37,6 +41,7 @@ export class DeliveryService implements OnApplicationShutdown {
   private readonly agents: DestinationAgents;
   private readonly serviceCache = new Map<number, { version: string; service: RestServiceEntity }>();
   private readonly formCache = new TtlCache<FormEntity>(FORM_CACHE_MS, 1_000);
+  private readonly slots: SendSlots;
 
   constructor(
     private readonly repo: RestServicesRepository,
@@ -51,6 +56,7 @@ export class DeliveryService implements OnApplicationShutdown {
   ) {
     this.credentials = new ServiceCredentials(config.COLLECT_SECRET_KEY);
     this.agents = new DestinationAgents(config.FORWARD_CONCURRENCY_PER_DESTINATION);
+    this.slots = new SendSlots(config.FORWARD_CONCURRENCY);
   }
 
   /** After the job worker drained (beforeApplicationShutdown): no request is in flight any more. */
@@ -63,11 +69,66 @@ export class DeliveryService implements OnApplicationShutdown {
     return this.config.FORWARD_TIMEOUT_MS * 2 + Math.min(5_000, this.config.FORWARD_TIMEOUT_MS);
   }
 
+  /**
+   * The rows of one job, claimed as send slots come free. A row whose attempt throws (the
+   * database gone mid-way) stays leased and is claimed again when the lease runs out; the rows
+   * in flight still finish, and the job then fails with the first error (logged by the job
+   * worker). Draining, the rows not yet claimed go back to the relay at once.
+   */
   @OnJob('deliver')
-  async deliver({ rowId }: JobData<'deliver'>): Promise<void> {
-    const row = await this.repo.claimForSending(rowId, this.sendingLeaseMs);
-    if (!row) return; // finished already, or another worker holds it
-    const service = await this.serviceOf(row);
+  async deliver({ rowIds }: JobData<'deliver'>, context?: JobContext): Promise<void> {
+    const inFlight: Array<Promise<void>> = [];
+    let rest = rowIds;
+    let error: unknown = null;
+    while (rest.length && !error) {
+      const n = context?.stopping.aborted ? 0 : await this.slots.take(rest.length);
+      // Draining (also when it began while this job waited for a slot): nothing new starts.
+      if (context?.stopping.aborted) {
+        this.slots.give(n);
+        await this.repo.unqueue(rest).catch((err: unknown) => (error = err)); // else the relay takes them when their lease ends
+        break;
+      }
+      const ids = rest.slice(0, n);
+      rest = rest.slice(n);
+      let rows: ClaimedDelivery[] | null = null;
+      try {
+        // Rows finished already, or held by another worker, are not returned.
+        rows = await this.repo.claimForSending(ids, this.sendingLeaseMs);
+        this.slots.give(n - rows.length);
+        for (const send of await this.prepare(rows)) inFlight.push(this.deliverRow(send).finally(() => this.slots.give()));
+      } catch (err) {
+        this.slots.give(rows ? rows.length : n);
+        error = err;
+      }
+    }
+    const failed = (await Promise.allSettled(inFlight)).find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (error || failed) throw error ?? failed!.reason;
+  }
+
+  /**
+   * Each claimed row with its service and, for a row that goes out over HTTP, its slot in the
+   * destination's schedule (rate limit, Retry-After): one gate round trip per service of the
+   * batch instead of one per row.
+   */
+  private async prepare(rows: ClaimedDelivery[]): Promise<PreparedRow[]> {
+    const prepared: PreparedRow[] = [];
+    // One after the other: the first row of a service not in the cache reads it for the rest.
+    for (const row of rows) prepared.push({ row, service: await this.serviceOf(row), slot: null });
+    const byService = new Map<number, PreparedRow[]>();
+    for (const p of prepared) {
+      if (!p.service?.active || p.service.name === 'spreadsheet' || !FORWARDERS[p.service.name]) continue;
+      const list = byService.get(p.service.id);
+      if (list) list.push(p);
+      else byService.set(p.service.id, [p]);
+    }
+    for (const list of byService.values()) {
+      const slots = await this.gate.reserveMany(list[0].service!, list.length);
+      list.forEach((p, i) => (p.slot = slots[i]));
+    }
+    return prepared;
+  }
+
+  private async deliverRow({ row, service, slot }: PreparedRow): Promise<void> {
     if (!service) return void (await this.repo.finish(row.id, 'skipped'));
     // Switched off (by a user, a 410 or auto-disable): the row waits for `active: true` (docs/restservices.md).
     if (!service.active) return this.repo.release(row.id, 'held');
@@ -75,10 +136,11 @@ export class DeliveryService implements OnApplicationShutdown {
     if (service.name !== 'spreadsheet' && !forwarder) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'no forwarder for this service', responseExcerpt: null, retryAfterMs: null });
     if (service.name === 'spreadsheet') return this.deliverToSheet(row, service);
 
-    // The destination's rate limit and any Retry-After it gave: a slot further out sends the row
-    // back to the outbox (not an attempt); a near one is waited for right before the request.
-    const slot = await this.gate.reserve(service);
-    if (!slot.send) return this.repo.release(row.id, slot.retryAt);
+    // The destination's rate limit and any Retry-After it gave (the slot taken by `prepare`): a
+    // slot further out sends the row back to the outbox (not an attempt); a near one is waited
+    // for right before the request.
+    const reserved = slot!;
+    if (!reserved.send) return this.repo.release(row.id, reserved.retryAt);
 
     const loaded = await this.payloadOf(row);
     if (!loaded) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
@@ -90,7 +152,7 @@ export class DeliveryService implements OnApplicationShutdown {
     if (row.body && built.body) built.body = row.body;
     const request = withServiceAuth(built, secrets);
     const headers = deliveryHeaders(request, { deliveryId: row.deliveryId, attempt: row.attempts, event: row.event, signingSecret: secrets.signingSecret });
-    const gate = await this.gate.wait(service, slot);
+    const gate = await this.gate.wait(service, reserved);
     if (!gate.send) return this.repo.release(row.id, gate.retryAt);
     const result = await sendOnce(request, headers, this.guard, this.config.FORWARD_TIMEOUT_MS, this.agents);
     deliveryMetrics.latency.observe({ service: service.name }, result.latencyMs / 1000);
@@ -222,6 +284,13 @@ export class DeliveryService implements OnApplicationShutdown {
     // The next event of this submission for this service waited for this one (docs/restservices.md, "Ordering").
     if (status !== 'retrying' && row.hasSuccessor) await this.outbox.wake();
   }
+}
+
+/** A claimed row, its service (null: deleted) and its slot of the destination's schedule (null: not sent over HTTP). */
+interface PreparedRow {
+  row: ClaimedDelivery;
+  service: RestServiceEntity | null;
+  slot: GateDecision | null;
 }
 
 function succeeded(result: SendResult): boolean {

@@ -6,12 +6,14 @@ import { effectiveRateLimit } from './destination-limits.js';
 import type { RestServiceEntity } from './restservice.entities.js';
 
 /**
- * One atomic step of a destination's schedule (GCRA, the token bucket written as a "theoretical
- * arrival time"): `tat` is when the bucket is empty again. A request conforms once
- * `tat - (burst - 1) * interval` has passed; a caller whose turn comes within `maxWait` takes
- * the slot and waits for it, one further out is told when to come back, on a slot of its own
- * (`dtat`) so that deferred callers do not all return at once. `pause` (a `Retry-After`)
- * pushes `tat` out. Redis' clock is the only clock, so every worker sees the same schedule.
+ * `count` atomic steps of a destination's schedule in one round trip (GCRA, the token bucket
+ * written as a "theoretical arrival time"): `tat` is when the bucket is empty again. A request
+ * conforms once `tat - (burst - 1) * interval` has passed; a caller whose turn comes within
+ * `maxWait` takes the slot and waits for it, one further out is told when to come back, on a
+ * slot of its own (`dtat`) so that deferred callers do not all return at once. The answer is a
+ * flat list of (admitted, wait ms) pairs, one per slot asked for, the same as `count` calls of
+ * one slot each. `pause` (a `Retry-After`) pushes `tat` out. Redis' clock is the only clock, so
+ * every worker sees the same schedule.
  */
 const GATE_SCRIPT = `
 local t = redis.call('TIME')
@@ -20,6 +22,7 @@ local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local maxWait = tonumber(ARGV[3])
 local pause = tonumber(ARGV[4])
+local count = tonumber(ARGV[5])
 local tat = tonumber(redis.call('HGET', KEYS[1], 'tat') or '0')
 if tat < now then tat = now end
 if pause > 0 then
@@ -28,20 +31,37 @@ if pause > 0 then
   redis.call('PEXPIRE', KEYS[1], pause + burst * interval + 60000)
   return {0, pause}
 end
-local allowAt = tat - (burst - 1) * interval
-local wait = allowAt - now
-if wait < 0 then wait = 0 end
-if wait <= maxWait then
-  redis.call('HSET', KEYS[1], 'tat', tat + interval)
-  redis.call('PEXPIRE', KEYS[1], tat + interval - now + 60000)
-  return {1, wait}
+local out = {}
+local admitted = false
+local dtat = nil
+local expire = 0
+for i = 1, count do
+  local allowAt = tat - (burst - 1) * interval
+  local wait = allowAt - now
+  if wait < 0 then wait = 0 end
+  if wait <= maxWait then
+    tat = tat + interval
+    admitted = true
+    if tat - now > expire then expire = tat - now end
+    out[#out + 1] = 1
+    out[#out + 1] = wait
+  else
+    if dtat == nil then dtat = tonumber(redis.call('HGET', KEYS[1], 'dtat') or '0') end
+    if dtat < allowAt then dtat = allowAt end
+    out[#out + 1] = 0
+    out[#out + 1] = dtat - now
+    dtat = dtat + interval
+    if dtat - now > expire then expire = dtat - now end
+  end
 end
-local dtat = tonumber(redis.call('HGET', KEYS[1], 'dtat') or '0')
-if dtat < allowAt then dtat = allowAt end
-redis.call('HSET', KEYS[1], 'dtat', dtat + interval)
-redis.call('PEXPIRE', KEYS[1], dtat + interval - now + 60000)
-return {0, dtat - now}
+if admitted then redis.call('HSET', KEYS[1], 'tat', tat) end
+if dtat ~= nil then redis.call('HSET', KEYS[1], 'dtat', dtat) end
+if admitted or dtat ~= nil then redis.call('PEXPIRE', KEYS[1], math.ceil(expire) + 60000) end
+return out
 `;
+
+/** The gate script as an ioredis command: sent by its SHA (EVALSHA), its text only once per connection. */
+type GateRedis = Redis & { collectGate(key: string, interval: number, burst: number, maxWait: number, pause: number, count: number): Promise<number[]> };
 
 type GatedService = Pick<RestServiceEntity, 'id' | 'name' | 'rateLimitPerMinute'>;
 
@@ -69,12 +89,13 @@ export type GateDecision = { send: true; at: number } | { send: false; retryAt: 
 @Injectable()
 export class DestinationGate implements OnModuleDestroy {
   private readonly logger = new Logger(DestinationGate.name);
-  private readonly redis: Redis;
+  private readonly redis: GateRedis;
   private readonly prefix: string;
   private readonly maxWaitMs: number;
 
   constructor(@Inject(COLLECT_CONFIG) config: CollectConfig) {
-    this.redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 1500 });
+    this.redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 1500 }) as GateRedis;
+    this.redis.defineCommand('collectGate', { numberOfKeys: 1, lua: GATE_SCRIPT });
     this.redis.on('error', () => undefined);
     this.prefix = `${config.REDIS_PREFIX}:restservice-gate:`;
     // Waiting in the worker is cheaper than a round trip through the outbox, up to a point: a
@@ -88,18 +109,31 @@ export class DestinationGate implements OnModuleDestroy {
    * between (loading the submission, building the payload) overlaps the wait.
    */
   async reserve(service: GatedService): Promise<GateDecision> {
+    return (await this.reserveMany(service, 1))[0];
+  }
+
+  /** `count` slots of the service in one round trip, in order: what `count` calls of `reserve` answer. */
+  async reserveMany(service: GatedService, count: number): Promise<GateDecision[]> {
+    if (count <= 0) return [];
     const { interval, burst } = schedule(service);
-    let reply: [number, number];
+    let reply: number[];
     try {
-      reply = (await this.redis.eval(GATE_SCRIPT, 1, this.prefix + service.id, interval, burst, this.maxWaitMs, 0)) as [number, number];
+      reply = await this.redis.collectGate(this.prefix + service.id, interval, burst, this.maxWaitMs, 0, count);
     } catch (err) {
       this.logger.warn({ serviceId: service.id, err: (err as Error).message }, 'destination limit not applied: redis unavailable');
-      return { send: true, at: Date.now() };
+      return Array.from({ length: count }, () => ({ send: true, at: Date.now() }));
     }
-    const [admitted, waitMs] = reply;
-    if (admitted) return { send: true, at: Date.now() + waitMs };
-    deliveryMetrics.deferred.inc({ service: service.name });
-    return { send: false, retryAt: new Date(Date.now() + waitMs) };
+    const decisions: GateDecision[] = [];
+    for (let i = 0; i < count; i++) {
+      const [admitted, waitMs] = [reply[2 * i], reply[2 * i + 1]];
+      if (admitted) {
+        decisions.push({ send: true, at: Date.now() + waitMs });
+      } else {
+        deliveryMetrics.deferred.inc({ service: service.name });
+        decisions.push({ send: false, retryAt: new Date(Date.now() + waitMs) });
+      }
+    }
+    return decisions;
   }
 
   /**
@@ -138,7 +172,7 @@ export class DestinationGate implements OnModuleDestroy {
   async pause(service: GatedService, ms: number): Promise<void> {
     const { interval, burst } = schedule(service);
     try {
-      await this.redis.eval(GATE_SCRIPT, 1, this.prefix + service.id, interval, burst, 0, Math.max(1, Math.min(Math.round(ms), 86_400_000)));
+      await this.redis.collectGate(this.prefix + service.id, interval, burst, 0, Math.max(1, Math.min(Math.round(ms), 86_400_000)), 1);
     } catch (err) {
       this.logger.warn({ serviceId: service.id, err: (err as Error).message }, 'Retry-After not shared: redis unavailable');
     }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import type pg from 'pg';
 import { In, type Repository } from 'typeorm';
 import type { DeliverySnapshot } from './delivery-snapshot.js';
 import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity, type AttemptStatus, type DeliveryEvent, type ServiceName } from './restservice.entities.js';
@@ -16,9 +17,11 @@ const OPEN = `('pending', 'retrying', 'queued', 'sending')`;
  * What a claim returns of each row it took (`d`): the row, whether the submission (or its form)
  * is gone, soft or hard deleted, the service's `date_modified` (null: deleted), and whether a
  * later event of the same submission waits for this service (to wake the relay when this ends).
+ * Scalar subqueries probed per row, not `NOT EXISTS`: in the generic plan of a prepared claim
+ * PostgreSQL may turn an EXISTS into a hash of every live submission.
  */
 const CLAIMED = `d.id, d.delivery_id, d.service_id, d.submission_id, d.event, d.attempts, d.attempt_base, d.snapshot, d.body, d.replay_id,
-  NOT EXISTS (SELECT 1 FROM submissions s JOIN forms f ON f.id = s.form_id WHERE s.id = d.submission_id AND s.deleted_at IS NULL AND f.deleted_at IS NULL) AS submission_gone,
+  COALESCE((SELECT s.deleted_at IS NOT NULL OR f.deleted_at IS NOT NULL FROM submissions s JOIN forms f ON f.id = s.form_id WHERE s.id = d.submission_id), true) AS submission_gone,
   (SELECT r.date_modified::text FROM rest_services r WHERE r.id = d.service_id) AS service_version,
   EXISTS (SELECT 1 FROM rest_deliveries n WHERE n.submission_id = d.submission_id AND n.service_id = d.service_id AND n.id > d.id AND n.status IN ${OPEN}) AS has_successor`;
 
@@ -39,6 +42,18 @@ export class RestServicesRepository {
     @InjectRepository(DeliveryEntity) private readonly deliveries: Repository<DeliveryEntity>,
     @InjectRepository(DeliveryAttemptEntity) private readonly attempts: Repository<DeliveryAttemptEntity>,
   ) {}
+
+  /**
+   * One of the worker's hot statements (claims, the attempt write) as a named prepared
+   * statement, straight on TypeORM's pool: each connection parses and plans it once instead of
+   * on every call (sent as text, planning cost about as much as running them;
+   * docs/benchmarks.md, "Forwarding (issue 20, session 4)"). Outside any transaction, as
+   * `Repository.query` runs them.
+   */
+  private async prepared(name: string, text: string, values: unknown[]): Promise<Array<Record<string, unknown>>> {
+    const pool = (this.deliveries.manager.connection.driver as unknown as { master: pg.Pool }).master;
+    return (await pool.query({ name: `restservices-${name}`, text, values })).rows as Array<Record<string, unknown>>;
+  }
 
   findService(id: number): Promise<RestServiceEntity | null> {
     if (!Number.isSafeInteger(id) || id <= 0 || id > 2_147_483_647) return Promise.resolve(null);
@@ -78,7 +93,8 @@ export class RestServicesRepository {
    * "Spreadsheet back-fill"). SKIP LOCKED lets several relays run at once.
    */
   async claimForQueue(limit: number, leaseMs: number): Promise<number[]> {
-    const rows = (await this.deliveries.query(
+    const rows = await this.prepared(
+      'claim-for-queue',
       `UPDATE rest_deliveries SET status = 'queued', lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
        WHERE id IN (
          SELECT d.id FROM rest_deliveries d
@@ -92,25 +108,30 @@ export class RestServicesRepository {
          ORDER BY d.id LIMIT $1 FOR UPDATE SKIP LOCKED)
        RETURNING id`,
       [limit, String(leaseMs)],
-    )) as [Array<{ id: string }>, number] | Array<{ id: string }>;
-    const list = Array.isArray(rows[0]) ? (rows[0] as Array<{ id: string }>) : (rows as Array<{ id: string }>);
-    return list.map((r) => Number(r.id));
+    );
+    return rows.map((r) => Number(r.id));
   }
 
   /**
-   * Takes a queued row for sending (one attempt); null when it is finished or another worker has
-   * it. What the claim found out comes along (CLAIMED), so the worker may reuse the service it
-   * read last.
+   * Takes queued rows for sending (one attempt each), in one statement for the rows of a job;
+   * a row finished meanwhile or held by another worker is left out. What the claim found out
+   * comes along (CLAIMED), so the worker may reuse the service it read last.
    */
-  async claimForSending(id: number, leaseMs: number): Promise<ClaimedDelivery | null> {
-    const result = (await this.deliveries.query(
+  async claimForSending(ids: number[], leaseMs: number): Promise<ClaimedDelivery[]> {
+    if (!ids.length) return [];
+    const rows = await this.prepared(
+      'claim-for-sending',
       `UPDATE rest_deliveries d SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
-       WHERE id = $1 AND (status = 'queued' OR (status = 'sending' AND lease_until < now()))
+       WHERE id = ANY($1::bigint[]) AND (status = 'queued' OR (status = 'sending' AND lease_until < now()))
        RETURNING ${CLAIMED}`,
-      [id, String(leaseMs)],
-    )) as [Array<Record<string, unknown>>, number];
-    const raw = result[0]?.[0];
-    return raw ? this.claimed(raw) : null;
+      [ids, String(leaseMs)],
+    );
+    return rows.map((raw) => this.claimed(raw)).sort((a, b) => a.id - b.id);
+  }
+
+  /** Queued rows a draining worker did not start: the relay takes them again on its next pass. */
+  async unqueue(ids: number[]): Promise<void> {
+    await this.deliveries.query(`UPDATE rest_deliveries SET lease_until = now() WHERE id = ANY($1::bigint[]) AND status = 'queued'`, [ids]);
   }
 
   /**
@@ -118,7 +139,7 @@ export class RestServicesRepository {
    * "Spreadsheet back-fill"): up to `limit` open `created` rows in id order whose submission
    * has no sheet row yet, up to the first one an earlier event of its own submission still
    * holds back (so the sheet gets them in `_id` order). Not-yet-due retries ride along: the
-   * head's schedule is theirs. Each is claimed for one attempt, as claimForSending does.
+   * head's schedule is theirs. Each is claimed for one attempt, as claimForSending claims.
    */
   async claimReplayFollowers(head: ClaimedDelivery, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     if (head.replayId === null || limit <= 0) return [];
@@ -179,7 +200,8 @@ export class RestServicesRepository {
   async recordAttempts(list: AttemptRecord[]): Promise<void> {
     if (!list.length) return;
     const col = <K extends keyof AttemptRecord>(k: K) => list.map((a) => a[k]);
-    await this.deliveries.query(
+    await this.prepared(
+      'record-attempts',
       `WITH input AS (
          SELECT * FROM unnest($1::bigint[], $2::int[], $3::int[], $4::varchar[], $5::int[], $6::int[], $7::text[], $8::text[], $9::varchar[], $10::timestamptz[])
            WITH ORDINALITY AS t(row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event, retry_at, ord)),

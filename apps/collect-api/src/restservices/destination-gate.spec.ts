@@ -1,0 +1,44 @@
+import { loadCollectConfig } from '../config/collect-config.js';
+import { DestinationGate, type GateDecision } from './destination-gate.js';
+
+/** The gate on the test run's real Redis: many slots in one round trip are the slots of as many single calls. */
+const config = loadCollectConfig({ REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_PREFIX: `gate-spec-${process.pid}-${Date.now()}` });
+const gate = new DestinationGate(config);
+afterAll(() => gate.onModuleDestroy());
+
+/**
+ * (sent, ms from t0) of each decision, as the expected one when within 150 ms of it: Redis'
+ * clock and this process' differ by the calls' round trips.
+ */
+const shape = (ds: GateDecision[], t0: number, expected: Array<[boolean, number]>) =>
+  ds.map((d, i) => {
+    const ms = (d.send ? d.at : d.retryAt.getTime()) - t0;
+    return [d.send, expected[i] && Math.abs(ms - expected[i][1]) < 150 ? expected[i][1] : ms];
+  });
+
+describe('DestinationGate', () => {
+  it('reserveMany(n) answers what n calls of reserve answer: near slots taken in order, further ones deferred on slots of their own', async () => {
+    // 60/min: one request a second, a burst of 1; slots more than 2 s away are deferred.
+    const single = { id: 1, name: 'generic_json' as const, rateLimitPerMinute: 60 };
+    const many = { ...single, id: 2 };
+    const t0 = Date.now();
+    const one: GateDecision[] = [];
+    for (let i = 0; i < 5; i++) one.push(await gate.reserve(single));
+    const batch = await gate.reserveMany(many, 5);
+    const expected: Array<[boolean, number]> = [[true, 0], [true, 1000], [true, 2000], [false, 3000], [false, 4000]];
+    expect(shape(one, t0, expected)).toEqual(expected);
+    expect(shape(batch, t0, expected)).toEqual(expected);
+    // The schedule moved on for both: the next slot comes after the ones taken and deferred.
+    expect(shape([await gate.reserve(many)], t0, [[false, 5000]])).toEqual([[false, 5000]]);
+  });
+
+  it('an unlimited destination takes every slot at once, until a Retry-After pauses it', async () => {
+    const service = { id: 3, name: 'generic_json' as const, rateLimitPerMinute: null };
+    const t0 = Date.now();
+    const now: Array<[boolean, number]> = [[true, 0], [true, 0], [true, 0]];
+    expect(shape(await gate.reserveMany(service, 3), t0, now)).toEqual(now);
+    await gate.pause(service, 3_000);
+    const paused: Array<[boolean, number]> = [[false, 3000], [false, 3000]];
+    expect(shape(await gate.reserveMany(service, 2), t0, paused)).toEqual(paused);
+  });
+});
