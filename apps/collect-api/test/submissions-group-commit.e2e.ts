@@ -78,4 +78,24 @@ describe('one-statement intake, grouped under concurrency', () => {
     const shared = (await db().query(`SELECT count(*)::int AS n FROM (SELECT xmin FROM submissions WHERE form_id = ANY($1) GROUP BY xmin HAVING count(*) > 1) t`, [[a, b]])) as Array<{ n: number }>;
     expect(shared[0]!.n).toBeGreaterThan(0);
   });
+
+  it('a stale cached role is refused by its own row of a grouped statement, beside rows that are stored', async () => {
+    await newForm('group_stale');
+    const collector = await createTestUser(sut.app);
+    const formId = (await db().query(`SELECT id FROM forms WHERE id_string = 'group_stale'`))[0].id as number;
+    await request(sut.url).put(`/api/v1/forms/${formId}/share`).set('Authorization', owner.token).send({ username: collector.username, role: 'dataentry' }).expect(204);
+    await submit(collector.token, 'group_stale', randomUUID(), 'cached').expect(201); // the role is cached now
+    // The share goes without a notification: only the statement's own check can see it.
+    await db().query('ALTER TABLE form_roles DISABLE TRIGGER form_roles_notify');
+    try {
+      await db().query('DELETE FROM form_roles WHERE form_id = $1 AND user_id = $2', [formId, collector.id]);
+      const sends = [...Array.from({ length: 12 }, () => owner), ...Array.from({ length: 6 }, () => collector)].sort(() => Math.random() - 0.5);
+      const answers = await Promise.all(sends.map((user, i) => submit(user.token, 'group_stale', randomUUID(), `s${i}`)));
+      answers.forEach((res, i) => expect([sends[i]!.username, res.status]).toEqual([sends[i]!.username, sends[i] === owner ? 201 : 404]));
+    } finally {
+      await db().query('ALTER TABLE form_roles ENABLE TRIGGER form_roles_notify');
+    }
+    const stored = (await db().query(`SELECT submitted_by_id, count(*)::int AS n FROM submissions WHERE form_id = $1 GROUP BY 1 ORDER BY 1`, [formId])) as Array<{ submitted_by_id: number; n: number }>;
+    expect(stored).toEqual([{ submitted_by_id: owner.id, n: 12 }, { submitted_by_id: collector.id, n: 1 }].sort((x, y) => x.submitted_by_id - y.submitted_by_id));
+  });
 });

@@ -10,15 +10,18 @@ const MAX_FORM_ENTRIES = 1_000;
 const MAX_ROLE_ENTRIES = 50_000;
 
 /**
- * The form and role lookups of submission intake, served from memory (docs/forms.md,
+ * The form and role lookups of submission intake and of the data pages, served from memory (docs/forms.md,
  * "Intake: caches and one statement"). Every change of a form, a role or a user row drops the
  * entries it touches in every process when it commits (ChangeNotifications); FORM_CACHE_TTL_MS
  * bounds an entry's age besides. The cache is never the last word: intake refuses only after
  * reading afresh (`fresh`), and writes the instance with a statement that checks the form and
- * the role again (SubmissionsRepository.insertChecked). Cached forms are frozen: shared by requests.
+ * the role again (SubmissionsRepository.insertChecked; a data page's statement does the same,
+ * SubmissionDataRepository.docs). Cached forms are frozen: shared by requests.
  */
 @Injectable()
 export class FormCache {
+  /** Live form by id (the data pages: submissions/submission-data.service.ts). */
+  private readonly byId: NotifiedCache<FormEntity | null>;
   /** Live forms by id_string, in id order. */
   private readonly byIdString: NotifiedCache<readonly FormEntity[]>;
   /** `<lower(owner username)>\n<id_string>` → that owner's live form. */
@@ -34,12 +37,14 @@ export class FormCache {
     @Inject(COLLECT_CONFIG) config: Pick<CollectConfig, 'FORM_CACHE_TTL_MS'>,
   ) {
     const options = (maxEntries: number) => ({ ttlMs: config.FORM_CACHE_TTL_MS, maxEntries });
+    this.byId = new NotifiedCache(changes, options(MAX_FORM_ENTRIES));
     this.byIdString = new NotifiedCache(changes, options(MAX_FORM_ENTRIES));
     this.byOwner = new NotifiedCache(changes, options(MAX_FORM_ENTRIES));
     this.roles = new NotifiedCache(changes, options(MAX_ROLE_ENTRIES));
     this.usernames = new NotifiedCache(changes, options(MAX_FORM_ENTRIES));
     changes.on('form', (rest) => {
       const idString = rest.slice(rest.indexOf(':') + 1);
+      this.byId.invalidate(rest.slice(0, rest.indexOf(':')));
       this.byIdString.invalidate(idString);
       this.byOwner.invalidateWhere((key) => key.slice(key.indexOf('\n') + 1) === idString);
     });
@@ -48,6 +53,13 @@ export class FormCache {
       // A renamed or deactivated owner changes which form an owner path names.
       this.byOwner.clear();
       this.usernames.invalidate(rest);
+    });
+  }
+
+  liveById(id: number): Promise<FormEntity | null> {
+    return this.byId.getOrLoad(String(id), async () => {
+      const form = await this.forms.findLive(id);
+      return form && freezeForm(form);
     });
   }
 

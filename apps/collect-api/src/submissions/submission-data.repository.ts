@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { CURSOR_BATCH, cursorRows } from '../database/cursor.js';
+import { preparedQuery } from '../database/prepared-query.js';
 import { SqlParams } from './data-query.js';
 
 /** Which live submissions a read covers: forms (already permission-checked) and a condition. */
@@ -9,6 +10,18 @@ export interface SubmissionScope {
   formIds: number[];
   /** The SQL condition over `s` (submissions) and `u` (users), its values added to `p`. */
   where(p: SqlParams): string;
+}
+
+/**
+ * The role check a data page's statement repeats when the form and role came from FormCache:
+ * the page has rows only if the form is live and the user is a superuser or holds one of
+ * `roles` on it, read in the statement's own snapshot.
+ */
+export interface AccessCheck {
+  formId: number;
+  userId: number;
+  superuser: boolean;
+  roles: readonly string[];
 }
 
 /** A live attachment as the submission JSON needs it (`attachmentJson`). */
@@ -21,12 +34,47 @@ export interface AttachmentRow {
   formId: number;
 }
 
-/** One submission of a data page: its §2.2 JSON text (`_attachments` left null) and its attachment rows. */
-export interface SubmissionDocRow {
-  id: number;
-  /** A JSON object's text; `_attachments` is null until the service fills it in. */
+/**
+ * Submission JSON texts of a data read, in order, with what the service fills in: the texts
+ * joined by commas, where each wanted `_geolocation` is the character GEOLOCATION_MARK and each
+ * wanted `_attachments` ATTACHMENTS_MARK (control characters, which the JSON text of answers and
+ * metadata can never hold unescaped); then, per submission, its geopoint answer, form and
+ * attachment rows.
+ */
+export interface SubmissionDocs {
+  /** Live submissions of the whole scope, counted by the same statement; null when not counted. */
+  total: number | null;
+  /** False when an AccessCheck failed (then there are no texts). */
+  ok: boolean;
+  /** How many submissions `text` holds. */
+  n: number;
+  text: string;
+  /** The answer at each submission's geopoint xpath (any JSON value), null when not read. */
+  geo: unknown[] | null;
+  /** Each submission's form, when geopoints of several forms are read. */
+  forms: number[] | null;
+  attachments: Array<AttachmentRow[] | null> | null;
+}
+
+export const GEOLOCATION_MARK = '\u0001';
+export const ATTACHMENTS_MARK = '\u0002';
+
+interface DocRow {
+  total: number;
+  form_id: number;
   doc: string;
+  geo: unknown;
   attachments: AttachmentRow[] | null;
+}
+
+interface PageRow {
+  total: number;
+  ok: boolean;
+  n: number;
+  text: string | null;
+  geo: unknown[] | null;
+  forms: number[] | null;
+  attachments: Array<AttachmentRow[] | null> | null;
 }
 
 /**
@@ -45,37 +93,72 @@ export interface SubmissionExportRow {
   form_id: number;
 }
 
+/** Whether SQL text names the `users` alias `u` (our own SQL: values are always parameters). */
+const USES_USERS = /\bu\./;
+
 const TIME = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS')`;
 
-/** The metadata members of the §2.2 submission JSON (submission-json.ts `buildSubmissionJson`), in order, as SQL. */
 /**
- * The first two whitespace-separated parts of a geopoint answer when both are numbers (the
- * test of SQL_NUMBER_RE), as `g.m[1]`, `g.m[2]`: one match per row, where splitting and testing
- * each part cost half of a page's statement (docs/benchmarks.md, "Data page").
+ * The metadata members of the §2.2 submission JSON (submission-json.ts `buildSubmissionJson`),
+ * in order, each as SQL giving its JSON text (never NULL). Written by concatenation:
+ * json_build_object looked up the output function of each of its 34 arguments on every row,
+ * about 10 µs a row. `_geolocation` and `_attachments` are left as marks (SubmissionDocs) and
+ * filled in by the service, where buildSubmissionJson's own helpers make them: parsing the geopoint with a
+ * regular expression in PostgreSQL cost about 20 µs a row (docs/benchmarks.md, "Data page
+ * (issue 20, session 4)").
  */
-const GEO_RE = String.raw`'^\s*(-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s+(-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?:\s|$)'`;
 const METADATA_SQL: Array<[string, string]> = [
-  ['formhub/uuid', `replace(f.uuid::text, '-', '')`], ['meta/instanceID', `'uuid:' || s.uuid`],
-  ['_id', 's.id'], ['_uuid', 's.uuid'], ['_xform_id_string', 'f.id_string'], ['_xform_id', 'f.id'], ['_status', 's.status'],
-  ['_submission_time', TIME('s.date_created')], ['_deleted_at', TIME('s.deleted_at')], ['_geolocation', 'json_build_array(g.m[1]::float8, g.m[2]::float8)'],
-  // Filled in by the service (submission-data.service.ts `withAttachments`), where buildSubmissionJson has it.
-  ['_attachments', 'NULL::json'],
-  ['_bamboo_dataset_id', 's.bamboo_dataset_id'], ['_submitted_by', 'u.username'], ['_version', 's.version'], ['_edited', 's.edited'],
-  ['_tags', `'[]'::json`], ['_notes', `'[]'::json`],
+  ['formhub/uuid', `'"' || replace(f.uuid::text, '-', '') || '"'`], ['meta/instanceID', `to_json('uuid:' || s.uuid)::text`],
+  ['_id', 's.id::text'], ['_uuid', 'to_json(s.uuid)::text'], ['_xform_id_string', 'to_json(f.id_string)::text'], ['_xform_id', 'f.id::text'],
+  ['_status', 'to_json(s.status)::text'], ['_submission_time', `'"' || ${TIME('s.date_created')} || '"'`],
+  ['_deleted_at', `COALESCE('"' || ${TIME('s.deleted_at')} || '"', 'null')`],
+  ['_geolocation', `'${GEOLOCATION_MARK}'`], ['_attachments', `'${ATTACHMENTS_MARK}'`],
+  ['_bamboo_dataset_id', 'to_json(s.bamboo_dataset_id)::text'], ['_submitted_by', `COALESCE(to_json(u.username)::text, 'null')`],
+  ['_version', 'to_json(s.version)::text'], ['_edited', 's.edited::text'], ['_tags', `'[]'`], ['_notes', `'[]'`],
 ];
+
+/** `"key": ` + the member's SQL for each member, as one concatenation (adjacent literals merged). */
+function membersSql(members: Array<[string, string]>): string {
+  const parts: string[] = [];
+  let literal = '';
+  members.forEach(([key, sql], i) => {
+    literal += `${i ? ', ' : ''}${JSON.stringify(key)}: `;
+    const constant = /^'([^']*)'$/.exec(sql);
+    if (constant) {
+      literal += constant[1];
+      return;
+    }
+    parts.push(`'${literal}'`, sql);
+    literal = '';
+  });
+  if (literal) parts.push(`'${literal}'`);
+  return parts.length ? parts.join(' || ') : `''`;
+}
 
 /**
  * The submission JSON built by PostgreSQL as text: the stored answers' text with the metadata
  * members appended, so a data page is one statement and no entity is hydrated
  * (docs/benchmarks.md, "Data page"). With `fields`, only those answers and metadata members.
- * Needs `g.m`: the geopoint answer's two numbers (GEO_RE).
  */
 function docSql(fields: string[] | null, p: SqlParams): string {
   const meta = METADATA_SQL.filter(([key]) => !fields || fields.includes(key));
-  const metaText = `substr(json_build_object(${meta.map(([key, sql]) => `'${key}', ${sql}`).join(', ')})::text, 2)`;
-  if (!fields) return `(CASE WHEN s.json = '{}'::jsonb THEN '{' ELSE left(s.json::text, -1) || ', ' END) || ${metaText}`;
-  const answers = `(SELECT string_agg(to_json(e.key)::text || ' : ' || e.value::text, ', ') FROM jsonb_each(s.json) e WHERE e.key = ANY(${p.add(fields)}::text[]))`;
-  return `'{' || COALESCE(${answers} || ', ', '') || ${metaText}`;
+  const metaText = membersSql(meta);
+  if (!fields) return `(CASE WHEN s.json = '{}'::jsonb THEN '{' ELSE left(s.json::text, -1)${meta.length ? ` || ', '` : ''} END) || ${metaText} || '}'`;
+  const answers = `(SELECT string_agg(to_json(e.key)::text || ': ' || e.value::text, ', ') FROM jsonb_each(s.json) e WHERE e.key = ANY(${p.add(fields)}::text[]))`;
+  return meta.length ? `'{' || COALESCE(${answers} || ', ', '') || ${metaText} || '}'` : `'{' || COALESCE(${answers}, '') || '}'`;
+}
+
+/**
+ * Texts of the prepared page statements by what varies in them (`docs`); the rest of the text is
+ * fixed when `prepared` is set (no fields), so this holds a few entries.
+ */
+const PREPARED_TEXTS = new Map<string, string>();
+
+/** The condition of an AccessCheck, uncorrelated: PostgreSQL evaluates it once per statement. */
+function accessSql(c: AccessCheck, p: SqlParams): string {
+  const form = p.add(c.formId);
+  return `EXISTS (SELECT 1 FROM forms cf WHERE cf.id = ${form} AND cf.deleted_at IS NULL
+    AND (${p.add(c.superuser)}::boolean OR EXISTS (SELECT 1 FROM form_roles cr WHERE cr.form_id = ${form} AND cr.user_id = ${p.add(c.userId)} AND cr.role = ANY(${p.add(c.roles)}::varchar[]))))`;
 }
 
 const ATTACHMENTS_SQL = `(SELECT json_agg(json_build_object('id', a.id, 'filename', a.filename, 'name', a.name, 'mimetype', a.mimetype, 'submissionId', a.submission_id, 'formId', a.form_id) ORDER BY a.id)
@@ -90,51 +173,86 @@ const ATTACHMENTS_SQL = `(SELECT json_agg(json_build_object('id', a.id, 'filenam
 export class SubmissionDataRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** FROM and WHERE of the scope; one statement's parameters in `p`. */
-  private from(scope: SubmissionScope, p: SqlParams): string {
+  /**
+   * FROM and WHERE of the scope; one statement's parameters in `p`. `users` is joined only when
+   * the condition, the `order` (returned as SQL) or `users` asks for it: an unused LEFT JOIN is
+   * removed by the planner, but too late for an index-only scan, so a plain count read every
+   * row of the table (docs/benchmarks.md, "Data page (issue 20, session 4)").
+   */
+  private from(scope: SubmissionScope, p: SqlParams, opts: { order?: (p: SqlParams) => string; users?: boolean } = {}): { from: string; order: string; count: string } {
     const forms = scope.formIds.length === 1 ? `s.form_id = ${p.add(scope.formIds[0])}` : `s.form_id = ANY(${p.add(scope.formIds)}::int[])`;
-    return `FROM submissions s LEFT JOIN users u ON u.id = s.submitted_by_id
-      WHERE ${forms} AND s.deleted_at IS NULL AND (${scope.where(p)})`;
+    const where = scope.where(p);
+    const order = opts.order ? opts.order(p) : '';
+    const whereUsers = USES_USERS.test(where);
+    const sql = (users: boolean) => `FROM submissions s${users ? ' LEFT JOIN users u ON u.id = s.submitted_by_id' : ''} WHERE ${forms} AND s.deleted_at IS NULL AND (${where})`;
+    return { from: sql(opts.users || whereUsers || USES_USERS.test(order)), order, count: sql(whereUsers) };
   }
 
   /** Live submissions in the scope. */
   async count(scope: SubmissionScope): Promise<number> {
     if (!scope.formIds.length) return 0;
     const p = new SqlParams();
-    const rows = (await this.db.query(`SELECT count(*)::int AS n ${this.from(scope, p)}`, p.values)) as Array<{ n: number }>;
+    const rows = (await this.db.query(`SELECT count(*)::int AS n ${this.from(scope, p).count}`, p.values)) as Array<{ n: number }>;
     return rows[0]?.n ?? 0;
   }
 
   /**
-   * The submission JSON of the scope's rows in `order` from `offset`, at most `limit`, as
-   * batches of at most CURSOR_BATCH rows (one statement, or a cursor for more). `fields` keeps
-   * only those keys. `geo`: form id → xpath of its geopoint.
+   * The submission JSON of the scope's rows in `order` from `offset`, at most `limit`: one
+   * statement that also counts the scope (in its snapshot) and aggregates the page into one
+   * text, so neither side handles a row (docs/benchmarks.md, "Data page (issue 20, session 4)");
+   * above CURSOR_BATCH, batches of rows through a cursor (`total` null). `fields` keeps only
+   * those keys. `geo`: form id → xpath of its geopoint, whose answers come in `geo` (an empty
+   * map: none is read). With `check`, no text unless the check holds (`ok`). `prepared`: the
+   * caller vouches that the statement's text is one of a fixed few (a plain page of one form:
+   * no query, sort or fields), so it runs as a named prepared statement (database/prepared-query.ts).
    */
-  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string> }): AsyncGenerator<SubmissionDocRow[]> {
+  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string>; check?: AccessCheck; prepared?: boolean }): AsyncGenerator<SubmissionDocs> {
     if (!scope.formIds.length) return;
     const p = new SqlParams();
-    const from = this.from(scope, p);
-    const order = q.order(p);
-    const geo = p.add(JSON.stringify(q.geo));
+    const { from, order, count } = this.from(scope, p, { order: q.order });
+    const check = q.check ? accessSql(q.check, p) : 'true';
+    const geoForms = Object.keys(q.geo);
+    const geo = !geoForms.length ? 'NULL::jsonb'
+      : geoForms.length === 1 && scope.formIds.length === 1 ? `s.json -> ${p.add(q.geo[geoForms[0]!])}::text`
+      : `s.json -> (${p.add(JSON.stringify(q.geo))}::jsonb ->> s.form_id::text)`;
+    const forms = geoForms.length > 1;
     const doc = docSql(q.fields, p);
     const attachments = !q.fields || q.fields.includes('_attachments') ? ATTACHMENTS_SQL : 'NULL::json';
-    const sql = `SELECT s.id, ${doc} AS doc, ${attachments} AS attachments
-      FROM (SELECT s.id ${from} ORDER BY ${order} OFFSET ${p.add(q.offset)} LIMIT ${p.add(q.limit)}) page
+    const rows = `SELECT s.form_id, ${doc} AS doc, ${geo} AS geo, ${attachments} AS attachments, row_number() OVER (ORDER BY ${order}) AS ord
+      FROM (SELECT s.id ${from} AND ${check} ORDER BY ${order} OFFSET ${p.add(q.offset)} LIMIT ${p.add(q.limit)}) page
       JOIN submissions s ON s.id = page.id JOIN forms f ON f.id = s.form_id LEFT JOIN users u ON u.id = s.submitted_by_id
-      LEFT JOIN LATERAL (SELECT regexp_match(s.json ->> (${geo}::jsonb ->> s.form_id::text), ${GEO_RE}) AS m) g ON true
       ORDER BY ${order}`;
-    if (q.limit <= CURSOR_BATCH) {
-      yield (await this.db.query(sql, p.values)) as SubmissionDocRow[];
+    if (q.limit > CURSOR_BATCH) {
+      for await (const batch of cursorRows<DocRow>(this.db, rows, p.values)) {
+        yield {
+          total: null, ok: true, n: batch.length, text: batch.map((r) => r.doc).join(','),
+          geo: geoForms.length ? batch.map((r) => r.geo) : null, forms: forms ? batch.map((r) => r.form_id) : null, attachments: batch.map((r) => r.attachments),
+        };
+      }
       return;
     }
-    yield* cursorRows<SubmissionDocRow>(this.db, sql, p.values);
+    // One row whatever the page holds (PostgreSQL sorts the aggregates' input once for all).
+    const sql = `SELECT (SELECT count(*)::int ${count}) AS total, ${check} AS ok, count(*)::int AS n, string_agg(d.doc, ',' ORDER BY d.ord) AS text,
+      ${geoForms.length ? 'json_agg(d.geo ORDER BY d.ord)' : 'NULL::json'} AS geo, ${forms ? 'json_agg(d.form_id ORDER BY d.ord)' : 'NULL::json'} AS forms,
+      json_agg(d.attachments ORDER BY d.ord) AS attachments
+      FROM (${rows}) d`;
+    let text = sql;
+    if (q.prepared) {
+      // The same string object every time: preparedQuery finds the name by the text, and V8 keeps
+      // a string's hash, where a freshly concatenated 3 KB text was flattened and hashed per page.
+      const shape = `${from}\n${order}\n${check}\n${geo}\n${attachments}`;
+      text = PREPARED_TEXTS.get(shape) ?? sql;
+      if (!PREPARED_TEXTS.has(shape)) PREPARED_TEXTS.set(shape, sql);
+    }
+    const [row] = q.prepared ? await preparedQuery<PageRow>(this.db, text, p.values) : ((await this.db.query(text, p.values)) as PageRow[]);
+    yield { total: row!.total, ok: row!.ok, n: row!.n, text: row!.text ?? '', geo: row!.geo, forms: row!.forms, attachments: row!.attachments };
   }
 
   /** The rows an export flattens, in `_id` order, streamed. */
   exportRows(scope: SubmissionScope): AsyncGenerator<SubmissionExportRow[]> {
     const p = new SqlParams();
     const sql = `SELECT s.id, s.uuid, s.json::text AS json, ${TIME('s.date_created')} AS submission_time, s.version, u.username AS submitted_by, s.form_id
-      ${this.from(scope, p)} ORDER BY s.id`;
+      ${this.from(scope, p, { users: true }).from} ORDER BY s.id`;
     return cursorRows<SubmissionExportRow>(this.db, sql, p.values);
   }
 
@@ -145,7 +263,7 @@ export class SubmissionDataRepository {
   async repeatCounts(scope: SubmissionScope, paths: string[]): Promise<number[]> {
     if (!paths.length || !scope.formIds.length) return paths.map(() => 0);
     const p = new SqlParams();
-    const from = this.from(scope, p);
+    const { from } = this.from(scope, p);
     const cols = paths.map((path, i) => `max((SELECT max(jsonb_array_length(x)) FROM jsonb_path_query(s.json, ${p.add(path)}::jsonpath) x WHERE jsonb_typeof(x) = 'array')) AS r${i}`);
     const rows = (await this.db.query(`SELECT ${cols.join(', ')} ${from}`, p.values)) as Array<Record<string, number | null>>;
     return paths.map((_, i) => rows[0]?.[`r${i}`] ?? 0);
@@ -159,7 +277,7 @@ export class SubmissionDataRepository {
   async distinctTokens(scope: SubmissionScope, jsonPath: string, max = 1000): Promise<string[]> {
     if (!scope.formIds.length) return [];
     const p = new SqlParams();
-    const from = this.from(scope, p);
+    const { from } = this.from(scope, p);
     const rows = (await this.db.query(
       `SELECT DISTINCT t COLLATE "C" AS t FROM (SELECT s.json ${from}) s, jsonb_path_query(s.json, ${p.add(jsonPath)}::jsonpath) v,
         regexp_split_to_table(v #>> '{}', '\s+') t WHERE t <> '' ORDER BY 1 LIMIT ${p.add(max)}`,

@@ -4,13 +4,20 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { FormEntity, FormField } from '../forms/form.entity.js';
 import { FormAccessService } from '../forms/form-access.service.js';
-import { MIN_ROLE } from '../forms/roles.js';
+import { FormCache } from '../forms/form-cache.js';
+import { FORM_ROLES, MIN_ROLE, roleAtLeast } from '../forms/roles.js';
 import { numericFields, orderSql, parseFields, parseQuery, parseSort, whereSql, type SqlParams } from './data-query.js';
 import { attachmentJson } from './submission-json.js';
-import { SubmissionDataRepository, type SubmissionDocRow, type SubmissionScope } from './submission-data.repository.js';
+import type { SubmissionRecord } from './submission.entity.js';
+import { geolocationOf } from './submission-record.js';
+import { ATTACHMENTS_MARK, GEOLOCATION_MARK, SubmissionDataRepository, type AccessCheck, type SubmissionDocs, type SubmissionScope } from './submission-data.repository.js';
 
-/** How json_build_object writes the member the service fills in. */
-const ATTACHMENTS_SLOT = '"_attachments" : null';
+/** The roles that may read a form's data. */
+const VIEW_ROLES = FORM_ROLES.filter((r) => roleAtLeast(r, MIN_ROLE.view));
+
+/** The marks the repository leaves for the members the service fills in. */
+const MARKS = new RegExp(`[${GEOLOCATION_MARK}${ATTACHMENTS_MARK}]`, 'g');
+const NO_POINT = [null, null] as const;
 
 /** What a data read asks for: the window and the raw `query`/`sort`/`fields` texts. */
 export interface DataRead {
@@ -29,15 +36,16 @@ export interface DataPage {
   batches: AsyncIterable<string[]>;
 }
 
-/** Form id → xpath of its first geopoint outside repeats (`_geolocation`, submission-record.ts `geolocationOf`). */
-export function geopointXpaths(forms: Array<Pick<FormEntity, 'id' | 'fields'>>): Record<string, string> {
-  const out: Record<string, string> = {};
+/** Form id → its first geopoint outside repeats, the one `_geolocation` reads (submission-record.ts `geolocationOf`). */
+function geopointFields(forms: Array<Pick<FormEntity, 'id' | 'fields'>>): Map<number, FormField> {
+  const out = new Map<number, FormField>();
   for (const form of forms) {
     const field = form.fields.find((f: FormField) => f.type === 'geopoint' && !f.repeat);
-    if (field) out[String(form.id)] = field.xpath;
+    if (field) out.set(form.id, field);
   }
   return out;
 }
+
 
 /**
  * The data API (docs/data-api.md): pages of the §2.2 submission JSON built by PostgreSQL,
@@ -49,12 +57,34 @@ export class SubmissionDataService {
   constructor(
     private readonly repo: SubmissionDataRepository,
     private readonly access: FormAccessService,
+    private readonly forms: FormCache,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
+  /**
+   * A form's page. The form and the caller's role come from FormCache first, and the page's
+   * statement checks both again in its own snapshot (`AccessCheck`): a cached answer saves two
+   * statements but never shows a page the database would refuse. With no rows (the check
+   * failed, or the page is empty) the page is read again after FormAccessService's fresh check,
+   * which answers 404/403 (docs/data-api.md).
+   */
   async formPage(user: AuthenticatedUser | undefined, formPk: string, read: DataRead): Promise<DataPage> {
+    const cached = await this.cachedAccess(user, formPk);
+    if (cached) {
+      const page = await this.page([cached.form], read, cached.check);
+      if (page) return page;
+    }
     const { form } = await this.access.requireRole(user, formPk, MIN_ROLE.view);
-    return this.page([form], read);
+    return (await this.page([form], read))!;
+  }
+
+  /** The form and an AccessCheck of the caller's view role when FormCache says it holds, else null. */
+  private async cachedAccess(user: AuthenticatedUser | undefined, formPk: string): Promise<{ form: FormEntity; check: AccessCheck } | null> {
+    if (!user || !/^\d{1,10}$/.test(formPk)) return null;
+    const form = await this.forms.liveById(Number(formPk));
+    if (!form) return null;
+    if (!user.isSuperuser && !roleAtLeast(await this.forms.roleOf(form.id, user.id), MIN_ROLE.view)) return null;
+    return { form, check: { formId: form.id, userId: user.id, superuser: user.isSuperuser, roles: VIEW_ROLES } };
   }
 
   /** One live submission's JSON text (the same builder as the pages), or 404. */
@@ -63,48 +93,78 @@ export class SubmissionDataService {
     const n = /^\d{1,10}$/.test(id) ? Number(id) : NaN;
     if (!(n >= 1 && n <= 2_147_483_647)) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     const scope: SubmissionScope = { formIds: [form.id], where: (p) => `s.id = ${p.add(n)}` };
-    for await (const batch of this.repo.docs(scope, { order: () => 's.id', offset: 0, limit: 1, fields: null, geo: geopointXpaths([form]) })) {
-      if (batch[0]) return this.withAttachments(batch[0], true);
+    const geo = geopointFields([form]);
+    for await (const batch of this.repo.docs(scope, { order: () => 's.id', offset: 0, limit: 1, fields: null, geo: xpaths(geo) })) {
+      if (batch.n) return this.filled(batch, geo);
     }
     throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
   }
 
   /**
-   * A page over forms the caller was checked for (a form, or a merged dataset's forms). Numeric
+   * A page over forms the caller was checked for (a form, or a merged dataset's forms), or with
+   * `check`, null when the page has no rows (the caller checks afresh and asks again). Numeric
    * comparison follows the first form's integer and decimal questions.
    */
-  async page(forms: FormEntity[], read: DataRead): Promise<DataPage> {
+  async page(forms: FormEntity[], read: DataRead): Promise<DataPage>;
+  async page(forms: FormEntity[], read: DataRead, check: AccessCheck): Promise<DataPage | null>;
+  async page(forms: FormEntity[], read: DataRead, check?: AccessCheck): Promise<DataPage | null> {
     const conditions = parseQuery(read.query);
     const sort = parseSort(read.sort);
     const fields = parseFields(read.fields);
     const numeric = numericFields(forms.flatMap((f) => f.fields));
     const scope: SubmissionScope = { formIds: forms.map((f) => f.id), where: (p: SqlParams) => whereSql(conditions, numeric, p) };
-    const docs = this.repo.docs(scope, { order: (p) => orderSql(sort, numeric, p), offset: read.offset, limit: read.limit, fields, geo: geopointXpaths(forms) });
-    const withAttachments = !fields || fields.includes('_attachments');
-    const [total, first] = await Promise.all([this.repo.count(scope), docs.next()]);
-    const firstRows = first.done ? [] : first.value;
-    if (read.page !== null && read.page > 1 && !firstRows.length) {
+    const geo = !fields || fields.includes('_geolocation') ? geopointFields(forms) : null;
+    const prepared = forms.length === 1 && read.query === undefined && read.sort === undefined && read.fields === undefined;
+    const docs = this.repo.docs(scope, { order: (p) => orderSql(sort, numeric, p), offset: read.offset, limit: read.limit, fields, geo: xpaths(geo), check, prepared });
+    const first = await docs.next();
+    const batch = first.done ? null : first.value;
+    if (!batch?.n) {
       await docs.return(undefined);
-      throw new NotFoundException({ detail: 'Invalid page.' });
+      if (check && !batch?.ok) return null;
+      if (read.page !== null && read.page > 1) throw new NotFoundException({ detail: 'Invalid page.' });
+      return { total: batch?.total ?? (await this.repo.count(scope)), batches: (async function* () {})() };
     }
-    const texts = (rows: SubmissionDocRow[]) => rows.map((r) => this.withAttachments(r, withAttachments));
+    const total = batch.total ?? (await this.repo.count(scope));
+    const filled = (b: SubmissionDocs) => [this.filled(b, geo)];
     async function* batches(): AsyncGenerator<string[]> {
-      if (firstRows.length) yield texts(firstRows);
-      for await (const rows of { [Symbol.asyncIterator]: () => docs }) yield texts(rows);
+      yield filled(batch!);
+      for await (const more of { [Symbol.asyncIterator]: () => docs }) if (more.n) yield filled(more);
     }
     return { total, batches: batches() };
   }
 
   /**
-   * Fills the `_attachments` member PostgreSQL left null (its URLs are built by media-urls.ts, as
-   * everywhere else), in the place buildSubmissionJson gives it. The last occurrence is the
-   * metadata's own: answers come first, and quotes inside JSON strings are escaped.
+   * The texts with their `_geolocation` and `_attachments` marks replaced, in order, by what
+   * buildSubmissionJson gives those members (submission-record.ts `geolocationOf`,
+   * media-urls.ts): one pass over the text, no per-row text from the driver.
    */
-  private withAttachments(row: SubmissionDocRow, wanted: boolean): string {
-    if (!wanted) return row.doc;
-    const at = row.doc.lastIndexOf(ATTACHMENTS_SLOT);
-    if (at < 0) return row.doc;
-    const list = (row.attachments ?? []).map((a) => attachmentJson(a, this.config.PUBLIC_BASE_URL));
-    return `${row.doc.slice(0, at)}"_attachments" : ${JSON.stringify(list)}${row.doc.slice(at + ATTACHMENTS_SLOT.length)}`;
+  private filled(docs: SubmissionDocs, geo: Map<number, FormField> | null): string {
+    const text = docs.text;
+    const single = geo && geo.size === 1 ? geo.values().next().value! : null;
+    let out = '';
+    let from = 0;
+    let g = 0;
+    let a = 0;
+    for (MARKS.lastIndex = 0; MARKS.exec(text) !== null; ) {
+      const at = MARKS.lastIndex - 1;
+      out += text.slice(from, at);
+      from = at + 1;
+      if (text[at] === GEOLOCATION_MARK) {
+        const i = g++;
+        const field = docs.forms ? geo?.get(docs.forms[i]!) : single;
+        const raw = docs.geo ? docs.geo[i] : undefined;
+        const point = field ? geolocationOf({ [field.xpath]: raw } as SubmissionRecord, [field]) : NO_POINT;
+        out += `[${point[0]},${point[1]}]`;
+      } else {
+        const rows = docs.attachments?.[a++];
+        out += rows ? JSON.stringify(rows.map((r) => attachmentJson(r, this.config.PUBLIC_BASE_URL))) : '[]';
+      }
+    }
+    return from ? out + text.slice(from) : text;
   }
+}
+
+/** Form id → xpath of the geopoints to read, for the repository. */
+function xpaths(geo: Map<number, FormField> | null): Record<string, string> {
+  return Object.fromEntries([...(geo ?? [])].map(([id, field]) => [String(id), field.xpath]));
 }

@@ -44,4 +44,11 @@ describe('submission records', () => {
     expect(geolocationOf({ loc: 'garbage' }, fields)).toEqual([null, null]);
     expect(geolocationOf({}, fields)).toEqual([null, null]);
   });
+
+  it('renders extra top-level answers as if the record held them', () => {
+    const record = recordFromJson({ name: 'A', g: { q: 2 }, rep: [{ x: 'one' }], zz: 'unknown' });
+    const extra = { 'meta/instanceID': 'uuid:1', 'formhub/uuid': 'f0', name: 'B' };
+    expect(renderInstanceXml(form, record, extra)).toBe(renderInstanceXml(form, { ...record, ...extra }));
+    expect(renderInstanceXml(form, record, {})).toBe(renderInstanceXml(form, record));
+  });
 });

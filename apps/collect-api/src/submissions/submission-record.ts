@@ -181,27 +181,42 @@ interface TreeNode {
   children: Map<string, TreeNode | TreeNode[] | string>;
 }
 
+/** Each form's xpaths with their rank (form order), per `fields` array (FormCache keeps it). */
+const ranks = new WeakMap<FormField[], Map<string, number>>();
+
+function rankOf(fields: FormField[]): Map<string, number> {
+  let order = ranks.get(fields);
+  if (!order) ranks.set(fields, (order = new Map(fields.map((f, i) => [f.xpath, i]))));
+  return order;
+}
+
 /**
  * Renders a record as XForm instance XML (`<root id="id_string" version="...">...`), elements
  * in form order and unknown ones after. Used for JSON submissions and the generic_xml forwarder.
+ * `extra`: top-level answers added after the record's own (the metadata of a stored instance),
+ * as if the record held them; saves copying a large record to add them.
  */
-export function renderInstanceXml(form: Pick<FormEntity, 'fields' | 'rootName' | 'idString' | 'version'>, record: SubmissionRecord): string {
-  const order = new Map(form.fields.map((f, i) => [f.xpath, i]));
-  const build = (rec: SubmissionRecord, prefix: string): TreeNode => {
+export function renderInstanceXml(form: Pick<FormEntity, 'fields' | 'rootName' | 'idString' | 'version'>, record: SubmissionRecord, extra?: Record<string, string>): string {
+  const order = rankOf(form.fields);
+  const build = (rec: SubmissionRecord, prefix: string, more?: Record<string, string>): TreeNode => {
     const root: TreeNode = { children: new Map() };
     // Form order; keys the form does not know keep their order, after the known ones (stable sort).
-    const keys = Object.keys(rec).map((key) => ({ key, rank: order.get(key) ?? 1e9 })).sort((a, b) => a.rank - b.rank);
+    const own = Object.keys(rec);
+    const all = more ? own.concat(Object.keys(more).filter((k) => !Object.hasOwn(rec, k))) : own;
+    const keys = all.map((key) => ({ key, rank: order.get(key) ?? 1e9 })).sort((a, b) => a.rank - b.rank);
     for (const { key } of keys) {
-      const rel = prefix && key.startsWith(`${prefix}/`) ? key.slice(prefix.length + 1) : key;
-      const parts = rel.split('/');
+      const start = prefix && key.startsWith(`${prefix}/`) ? prefix.length + 1 : 0;
+      // The path's steps by indexOf (String.split cost most of this function on 250 answers).
       let node = root;
-      for (let i = 0; i < parts.length - 1; i++) {
-        let next = node.children.get(parts[i]!);
-        if (!next || typeof next === 'string' || Array.isArray(next)) node.children.set(parts[i]!, (next = { children: new Map() }));
+      let from = start;
+      for (let slash = key.indexOf('/', from); slash >= 0; from = slash + 1, slash = key.indexOf('/', from)) {
+        const step = key.slice(from, slash);
+        let next = node.children.get(step);
+        if (!next || typeof next === 'string' || Array.isArray(next)) node.children.set(step, (next = { children: new Map() }));
         node = next;
       }
-      const value = rec[key]!;
-      node.children.set(parts[parts.length - 1]!, Array.isArray(value) ? value.map((item) => build(item, key)) : value);
+      const value = more && Object.hasOwn(more, key) ? more[key]! : rec[key]!;
+      node.children.set(key.slice(from), Array.isArray(value) ? value.map((item) => build(item, key)) : value);
     }
     return root;
   };
@@ -215,5 +230,5 @@ export function renderInstanceXml(form: Pick<FormEntity, 'fields' | 'rootName' |
     return out;
   };
   const version = form.version ? ` version="${escapeXml(form.version)}"` : '';
-  return `<?xml version="1.0" encoding="UTF-8"?><${form.rootName} xmlns:jr="http://openrosa.org/javarosa" xmlns:orx="http://openrosa.org/xforms" id="${escapeXml(form.idString)}"${version}>${render(build(record, ''))}</${form.rootName}>`;
+  return `<?xml version="1.0" encoding="UTF-8"?><${form.rootName} xmlns:jr="http://openrosa.org/javarosa" xmlns:orx="http://openrosa.org/xforms" id="${escapeXml(form.idString)}"${version}>${render(build(record, '', extra))}</${form.rootName}>`;
 }

@@ -138,7 +138,14 @@ export class SubmissionController {
       throw new FieldValidationError({ submission: ['The submission has no answers.'] });
     }
     const formUuid = typeof record['formhub/uuid'] === 'string' ? record['formhub/uuid'] : undefined;
-    return this.submissions.receive(user, (fresh) => this.submissions.formAndRoleForSubmission(user, input.id, formUuid, fresh), () => ({ record, files: [] }));
+    // Each attempt gets a record of its own (receive): this one first, read again for a retry.
+    let first: typeof record | null = record;
+    const recordOfAttempt = () => {
+      const own = first ?? recordFromJson(answers ?? input.submission, inputLimitsOf(this.config));
+      first = null;
+      return own;
+    };
+    return this.submissions.receive(user, (fresh) => this.submissions.formAndRoleForSubmission(user, input.id, formUuid, fresh), () => ({ record: recordOfAttempt(), files: [] }));
   }
 
   /**

@@ -147,7 +147,11 @@ export class SubmissionsRepository {
 }
 
 /**
- * The checked insert of `items` (one or many) as ONE statement: each row checked on its own
+ * The checked insert of `items` (one or many) as ONE statement: the rows come as one array
+ * parameter per column (the answers as one jsonb array: no array quoting of their JSON text), read
+ * by index over `generate_subscripts`, whose row estimate does not depend on the parameter, so
+ * the prepared statement keeps one generic plan (with `unnest` PostgreSQL planned it again on
+ * every call: 550 µs, more than executing it). Each row checked on its own
  * against the live form and role (`ok`), inserted unless its (form, uuid) exists (ON CONFLICT),
  * with `outbox` (a CTE reading `inserted`) writing the outbox rows of the rows inserted. Rows are
  * inserted in (form, uuid) order, so two such statements in different processes take their
@@ -161,7 +165,7 @@ async function runInsertChecked(
   const column = <T>(f: (item: { row: InstanceRow; check: InstanceCheck }) => T): T[] => items.map(f);
   const rows = (await run(
     `WITH input AS (
-       SELECT ($1::int[])[i] AS form_id, ($2::varchar[])[i] AS uuid, ($3::text[])[i] AS json, ($4::text[])[i] AS xml, ($5::varchar[])[i] AS content_hash,
+       SELECT ($1::int[])[i] AS form_id, ($2::varchar[])[i] AS uuid, ($3::jsonb)->(i - 1) AS json, ($4::text[])[i] AS xml, ($5::varchar[])[i] AS content_hash,
          ($6::int[])[i] AS submitted_by_id, ($7::varchar[])[i] AS version, ($8::varchar[])[i] AS check_version, ($9::boolean[])[i] AS superuser, ($10::text[])[i] AS roles
        FROM generate_subscripts($1::int[], 1) AS i
      ), allowed AS (
@@ -170,7 +174,7 @@ async function runInsertChecked(
        FROM input i
      ), inserted AS (
        INSERT INTO submissions (form_id, uuid, json, xml, content_hash, submitted_by_id, version)
-       SELECT form_id, uuid, json::jsonb, xml, content_hash, submitted_by_id, version FROM allowed WHERE ok ORDER BY form_id, uuid
+       SELECT form_id, uuid, json, xml, content_hash, submitted_by_id, version FROM allowed WHERE ok ORDER BY form_id, uuid
        ON CONFLICT (form_id, uuid) DO NOTHING
        RETURNING *
      )${outbox ? `, queued AS (${outbox})` : ''}
@@ -178,7 +182,7 @@ async function runInsertChecked(
        ${outbox ? '(SELECT count(*) FROM queued)::int' : '0'} AS queued
      FROM allowed a LEFT JOIN inserted ins ON ins.form_id = a.form_id AND ins.uuid = a.uuid`,
     [
-      column((i) => i.row.formId), column((i) => i.row.uuid), column((i) => JSON.stringify(i.row.json)), column((i) => i.row.xml),
+      column((i) => i.row.formId), column((i) => i.row.uuid), `[${column((i) => JSON.stringify(i.row.json)).join(',')}]`, column((i) => i.row.xml),
       column((i) => i.row.contentHash), column((i) => i.row.submittedById), column((i) => i.row.version), column((i) => i.check.version),
       column((i) => i.check.superuser), column((i) => i.check.roles.join(',')),
     ],

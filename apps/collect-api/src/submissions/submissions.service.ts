@@ -120,6 +120,8 @@ export class SubmissionsService {
    * Intake: the form and role as `resolve` finds them (from FormCache first), then `submit`.
    * When the instance's checked insert finds the cached view stale, the form is resolved again
    * from the database and the submission stored against that (docs/forms.md, "Intake").
+   * `content` is called once per attempt and must return a record of that attempt's own: storing
+   * takes the metadata keys (`meta/instanceID`, ...) out of it.
    */
   async receive(
     user: AuthenticatedUser,
@@ -155,7 +157,9 @@ export class SubmissionsService {
     // A form read from the cache may have been re-opened since: only a fresh read refuses.
     if (!form.acceptingSubmissions && !input.fresh) throw new StaleFormAccess();
     SubmissionsService.requireAccepting(form);
-    const record = { ...input.record };
+    // The record is this attempt's own (receive): the metadata keys are taken out of it in place,
+    // no copy (a copy of a 250-answer record cost as much as the rest of its handling).
+    const record = input.record;
     const instanceId = stripUuidScheme(typeof record['meta/instanceID'] === 'string' ? record['meta/instanceID'] : '') || randomUUID();
     const deprecatedId = typeof record['meta/deprecatedID'] === 'string' ? stripUuidScheme(record['meta/deprecatedID']) : '';
     for (const key of META_KEYS) delete record[key];
@@ -375,9 +379,9 @@ export class SubmissionsService {
 /** The received XML stays as it was (ODK's bytes); JSON submissions get a rendered one. */
 function renderOrKeep(form: FormEntity, record: SubmissionRecord, instanceId: string, deprecatedId: string, xml: string | undefined): string {
   if (xml) return xml;
-  const withMeta: SubmissionRecord = { ...record, 'formhub/uuid': form.uuid.replace(/-/g, ''), 'meta/instanceID': `uuid:${instanceId}` };
-  if (deprecatedId) withMeta['meta/deprecatedID'] = `uuid:${deprecatedId}`;
-  return renderInstanceXml(form, withMeta);
+  const meta: Record<string, string> = { 'formhub/uuid': form.uuid.replace(/-/g, ''), 'meta/instanceID': `uuid:${instanceId}` };
+  if (deprecatedId) meta['meta/deprecatedID'] = `uuid:${deprecatedId}`;
+  return renderInstanceXml(form, record, meta);
 }
 
 /** Announced attachments (media answers) not among `present`. */
