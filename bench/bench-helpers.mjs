@@ -137,12 +137,13 @@ export function writeProfileWindows() {
 
 const TICK = 100; // USER_HZ: /proc/<pid>/stat counts clock ticks of 10 ms
 
-/** utime + stime of a process in µs. */
-export function cpuOf(pid) {
+/** utime + stime of a process in µs; with `reaped`, plus cutime + cstime (its children that ended). */
+export function cpuOf(pid, reaped = false) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICK;
+    const ticks = Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0);
+    return (ticks * 1e6) / TICK;
   } catch {
     return 0; // the process ended in between
   }
@@ -150,8 +151,8 @@ export function cpuOf(pid) {
 
 /**
  * CPU µs of every process whose command is `postgres` (the embedded server and its backends);
- * with `postmasterPid`, only that server and its children (other servers on a shared machine
- * left out).
+ * with `postmasterPid`, only that server, its children and the children that ended (other
+ * servers on a shared machine left out).
  */
 export function postgresCpu(postmasterPid = null) {
   let sum = 0;
@@ -160,7 +161,8 @@ export function postgresCpu(postmasterPid = null) {
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
       if (postmasterPid !== null && Number(entry) !== postmasterPid && parentOf(entry) !== postmasterPid) continue;
-      sum += cpuOf(entry);
+      // A backend that ended during the load moved its CPU into the postmaster's cutime/cstime.
+      sum += cpuOf(entry, Number(entry) === postmasterPid);
     } catch { /* gone */ }
   }
   return sum;

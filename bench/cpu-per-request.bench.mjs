@@ -6,9 +6,9 @@
 // per case, divided by the requests answered. `json-250` is the soak's submission: 250 answers of a generated form, no
 // service (bench/soak.bench.mjs adds one). A figure for reading (no goal): the sum is what caps
 // throughput when both cores are busy, and its split says which side a change must shrink.
-import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { createForm, must, report, SMALL_FORM_FIELDS, smallSubmission, startCollect, userToken } from './bench-helpers.mjs';
+import { cpuOf, createForm, must, postgresCpu, postmasterPidOf, report, SMALL_FORM_FIELDS, smallSubmission, startCollect, userToken } from './bench-helpers.mjs';
 import { largeForm, largeSubmission, openRosaPhotoBody, photoJpeg, PHOTO_FORM_FIELDS } from './intake-fixtures.mjs';
 import autocannon from 'autocannon';
 
@@ -16,50 +16,6 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 // BENCH_CPU_CASES: a comma-separated subset of the cases (user, json, json-250, openrosa, data-page).
 const ONLY = process.env.BENCH_CPU_CASES ? new Set(process.env.BENCH_CPU_CASES.split(',')) : null;
-const TICK = 100; // USER_HZ: /proc/<pid>/stat counts clock ticks of 10 ms
-
-/** utime + stime of a process in µs; with `reaped`, plus cutime + cstime (its children that ended). */
-function cpuOf(pid, reaped = false) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0);
-    return (ticks * 1e6) / TICK;
-  } catch {
-    return 0; // the process ended in between
-  }
-}
-
-/** Parent pid of a process, or null when it is gone. */
-function parentOf(pid) {
-  try {
-    return Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
-  } catch {
-    return null;
-  }
-}
-
-/**
- * CPU µs of this run's PostgreSQL server: the postmaster listening on `port` (found by its
- * command line) and its children (backends, WAL writer, checkpointer, autovacuum, io workers).
- * Other servers on the machine (other benches, test suites) are left out.
- */
-function postgresCpu(port) {
-  const pids = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
-  const postmaster = pids.find((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').includes(` -p ${port} `);
-    } catch {
-      return false;
-    }
-  });
-  if (!postmaster) throw new Error(`no PostgreSQL server on port ${port}`);
-  // A backend that ends during the load moves its CPU into the postmaster's cutime/cstime.
-  let sum = cpuOf(postmaster, true);
-  for (const pid of pids) if (String(parentOf(pid)) === postmaster) sum += cpuOf(pid);
-  return sum;
-}
-
 const pg = await startPostgres({ fast: true });
 const redis = await startRedis();
 let collect;
@@ -67,6 +23,7 @@ try {
   collect = await startCollect({ pg, redis, database: 'bench_collect_cpu' });
   const base = collect.url;
   const apiPid = collect.api.child.pid;
+  const postmaster = await postmasterPidOf(createRequire(new URL('../apps/collect-api/package.json', import.meta.url))('pg'), pg.adminUrl);
   const token = await userToken(base);
   const form = await createForm(base, token, { id_string: 'bench', title: 'Bench', fields: SMALL_FORM_FIELDS });
   await createForm(base, token, { id_string: 'bench_photo', title: 'Bench photo', fields: PHOTO_FORM_FIELDS });
@@ -87,12 +44,12 @@ try {
   for (const name of Object.keys(cases)) if (ONLY && !ONLY.has(name)) delete cases[name];
   for (const c of Object.values(cases)) await autocannon({ ...c, connections: CONNECTIONS, duration: 1 }); // warm-up
   for (const [name, c] of Object.entries(cases)) {
-    const before = { api: cpuOf(apiPid), pg: postgresCpu(pg.port), load: process.cpuUsage() };
+    const before = { api: cpuOf(apiPid), pg: postgresCpu(postmaster), load: process.cpuUsage() };
     const result = await autocannon({ ...c, connections: CONNECTIONS, duration: DURATION });
     const load = process.cpuUsage(before.load);
     const n = result.requests.total;
     const api = (cpuOf(apiPid) - before.api) / n;
-    const db = (postgresCpu(pg.port) - before.pg) / n;
+    const db = (postgresCpu(postmaster) - before.pg) / n;
     const gen = (load.user + load.system) / n;
     console.log(`${name}: ${n} requests (${result.non2xx} non-2xx), ${Math.round(n / DURATION)}/s; CPU per request: API ${Math.round(api)} µs, PostgreSQL ${Math.round(db)} µs, load generator ${Math.round(gen)} µs`);
     report(`CPU per request ${name}: API`, api, { unit: 'µs', digits: 0 });
