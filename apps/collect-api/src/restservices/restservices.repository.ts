@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type pg from 'pg';
 import { In, type Repository } from 'typeorm';
+import { preparedQuery } from '../database/prepared-query.js';
 import type { DeliverySnapshot } from './delivery-snapshot.js';
 import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity, type AttemptStatus, type DeliveryEvent, type ServiceName } from './restservice.entities.js';
 
@@ -43,18 +43,6 @@ export class RestServicesRepository {
     @InjectRepository(DeliveryAttemptEntity) private readonly attempts: Repository<DeliveryAttemptEntity>,
   ) {}
 
-  /**
-   * One of the worker's hot statements (claims, the attempt write) as a named prepared
-   * statement, straight on TypeORM's pool: each connection parses and plans it once instead of
-   * on every call (sent as text, planning cost about as much as running them;
-   * docs/benchmarks.md, "Forwarding (issue 20, session 4)"). Outside any transaction, as
-   * `Repository.query` runs them.
-   */
-  private async prepared(name: string, text: string, values: unknown[]): Promise<Array<Record<string, unknown>>> {
-    const pool = (this.deliveries.manager.connection.driver as unknown as { master: pg.Pool }).master;
-    return (await pool.query({ name: `restservices-${name}`, text, values })).rows as Array<Record<string, unknown>>;
-  }
-
   findService(id: number): Promise<RestServiceEntity | null> {
     if (!Number.isSafeInteger(id) || id <= 0 || id > 2_147_483_647) return Promise.resolve(null);
     return this.services.findOneBy({ id });
@@ -93,8 +81,8 @@ export class RestServicesRepository {
    * "Spreadsheet back-fill"). SKIP LOCKED lets several relays run at once.
    */
   async claimForQueue(limit: number, leaseMs: number): Promise<number[]> {
-    const rows = await this.prepared(
-      'claim-for-queue',
+    const rows = await preparedQuery<Record<string, unknown>>(
+      this.deliveries.manager.connection,
       `UPDATE rest_deliveries SET status = 'queued', lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
        WHERE id IN (
          SELECT d.id FROM rest_deliveries d
@@ -119,8 +107,8 @@ export class RestServicesRepository {
    */
   async claimForSending(ids: number[], leaseMs: number): Promise<ClaimedDelivery[]> {
     if (!ids.length) return [];
-    const rows = await this.prepared(
-      'claim-for-sending',
+    const rows = await preparedQuery<Record<string, unknown>>(
+      this.deliveries.manager.connection,
       `UPDATE rest_deliveries d SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
        WHERE id = ANY($1::bigint[]) AND (status = 'queued' OR (status = 'sending' AND lease_until < now()))
        RETURNING ${CLAIMED}`,
@@ -200,8 +188,8 @@ export class RestServicesRepository {
   async recordAttempts(list: AttemptRecord[]): Promise<void> {
     if (!list.length) return;
     const col = <K extends keyof AttemptRecord>(k: K) => list.map((a) => a[k]);
-    await this.prepared(
-      'record-attempts',
+    await preparedQuery<Record<string, unknown>>(
+      this.deliveries.manager.connection,
       `WITH input AS (
          SELECT * FROM unnest($1::bigint[], $2::int[], $3::int[], $4::varchar[], $5::int[], $6::int[], $7::text[], $8::text[], $9::varchar[], $10::timestamptz[])
            WITH ORDINALITY AS t(row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event, retry_at, ord)),
