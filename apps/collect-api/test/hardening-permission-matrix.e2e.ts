@@ -303,7 +303,10 @@ describe('hardening: one permission matrix for every collect-api route', () => {
 
   beforeAll(async () => {
     // A real CAS (child process) for the service account's token and the on-boarding rows.
-    env = await startCasEnv({ AUTH_TOKEN_CACHE_TTL_MS: '0' });
+    // A pool of ONE connection: a route that holds a connection and waits for a second stalls
+    // here at once, where under a larger pool it stalled only when concurrent requests held them
+    // all (docs/architecture.md, "Database connections").
+    env = await startCasEnv({ AUTH_TOKEN_CACHE_TTL_MS: '0', DATABASE_POOL_SIZE: '1' });
     sut = env.collect;
     const api = () => request(sut.url);
     const asAdmin = (r: request.Test) => r.set('Authorization', env.admin.token);

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { CURSOR_BATCH, cursorRows } from '../database/cursor.js';
+import { CURSOR_BATCH, cursorRows, type CursorQuery } from '../database/cursor.js';
 import { preparedQuery } from '../database/prepared-query.js';
 import { SqlParams } from './data-query.js';
 
@@ -200,7 +200,7 @@ export class SubmissionDataRepository {
    * The submission JSON of the scope's rows in `order` from `offset`, at most `limit`: one
    * statement that also counts the scope (in its snapshot) and aggregates the page into one
    * text, so neither side handles a row (docs/benchmarks.md, "Data page (issue 20, session 4)");
-   * above CURSOR_BATCH, batches of rows through a cursor (`total` null). `fields` keeps only
+   * above CURSOR_BATCH, batches of rows through a cursor (counted in its transaction). `fields` keeps only
    * those keys. `geo`: form id → xpath of its geopoint, whose answers come in `geo` (an empty
    * map: none is read). With `check`, no text unless the check holds (`ok`). `prepared`: the
    * caller vouches that the statement's text is one of a fixed few (a plain page of one form:
@@ -223,9 +223,18 @@ export class SubmissionDataRepository {
       JOIN submissions s ON s.id = page.id JOIN forms f ON f.id = s.form_id LEFT JOIN users u ON u.id = s.submitted_by_id
       ORDER BY ${order}`;
     if (q.limit > CURSOR_BATCH) {
-      for await (const batch of cursorRows<DocRow>(this.db, rows, p.values)) {
+      // The scope is counted on the cursor's connection, in its snapshot: a count from the pool
+      // while the cursor holds a connection deadlocked once concurrent pages held them all
+      // (database/cursor.ts; docs/architecture.md, "Database connections").
+      const cp = new SqlParams();
+      const countSql = `SELECT count(*)::int AS n ${this.from(scope, cp).count}`;
+      let total: number | null = null;
+      const before = async (query: CursorQuery) => {
+        total = ((await query(countSql, cp.values)) as Array<{ n: number }>)[0]?.n ?? 0;
+      };
+      for await (const batch of cursorRows<DocRow>(this.db, rows, p.values, { before })) {
         yield {
-          total: null, ok: true, n: batch.length, text: batch.map((r) => r.doc).join(','),
+          total, ok: true, n: batch.length, text: batch.map((r) => r.doc).join(','),
           geo: geoForms.length ? batch.map((r) => r.geo) : null, forms: forms ? batch.map((r) => r.form_id) : null, attachments: batch.map((r) => r.attachments),
         };
       }
