@@ -17,8 +17,7 @@ export type CursorQuery = (sql: string, params: unknown[]) => Promise<unknown[]>
  * there, never from the pool: a holder asking the pool for a second connection deadlocks once
  * every pooled connection is held by such a holder (docs/architecture.md, "Database connections").
  */
-export async function* cursorRows<T>(db: DataSource, sql: string, params: unknown[], opts: { batch?: number; before?: (query: CursorQuery) => Promise<void> } = {}): AsyncGenerator<T[]> {
-  const batch = opts.batch ?? CURSOR_BATCH;
+export async function* cursorRows<T>(db: DataSource, sql: string, params: unknown[], opts: { before?: (query: CursorQuery) => Promise<void> } = {}): AsyncGenerator<T[]> {
   const runner = db.createQueryRunner();
   await runner.connect();
   let open = false;
@@ -28,9 +27,9 @@ export async function* cursorRows<T>(db: DataSource, sql: string, params: unknow
     if (opts.before) await opts.before((text, values) => runner.query(text, values) as Promise<unknown[]>);
     await runner.query(`DECLARE data_out NO SCROLL CURSOR FOR ${sql}`, params);
     for (;;) {
-      const rows = (await runner.query(`FETCH ${batch} FROM data_out`)) as T[];
+      const rows = (await runner.query(`FETCH ${CURSOR_BATCH} FROM data_out`)) as T[];
       if (rows.length) yield rows;
-      if (rows.length < batch) break;
+      if (rows.length < CURSOR_BATCH) break;
     }
   } finally {
     if (open) await runner.query('ROLLBACK').catch(() => undefined);

@@ -42,8 +42,8 @@ export interface AttachmentRow {
  * attachment rows.
  */
 export interface SubmissionDocs {
-  /** Live submissions of the whole scope, counted by the same statement; null when not counted. */
-  total: number | null;
+  /** Live submissions of the whole scope, in the snapshot of the statement (or cursor) that read the page. */
+  total: number;
   /** False when an AccessCheck failed (then there are no texts). */
   ok: boolean;
   /** How many submissions `text` holds. */
@@ -188,11 +188,11 @@ export class SubmissionDataRepository {
     return { from: sql(opts.users || whereUsers || USES_USERS.test(order)), order, count: sql(whereUsers) };
   }
 
-  /** Live submissions in the scope. */
-  async count(scope: SubmissionScope): Promise<number> {
+  /** Live submissions in the scope; `query`: on a connection the caller holds (a cursor's, database/cursor.ts). */
+  async count(scope: SubmissionScope, query: CursorQuery = (sql, values) => this.db.query(sql, values)): Promise<number> {
     if (!scope.formIds.length) return 0;
     const p = new SqlParams();
-    const rows = (await this.db.query(`SELECT count(*)::int AS n ${this.from(scope, p).count}`, p.values)) as Array<{ n: number }>;
+    const rows = (await query(`SELECT count(*)::int AS n ${this.from(scope, p).count}`, p.values)) as Array<{ n: number }>;
     return rows[0]?.n ?? 0;
   }
 
@@ -226,11 +226,9 @@ export class SubmissionDataRepository {
       // The scope is counted on the cursor's connection, in its snapshot: a count from the pool
       // while the cursor holds a connection deadlocked once concurrent pages held them all
       // (database/cursor.ts; docs/architecture.md, "Database connections").
-      const cp = new SqlParams();
-      const countSql = `SELECT count(*)::int AS n ${this.from(scope, cp).count}`;
-      let total: number | null = null;
+      let total = 0;
       const before = async (query: CursorQuery) => {
-        total = ((await query(countSql, cp.values)) as Array<{ n: number }>)[0]?.n ?? 0;
+        total = await this.count(scope, query);
       };
       for await (const batch of cursorRows<DocRow>(this.db, rows, p.values, { before })) {
         yield {

@@ -124,7 +124,9 @@ export class SubmissionDataService {
       if (read.page !== null && read.page > 1) throw new NotFoundException({ detail: 'Invalid page.' });
       return { total: batch?.total ?? (await this.repo.count(scope)), batches: (async function* () {})() };
     }
-    const total = batch.total ?? (await this.repo.count(scope));
+    // Counted with the page, on its connection: asking the pool for a count here, while `docs`
+    // holds a cursor's connection, deadlocked (docs/architecture.md, "Database connections").
+    const total = batch.total;
     const filled = (b: SubmissionDocs) => [this.filled(b, geo)];
     async function* batches(): AsyncGenerator<string[]> {
       yield filled(batch!);
