@@ -1,8 +1,6 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { JobQueue } from '../src/jobs/job-queue.js';
-import { QueueName } from '../src/jobs/job.types.js';
 import { RestServicesRepository } from '../src/restservices/restservices.repository.js';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
 import { FAST_FORWARDING, headerNames, Receiver, until } from './restservices-receiver.js';
@@ -220,17 +218,20 @@ describe('rest services: CRUD, forwarders on the wire, retries, delivery log', (
   });
 
   describe('delivery rules', () => {
-    it('a submission deleted before the worker runs is never sent: skipped', async () => {
+    it('a submission deleted before the worker gets to it is never sent: skipped', async () => {
+      // Every send slot of the worker (FORWARD_CONCURRENCY, 16) held by a slow receiver: a new
+      // row stays in the outbox until one comes free, 6 s later.
+      const busyForm = await newForm('busy_form');
+      rx.script('/busy', [{ status: 200, body: 'ok', delayMs: 6_000 }]);
+      const busy = (await create({ xform: busyForm, name: 'generic_json', service_url: `${rx.url}/busy` }).expect(201)).body;
+      await Promise.all(Array.from({ length: 16 }, (_, i) => submitJson({ name: `busy ${i}` }, busyForm)));
+      const sending = async () => ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 AND status = 'sending'`, [busy.id])) as Array<{ n: number }>)[0].n;
+      await until('every send slot busy', async () => (await sending()) === 16);
       const form = await newForm('del_form');
       const svc = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/deleted` }).expect(201)).body;
-      const queue = sut.app.get(JobQueue).queue(QueueName.Delivery);
-      await queue.pause(true);
-      try {
-        const sub = await submitJson({ name: 'Gone' }, form);
-        await api().delete(`/api/v1/data/${form}/${sub._id}`).set('Authorization', owner.token).expect(204);
-      } finally {
-        await queue.resume(true);
-      }
+      const sub = await submitJson({ name: 'Gone' }, form);
+      await api().delete(`/api/v1/data/${form}/${sub._id}`).set('Authorization', owner.token).expect(204);
+      expect(await sending()).toBe(16);
       const entries = await until('skipped entry', async () => { const l = await log(svc.id); return l.length && l; });
       expect(entries).toMatchObject([{ status: 'skipped', attempt: 1, status_code: null, error: 'submission deleted before delivery' }]);
       expect(rx.to('/deleted')).toHaveLength(0);
