@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, unlink } from 'node:fs/promises';
+import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -15,6 +14,8 @@ export interface UploadedFile {
   tmpPath: string;
   size: number;
   mimetype: string;
+  /** Set once storage took the temporary file over (FileStorage.moveFile): cleanup leaves it be. */
+  taken?: boolean;
 }
 
 export interface MultipartSubmission<T> {
@@ -38,6 +39,28 @@ export const XML_PART = 'xml_submission_file';
 /** attachments.name is varchar(255): a longer name is refused, not a database error (found by fuzzing). */
 export const MAX_ATTACHMENT_NAME = 255;
 
+/** Temporary folders known to exist (UPLOAD_TMP_DIR: in practice one). */
+const readyDirs = new Set<string>();
+
+/**
+ * A new temporary file in `dir`, opened for writing. The folder is made once per process, not per
+ * request (a `mkdir` per submission was a tenth of the OpenRosa path's file-system calls:
+ * docs/benchmarks.md, "OpenRosa and soak (issue 20, session 6)"); removed meanwhile, it is made again.
+ */
+async function openTemp(dir: string, path: string): Promise<FileHandle> {
+  if (!readyDirs.has(dir)) {
+    await mkdir(dir, { recursive: true });
+    readyDirs.add(dir);
+  }
+  try {
+    return await open(path, 'wx');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    readyDirs.delete(dir);
+    return openTemp(dir, path);
+  }
+}
+
 export function isMultipart(req: IncomingMessage): boolean {
   return /^multipart\/form-data\s*;/i.test(req.headers['content-type'] ?? '');
 }
@@ -53,12 +76,13 @@ export function isMultipart(req: IncomingMessage): boolean {
  * read, with every temporary file removed.
  */
 export async function readMultipartSubmission<T>(req: IncomingMessage, limits: MultipartLimits, authorize: (xml: string) => Promise<T>): Promise<MultipartSubmission<T>> {
-  await mkdir(limits.tmpDir, { recursive: true });
   const files: UploadedFile[] = [];
   const temps: string[] = [];
-  // Temporary files, never folders: unlink is enough (rm would lstat each first).
+  // Temporary files, never folders: unlink is enough (rm would lstat each first). A file storage
+  // took over is gone already: no call for it.
   const cleanup = async () => {
-    await Promise.all(temps.map((t) => unlink(t).catch((err: NodeJS.ErrnoException) => {
+    const taken = new Set(files.filter((f) => f?.taken).map((f) => f.tmpPath));
+    await Promise.all(temps.filter((t) => !taken.has(t)).map((t) => unlink(t).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     })));
   };
@@ -102,6 +126,9 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
   const writes: Array<Promise<void>> = [];
   const outs: Array<Promise<void>> = [];
   const destroyers: Array<() => void> = [];
+  /** Temporary files being opened: an early refusal waits for them, or they would be created after the cleanup. */
+  const openings: Array<Promise<unknown>> = [];
+  let aborted = false;
   bb.on('field', (name, value, info) => {
     if (name !== XML_PART) return;
     xmlStarted = true;
@@ -147,12 +174,25 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
   });
   bb.on('filesLimit', () => fail(413, `At most ${limits.maxFiles} attachments per submission.`));
 
-  const spool = (field: string, name: string, stream: Readable, slot: number): Promise<void> => {
+  const spool = async (field: string, name: string, stream: Readable, slot: number): Promise<void> => {
     const tmpPath = join(limits.tmpDir, `${randomUUID()}.part`);
     temps.push(tmpPath);
     let size = 0;
     let head = Buffer.alloc(0);
-    const out = createWriteStream(tmpPath);
+    // Refused meanwhile: no file is made after the cleanup.
+    if (aborted) return void stream.resume();
+    // The part is not read until its file is open (busboy meanwhile holds the request back).
+    let handle: FileHandle;
+    try {
+      const opening = openTemp(limits.tmpDir, tmpPath);
+      openings.push(opening.catch(() => undefined));
+      handle = await opening;
+    } catch {
+      fail(500, 'Could not store the upload.');
+      stream.resume();
+      return;
+    }
+    const out = handle.createWriteStream();
     outs.push(new Promise<void>((resolve) => out.on('close', () => resolve())));
     destroyers.push(() => out.destroy());
     stream.on('data', (c: Buffer) => {
@@ -193,6 +233,8 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
     // after early fuzzing runs). Only the file streams: a part stream busboy gave up on may
     // never close (fuzzing found a hang when this awaited every part).
     req.unpipe(bb);
+    aborted = true;
+    await Promise.all(openings);
     for (const destroy of destroyers) destroy();
     await Promise.all(outs);
     await cleanup();

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -55,7 +55,10 @@ describe.each(backends)('FileStorage: %s', (_name, make) => {
   it('stores a local file and reads it back whole and by byte range', async () => {
     const src = join(scratch, 'a.bin');
     writeFileSync(src, '0123456789abcdef');
-    await sut.putFile(path, src, 'image/jpeg');
+    const taken = await sut.moveFile(path, src, 'image/jpeg');
+    // Taken over (renamed away) exactly when it says so; otherwise still there for the caller to remove.
+    expect(existsSync(src)).toBe(!taken);
+    expect(taken).toBe(sut.kind === 'local');
     expect(await text(await sut.read(path))).toBe('0123456789abcdef');
     expect(await text(await sut.read(path, { start: 2, end: 5 }))).toBe('2345');
     const info = await sut.stat(path);

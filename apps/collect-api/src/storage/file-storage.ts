@@ -21,8 +21,12 @@ export interface ByteRange {
  */
 export interface FileStorage {
   readonly kind: 'local' | 's3';
-  /** Stores the local file at `path` (overwriting). */
-  putFile(path: string, localFile: string, contentType: string): Promise<void>;
+  /**
+   * Stores the local file at `path` (overwriting) and may take it over: true when the local file
+   * is gone (local storage renames it into place: one file-system operation), false when it is
+   * still there for the caller to remove (S3 uploads a copy; a copy across file systems).
+   */
+  moveFile(path: string, localFile: string, contentType: string): Promise<boolean>;
   /** Stores a stream at `path` (overwriting); returns the byte count. */
   putStream(path: string, body: Readable, contentType: string): Promise<number>;
   /** A read stream of the file (or of a byte range). Rejects with FileNotFoundError. */

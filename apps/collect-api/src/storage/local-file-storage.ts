@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, link, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -25,32 +25,38 @@ export class LocalFileStorage implements FileStorage {
   }
 
   /**
-   * The bytes are not copied when they need not be: the local file gets a second name (a hard
-   * link) in the storage folder, then that name is renamed over the target (atomic, overwrites).
-   * The caller's file stays where it was (it may store it again, and removes it itself); the
-   * file's bytes are never written to again by either. Across file systems (UPLOAD_TMP_DIR and
-   * MEDIA_ROOT on different mounts), or where links are not allowed, it is copied as before.
+   * The local file is renamed into place: one file-system operation, no byte copied, and atomic
+   * (a reader sees the old file or the new one, never a part). Intake used to link it under a
+   * temporary name, rename that over the target and unlink the original: three operations
+   * (docs/benchmarks.md, "OpenRosa and soak (issue 20, session 6)"). Across file systems
+   * (UPLOAD_TMP_DIR and MEDIA_ROOT on different mounts) rename fails with EXDEV: the bytes are
+   * then copied under a temporary name that is renamed over the target, and the local file is
+   * left to its owner.
    */
-  async putFile(path: string, localFile: string, _contentType: string): Promise<void> {
+  async moveFile(path: string, localFile: string, _contentType: string): Promise<boolean> {
     const target = this.full(path);
+    if (this.renaming) {
+      try {
+        await this.inDir(dirname(target), () => rename(localFile, target));
+        return true;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+        this.renaming = false;
+      }
+    }
     const tmp = `${target}.part-${process.pid}-${Date.now()}`;
     try {
-      await this.inDir(dirname(target), () => (this.linking ? link(localFile, tmp).catch((err: NodeJS.ErrnoException) => this.copyInstead(err, localFile, tmp)) : copyFile(localFile, tmp)));
+      await this.inDir(dirname(target), () => copyFile(localFile, tmp));
       await rename(tmp, target);
     } catch (err) {
       await rm(tmp, { force: true });
       throw err;
     }
+    return false;
   }
 
-  /** Links are tried until one fails for a reason that will not change (another file system, not allowed). */
-  private linking = true;
-
-  private async copyInstead(err: NodeJS.ErrnoException, localFile: string, tmp: string): Promise<void> {
-    if (!['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'EACCES'].includes(err.code ?? '')) throw err;
-    if (err.code !== 'EMLINK') this.linking = false;
-    await copyFile(localFile, tmp);
-  }
+  /** Renames are tried until one crosses file systems (EXDEV): that will not change. */
+  private renaming = true;
 
   /**
    * Runs `write` in `dir`, creating the directory first unless this process did so before

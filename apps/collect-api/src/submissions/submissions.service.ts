@@ -302,7 +302,8 @@ export class SubmissionsService {
         path = withSuffix(plain, randomBytes(4).toString('hex'));
       }
       stored.push(path);
-      await this.storage.putFile(path, file.tmpPath, file.mimetype);
+      // The temporary file is moved, not copied, where storage can (upload.cleanup() removes the rest).
+      file.taken = await this.storage.moveFile(path, file.tmpPath, file.mimetype);
     }
     return keep;
   }
