@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
+import { createWriteStream, open } from 'node:fs';
+import { mkdir, unlink } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { basename, join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -39,6 +41,8 @@ export const XML_PART = 'xml_submission_file';
 /** attachments.name is varchar(255): a longer name is refused, not a database error (found by fuzzing). */
 export const MAX_ATTACHMENT_NAME = 255;
 
+const openFile = promisify(open);
+
 /** Temporary folders known to exist (UPLOAD_TMP_DIR: in practice one). */
 const readyDirs = new Set<string>();
 
@@ -47,13 +51,15 @@ const readyDirs = new Set<string>();
  * request (a `mkdir` per submission was a tenth of the OpenRosa path's file-system calls:
  * docs/benchmarks.md, "OpenRosa and soak (issue 20, session 6)"); removed meanwhile, it is made again.
  */
-async function openTemp(dir: string, path: string): Promise<FileHandle> {
+async function openTemp(dir: string, path: string): Promise<number> {
   if (!readyDirs.has(dir)) {
     await mkdir(dir, { recursive: true });
     readyDirs.add(dir);
   }
   try {
-    return await open(path, 'wx');
+    // A plain descriptor for fs.WriteStream, as createWriteStream(path) would open it (a FileHandle's
+    // stream writes through fs/promises: more calls per chunk).
+    return await openFile(path, 'wx');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     readyDirs.delete(dir);
@@ -182,17 +188,17 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
     // Refused meanwhile: no file is made after the cleanup.
     if (aborted) return void stream.resume();
     // The part is not read until its file is open (busboy meanwhile holds the request back).
-    let handle: FileHandle;
+    let fd: number;
     try {
       const opening = openTemp(limits.tmpDir, tmpPath);
       openings.push(opening.catch(() => undefined));
-      handle = await opening;
+      fd = await opening;
     } catch {
       fail(500, 'Could not store the upload.');
       stream.resume();
       return;
     }
-    const out = handle.createWriteStream();
+    const out = createWriteStream(tmpPath, { fd });
     outs.push(new Promise<void>((resolve) => out.on('close', () => resolve())));
     destroyers.push(() => out.destroy());
     stream.on('data', (c: Buffer) => {
