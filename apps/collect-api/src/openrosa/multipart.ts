@@ -13,7 +13,10 @@ export interface UploadedFile {
   field: string;
   /** The client's file name (the value a media question holds), reduced to a base name. */
   name: string;
+  /** The temporary file the part was spooled to; '' when it is held in memory (`bytes`). */
   tmpPath: string;
+  /** The part's bytes, when the request was small enough to hold them (IN_MEMORY_REQUEST_BYTES). */
+  bytes?: Buffer[];
   size: number;
   mimetype: string;
   /** Set once storage took the temporary file over (FileStorage.moveFile): cleanup leaves it be. */
@@ -42,6 +45,19 @@ export const XML_PART = 'xml_submission_file';
 export const MAX_ATTACHMENT_NAME = 255;
 
 const openFile = promisify(open);
+
+/**
+ * A request whose whole body (Content-Length) is at most this many bytes keeps its attachment
+ * parts in memory instead of spooling them to temporary files, as Django keeps uploads under
+ * FILE_UPLOAD_MAX_MEMORY_SIZE: each is then written once, straight to its storage path (one
+ * open, one write, one close), where a spooled part costs a temporary file's create, its writes
+ * and a rename (docs/benchmarks.md, "OpenRosa and soak (issue 20, session 6)"). Bounded twice:
+ * by the body's length per request and by IN_MEMORY_TOTAL_BYTES over the process; a request
+ * past either spools to disk as before.
+ */
+export const IN_MEMORY_REQUEST_BYTES = 1024 * 1024;
+export const IN_MEMORY_TOTAL_BYTES = 32 * 1024 * 1024;
+let inMemoryTotal = 0;
 
 /** Temporary folders known to exist (UPLOAD_TMP_DIR: in practice one). */
 const readyDirs = new Set<string>();
@@ -84,9 +100,12 @@ export function isMultipart(req: IncomingMessage): boolean {
 export async function readMultipartSubmission<T>(req: IncomingMessage, limits: MultipartLimits, authorize: (xml: string) => Promise<T>): Promise<MultipartSubmission<T>> {
   const files: UploadedFile[] = [];
   const temps: string[] = [];
+  let held = 0;
   // Temporary files, never folders: unlink is enough (rm would lstat each first). A file storage
   // took over is gone already: no call for it.
   const cleanup = async () => {
+    inMemoryTotal -= held;
+    held = 0;
     const taken = new Set(files.filter((f) => f?.taken).map((f) => f.tmpPath));
     await Promise.all(temps.filter((t) => !taken.has(t)).map((t) => unlink(t).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
@@ -128,6 +147,12 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
   } catch {
     throw new HttpErrorWithHeaders(415, 'Expected multipart/form-data with a boundary.', {});
   }
+
+  // Attachments held in memory (IN_MEMORY_REQUEST_BYTES): the body's declared length is
+  // reserved from the process budget until cleanup (Node's parser never reads past it).
+  const declared = Number(req.headers['content-length']);
+  if (Number.isSafeInteger(declared) && declared > 0 && declared <= IN_MEMORY_REQUEST_BYTES && inMemoryTotal + declared <= IN_MEMORY_TOTAL_BYTES) held = declared;
+  inMemoryTotal += held;
 
   const writes: Array<Promise<void>> = [];
   const outs: Array<Promise<void>> = [];
@@ -175,10 +200,32 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
     // Keep part order (the order the client sent), whatever order the writes finish in.
     const slot = files.length;
     files.push(undefined as unknown as UploadedFile);
+    if (held) {
+      // Not read before the XML was accepted, as a spooled part (backpressure meanwhile).
+      writes.push(xmlAccepted.then(() => keep(field, name, stream, slot), () => void stream.resume()));
+      return;
+    }
     // Not read before the XML was accepted: busboy meanwhile stops reading the request (backpressure).
     writes.push(xmlAccepted.then(() => spool(field, name, stream, slot), () => void stream.resume()));
   });
   bb.on('filesLimit', () => fail(413, `At most ${limits.maxFiles} attachments per submission.`));
+
+  /** An attachment part held in memory (the request is small: IN_MEMORY_REQUEST_BYTES). */
+  const keep = (field: string, name: string, stream: Readable, slot: number): Promise<void> => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limits.attachmentMaxBytes) fail(413, `The attachment "${name}" is larger than ${limits.attachmentMaxBytes} bytes.`);
+      else chunks.push(c);
+    });
+    stream.on('limit', () => fail(413, `The attachment "${name}" is larger than ${limits.attachmentMaxBytes} bytes.`));
+    return new Promise((resolve) => stream.on('close', () => {
+      const head = Buffer.concat(chunks.slice(0, 16)).subarray(0, 16);
+      files[slot] = { field, name, tmpPath: '', bytes: chunks, size, mimetype: detectMimetype(head, name) };
+      resolve();
+    }));
+  };
 
   const spool = async (field: string, name: string, stream: Readable, slot: number): Promise<void> => {
     const tmpPath = join(limits.tmpDir, `${randomUUID()}.part`);

@@ -67,6 +67,16 @@ describe.each(backends)('FileStorage: %s', (_name, make) => {
     expect(await sut.exists(path)).toBe(true);
   });
 
+  it('stores bytes from memory, whole, also over a file already at the path', async () => {
+    const other = 'alice/attachments/1_survey/bytes.jpg';
+    await sut.putBytes(other, [Buffer.from('abc'), Buffer.alloc(0), Buffer.from('defgh')], 'image/jpeg');
+    expect(await text(await sut.read(other))).toBe('abcdefgh');
+    await sut.putBytes(other, [Buffer.from('xy')], 'image/jpeg');
+    expect(await text(await sut.read(other))).toBe('xy');
+    expect((await sut.stat(other))?.size).toBe(2);
+    await sut.delete(other);
+  });
+
   it('overwrites, stores streams, and deletes (missing files are not errors)', async () => {
     const n = await sut.putStream(path, Readable.from([Buffer.from('new'), Buffer.from(' content')]), 'text/plain');
     expect(n).toBe(11);

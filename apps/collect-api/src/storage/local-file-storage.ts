@@ -1,12 +1,34 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { assertSafeStoragePath, FileNotFoundError, type ByteRange, type FileStorage, type StoredFileInfo } from './file-storage.js';
 
 const MADE_DIRS_MAX = 10_000;
+
+/** Writes `chunks` to a file opened with `flags`: one open, one writev (more only if the system writes less), one close. */
+async function writeNew(file: string, chunks: Buffer[], flags: 'w' | 'wx'): Promise<void> {
+  const handle = await open(file, flags);
+  try {
+    let rest = chunks.filter((c) => c.length > 0);
+    while (rest.length) {
+      let { bytesWritten } = await handle.writev(rest);
+      const left: Buffer[] = [];
+      for (const c of rest) {
+        if (bytesWritten >= c.length) bytesWritten -= c.length;
+        else {
+          left.push(c.subarray(bytesWritten));
+          bytesWritten = 0;
+        }
+      }
+      rest = left;
+    }
+  } finally {
+    await handle.close();
+  }
+}
 
 /** Files under a root directory (default: the data directory), written via temp name + rename. */
 export class LocalFileStorage implements FileStorage {
@@ -53,6 +75,29 @@ export class LocalFileStorage implements FileStorage {
       throw err;
     }
     return false;
+  }
+
+  /**
+   * Bytes in memory: written straight to the target, created new (open with `wx`, one `writev`,
+   * close), not under a temporary name: the paths intake writes are reserved by an attachment row
+   * not yet committed, so nothing reads the file before it is whole. A file already there (left by
+   * an interrupted earlier write) is replaced whole: temporary name, then rename.
+   */
+  async putBytes(path: string, chunks: Buffer[], _contentType: string): Promise<void> {
+    const target = this.full(path);
+    try {
+      await this.inDir(dirname(target), () => writeNew(target, chunks, 'wx'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const tmp = `${target}.part-${process.pid}-${Date.now()}`;
+      try {
+        await writeNew(tmp, chunks, 'w');
+        await rename(tmp, target);
+      } catch (e) {
+        await rm(tmp, { force: true });
+        throw e;
+      }
+    }
   }
 
   /** Renames are tried until one crosses file systems (EXDEV): that will not change. */

@@ -53,6 +53,11 @@ export class S3FileStorage implements FileStorage {
     return false;
   }
 
+  async putBytes(path: string, chunks: Buffer[], contentType: string): Promise<void> {
+    const data = Buffer.concat(chunks);
+    await this.client.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: this.key(path), Body: data, ContentLength: data.length, ContentType: contentType }));
+  }
+
   async putStream(path: string, body: Readable, contentType: string): Promise<number> {
     // PutObject needs a length; buffer-free way: collect to a temp file would be the general
     // answer, but every caller here stores from a temp file (moveFile). Streams of unknown size

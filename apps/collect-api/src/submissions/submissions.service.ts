@@ -302,8 +302,10 @@ export class SubmissionsService {
         path = withSuffix(row.filename, randomBytes(4).toString('hex'));
       }
       stored.push(path);
-      // The temporary file is moved, not copied, where storage can (upload.cleanup() removes the rest).
-      file.taken = await this.storage.moveFile(path, file.tmpPath, file.mimetype);
+      // A small upload is written from memory; a spooled one moved, not copied, where storage can
+      // (upload.cleanup() removes the rest).
+      if (file.bytes) await this.storage.putBytes(path, file.bytes, file.mimetype);
+      else file.taken = await this.storage.moveFile(path, file.tmpPath, file.mimetype);
     }
     return keep;
   }
