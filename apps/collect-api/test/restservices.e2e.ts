@@ -9,7 +9,8 @@ import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
 // These OpenRosa submissions name files they do not attach; the media wait has its own suite (restservices-events).
-const FAST = { ...FAST_FORWARDING, FORWARD_MEDIA_WAIT_SECONDS: '0' };
+// A request may take 10 s here: the deleted-before-send test holds every send slot with 6 s answers.
+const FAST = { ...FAST_FORWARDING, FORWARD_MEDIA_WAIT_SECONDS: '0', FORWARD_TIMEOUT_MS: '10000' };
 
 describe('rest services: CRUD, forwarders on the wire, retries, delivery log', () => {
   let sut: TestCollectApp;
@@ -235,7 +236,9 @@ describe('rest services: CRUD, forwarders on the wire, retries, delivery log', (
       const entries = await until('skipped entry', async () => { const l = await log(svc.id); return l.length && l; });
       expect(entries).toMatchObject([{ status: 'skipped', attempt: 1, status_code: null, error: 'submission deleted before delivery' }]);
       expect(rx.to('/deleted')).toHaveLength(0);
-    });
+      // The receiver is every test's destination (8 connections at most): the slow deliveries end before the next test sends.
+      await until('the slow deliveries done', async () => (await log(busy.id, 'success')).length === 16, 30_000);
+    }, 60_000);
 
     it('503 three times then 200: delivered once, 4 attempts logged with one X-Delivery-Id', async () => {
       const form = await newForm('retry_form');
