@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { OAuthApplicationsService } from '../src/oauth2/oauth-applications.service.js';
 import { OAuth2Service } from '../src/oauth2/oauth2.service.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
@@ -158,6 +159,56 @@ describe('security: authentication limits (issue 17, finding 4)', () => {
       const refreshes = await Promise.all(Array.from({ length: 10 }, () => post({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token })));
       expect(refreshes.filter((r) => r.status === 200)).toHaveLength(1);
       expect(refreshes.filter((r) => r.status === 400 && r.body.error === 'invalid_grant')).toHaveLength(9);
+    });
+
+    // The winner's tokens are stored in the transaction that marks the code (or the refresh token)
+    // used: a request that finds it used always finds, and revokes, what it issued. Here the winner is
+    // held between the two steps (another transaction locks the user's row, which the token's foreign
+    // key must share) while a second request presents the same code or refresh token.
+    it('a second presentation while the first is still issuing revokes what the first issues', async () => {
+      const { app: client, clientSecret } = await sut.app.get(OAuthApplicationsService).create(owner.id, { name: 'held', clientType: 'confidential', redirectUris: ['https://client.example/cb'] });
+      const oauth = sut.app.get(OAuth2Service);
+      const ds = sut.app.get(DataSource);
+      const code = async () => {
+        const check = await oauth.checkAuthorizeRequest({ client_id: client.clientId, response_type: 'code', scope: 'read' });
+        if (check.kind !== 'ok') throw new Error('authorize request refused');
+        return new URL(await oauth.approve(check.request, owner.id)).searchParams.get('code')!;
+      };
+      const post = (body: Record<string, string>) => request(sut.url).post('/o/token').type('form').set('Authorization', basicHeader(client.clientId, clientSecret!)).send(body);
+      const lockWaiters = async () => Number((await ds.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))[0].n);
+      const until = async (done: () => Promise<boolean>) => {
+        for (const started = Date.now(); !(await done()); ) {
+          if (Date.now() - started > 15_000) throw new Error('timed out waiting');
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      const presentTwiceWhileHeld = async (body: Record<string, string>) => {
+        const holder = ds.createQueryRunner();
+        await holder.connect();
+        await holder.startTransaction();
+        await holder.query(`SELECT id FROM users WHERE id = $1 FOR UPDATE`, [owner.id]);
+        const first = post(body).then((r) => r);
+        await until(async () => (await lockWaiters()) >= 1);
+        let secondSettled = false;
+        const second = post(body).then((r) => ((secondSettled = true), r));
+        await until(async () => secondSettled || (await lockWaiters()) >= 2);
+        await holder.commitTransaction();
+        await holder.release();
+        const answers = await Promise.all([first, second]);
+        const won = answers.filter((r) => r.status === 200);
+        expect(won).toHaveLength(1);
+        expect(answers.filter((r) => r.status === 400 && r.body.error === 'invalid_grant')).toHaveLength(1);
+        return won[0].body as { access_token: string; refresh_token: string };
+      };
+
+      const fromCode = await presentTwiceWhileHeld({ grant_type: 'authorization_code', code: await code() });
+      expect((await post({ grant_type: 'refresh_token', refresh_token: fromCode.refresh_token })).status).toBe(400);
+      await request(sut.url).get('/api/v1/user').set('Authorization', `Bearer ${fromCode.access_token}`).expect(401);
+
+      const tokens = await post({ grant_type: 'authorization_code', code: await code() }).expect(200);
+      const fromRefresh = await presentTwiceWhileHeld({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token });
+      expect((await post({ grant_type: 'refresh_token', refresh_token: fromRefresh.refresh_token })).status).toBe(400);
+      await request(sut.url).get('/api/v1/user').set('Authorization', `Bearer ${fromRefresh.access_token}`).expect(401);
     });
   });
 });

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import type { DataSource, Repository } from 'typeorm';
+import type { DataSource, EntityManager, Repository } from 'typeorm';
 import { OAuthApplicationEntity, OAuthGrantEntity, OAuthTokenEntity } from './oauth2.entities.js';
 
 /** An access token with the owner fields the Bearer hot path needs, read in one query. */
@@ -13,6 +13,38 @@ export interface AccessTokenRow {
   scope: string;
   expires_at: Date;
   revoked_at: Date | null;
+}
+
+/** A new access/refresh pair, hashed, as the service issues it. */
+export interface IssuedTokens {
+  applicationId: number;
+  userId: number;
+  scope: string;
+  accessHash: string;
+  refreshHash: string;
+  accessExpiresAt: Date;
+}
+
+/** What a code redemption or a refresh rotation did; `revokedHashes` are access/refresh hashes to drop from caches. */
+export interface TokenExchange {
+  kind: 'issued' | 'reused';
+  revokedHashes: string[];
+}
+
+async function revokeFamily(m: EntityManager, grantId: number): Promise<string[]> {
+  const [rows] = await m.query(`UPDATE oauth_tokens SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL RETURNING token_hash`, [grantId]);
+  return (rows as Array<{ token_hash: string }>).map((r) => r.token_hash);
+}
+
+async function insertPair(m: EntityManager, grantId: number, t: IssuedTokens): Promise<void> {
+  await m.query(
+    `WITH access AS (
+       INSERT INTO oauth_tokens (kind, token_hash, application_id, user_id, grant_id, pair_id, scope, expires_at)
+       VALUES ('access', $1, $3, $4, $5, NULL, $6, $7) RETURNING id)
+     INSERT INTO oauth_tokens (kind, token_hash, application_id, user_id, grant_id, pair_id, scope, expires_at)
+     SELECT 'refresh', $2, $3, $4, $5, access.id, $6, NULL FROM access`,
+    [t.accessHash, t.refreshHash, t.applicationId, t.userId, grantId, t.scope, t.accessExpiresAt],
+  );
 }
 
 /** Queries of the local OAuth 2.0 provider. */
@@ -53,14 +85,37 @@ export class OAuth2Repository {
     return this.grants.findOneBy({ codeHash });
   }
 
-  /** Marks a code used; false when another request used it first (single use under races). */
-  async markGrantUsed(id: number): Promise<boolean> {
-    const [rows] = await this.ds.query(`UPDATE oauth_grants SET used_at = now() WHERE id = $1 AND used_at IS NULL RETURNING id`, [id]);
-    return rows.length === 1;
+  /**
+   * Redeems a code: marks it used and stores the tokens it issues in one transaction, so a code seen
+   * used always has its tokens stored. A concurrent redemption's UPDATE waits on this row's lock;
+   * once the winner commits it matches no row, and its family revocation (a later statement, a fresh
+   * snapshot under READ COMMITTED) sees and revokes the winner's tokens (docs/security.md).
+   */
+  redeemCode(grantId: number, issued: IssuedTokens): Promise<TokenExchange> {
+    return this.ds.transaction(async (m) => {
+      const [used] = await m.query(`UPDATE oauth_grants SET used_at = now() WHERE id = $1 AND used_at IS NULL RETURNING id`, [grantId]);
+      if (used.length === 0) return { kind: 'reused', revokedHashes: await revokeFamily(m, grantId) };
+      await insertPair(m, grantId, issued);
+      return { kind: 'issued', revokedHashes: [] };
+    });
   }
 
-  insertToken(token: Omit<OAuthTokenEntity, 'id' | 'createdAt' | 'revokedAt'>): Promise<OAuthTokenEntity> {
-    return this.tokens.save(this.tokens.create({ ...token, revokedAt: null }));
+  /**
+   * Rotates a refresh token: revokes it and the access token issued with it, and stores the new pair,
+   * in one transaction that first locks the family's grant row. Concurrent rotations of one family
+   * run one after the other; the one that finds the token already revoked ends the whole family,
+   * the winner's new pair included.
+   */
+  rotateRefreshToken(token: Pick<OAuthTokenEntity, 'id' | 'grantId' | 'pairId'>, issued: IssuedTokens): Promise<TokenExchange> {
+    return this.ds.transaction(async (m) => {
+      await m.query(`SELECT id FROM oauth_grants WHERE id = $1 FOR UPDATE`, [token.grantId]);
+      const [revoked] = await m.query(`UPDATE oauth_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id`, [token.id]);
+      if (revoked.length === 0) return { kind: 'reused', revokedHashes: await revokeFamily(m, token.grantId) };
+      const pair: Array<{ token_hash: string }> =
+        token.pairId === null ? [] : (await m.query(`UPDATE oauth_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING token_hash`, [token.pairId]))[0];
+      await insertPair(m, token.grantId, issued);
+      return { kind: 'issued', revokedHashes: pair.map((r) => r.token_hash) };
+    });
   }
 
   findTokenByHash(kind: 'access' | 'refresh', tokenHash: string): Promise<OAuthTokenEntity | null> {
@@ -76,20 +131,8 @@ export class OAuth2Repository {
     return rows[0] ?? null;
   }
 
-  /** Revokes one token; false when it was already revoked (a refresh token used twice). */
-  async revokeToken(id: number): Promise<boolean> {
-    const [rows] = await this.ds.query(`UPDATE oauth_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id`, [id]);
-    return rows.length === 1;
-  }
-
   /** Revokes every token descended from one authorization code; returns their hashes. */
-  async revokeGrantFamily(grantId: number): Promise<string[]> {
-    const [rows] = await this.ds.query(`UPDATE oauth_tokens SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL RETURNING token_hash`, [grantId]);
-    return (rows as Array<{ token_hash: string }>).map((r) => r.token_hash);
-  }
-
-  async tokenHashOf(id: number): Promise<string | null> {
-    const rows: Array<{ token_hash: string }> = await this.ds.query(`SELECT token_hash FROM oauth_tokens WHERE id = $1`, [id]);
-    return rows[0]?.token_hash ?? null;
+  revokeGrantFamily(grantId: number): Promise<string[]> {
+    return revokeFamily(this.ds.manager, grantId);
   }
 }

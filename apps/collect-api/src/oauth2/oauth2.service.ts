@@ -11,7 +11,7 @@ import { UsersService } from '../users/users.service.js';
 import { GRANT_TYPE_AUTHORIZATION_CODE, OAuthApplicationsService } from './oauth-applications.service.js';
 import type { OAuthApplicationEntity } from './oauth2.entities.js';
 import { OAuthError } from './oauth2.errors.js';
-import { OAuth2Repository } from './oauth2.repository.js';
+import { OAuth2Repository, type IssuedTokens } from './oauth2.repository.js';
 import type { AuthorizeParams, TokenRequestDto, TokenResponse } from './oauth2.dto.js';
 
 export const SCOPES = ['read', 'write', 'groups'] as const;
@@ -151,13 +151,7 @@ export class OAuth2Service implements BearerTokenResolver, OnModuleInit {
     if (!code) throw new OAuthError('invalid_request', 'Missing code parameter.');
     const grant = await this.repo.findGrantByCodeHash(hashToken(code));
     if (!grant || grant.applicationId !== client.id) throw new OAuthError('invalid_grant', 'Invalid authorization code.');
-    if (grant.usedAt) {
-      // RFC 6749 §4.1.2: a code used twice may be stolen; revoke what the first use issued.
-      const revoked = await this.repo.revokeGrantFamily(grant.id);
-      for (const h of revoked) this.cache.delete(h);
-      this.logger.warn({ applicationId: client.id, grantId: grant.id }, 'authorization code reused; tokens revoked');
-      throw new OAuthError('invalid_grant', 'Authorization code already used.');
-    }
+    if (grant.usedAt) return this.codeReused(client, grant.id, await this.repo.revokeGrantFamily(grant.id));
     if (grant.expiresAt.getTime() <= Date.now()) throw new OAuthError('invalid_grant', 'Authorization code expired.');
     const redirectUri = body.redirect_uri;
     if (grant.redirectUriGiven ? redirectUri !== grant.redirectUri : redirectUri !== undefined && redirectUri !== grant.redirectUri) {
@@ -170,10 +164,18 @@ export class OAuth2Service implements BearerTokenResolver, OnModuleInit {
     } else if (body.code_verifier !== undefined) {
       throw new OAuthError('invalid_grant', 'code_verifier given but the authorization request had no code_challenge.');
     }
-    if (!(await this.repo.markGrantUsed(grant.id))) throw new OAuthError('invalid_grant', 'Authorization code already used.');
-    const user = await this.users.findById(grant.userId);
-    if (!user?.isActive) throw new OAuthError('invalid_grant', 'The user is inactive or deleted.');
-    return this.issue(client, grant.userId, grant.id, grant.scope);
+    await this.requireActiveUser(grant.userId);
+    const pair = this.newPair(client, grant.userId, grant.scope);
+    const done = await this.repo.redeemCode(grant.id, pair.issued);
+    if (done.kind === 'reused') return this.codeReused(client, grant.id, done.revokedHashes);
+    return this.issued(client, grant.userId, grant.id, pair.response);
+  }
+
+  /** RFC 6749 §4.1.2: a code used twice may be stolen; what its first use issued is revoked (docs/security.md). */
+  private codeReused(client: OAuthApplicationEntity, grantId: number, revokedHashes: string[]): never {
+    for (const h of revokedHashes) this.cache.delete(h);
+    this.logger.warn({ applicationId: client.id, grantId }, 'authorization code reused; tokens revoked');
+    throw new OAuthError('invalid_grant', 'Authorization code already used.');
   }
 
   private async refresh(client: OAuthApplicationEntity, body: TokenRequestDto): Promise<TokenResponse> {
@@ -181,18 +183,8 @@ export class OAuth2Service implements BearerTokenResolver, OnModuleInit {
     if (!token) throw new OAuthError('invalid_request', 'Missing refresh_token parameter.');
     const row = await this.repo.findTokenByHash('refresh', hashToken(token));
     if (!row || row.applicationId !== client.id) throw new OAuthError('invalid_grant', 'Invalid refresh token.');
-    if (row.revokedAt || !(await this.repo.revokeToken(row.id))) {
-      // A rotated refresh token presented again: someone holds a copy. End the whole family.
-      const revoked = await this.repo.revokeGrantFamily(row.grantId);
-      for (const h of revoked) this.cache.delete(h);
-      this.logger.warn({ applicationId: client.id, grantId: row.grantId }, 'refresh token reused; token family revoked');
-      throw new OAuthError('invalid_grant', 'Invalid refresh token.');
-    }
-    if (row.pairId !== null) {
-      await this.repo.revokeToken(row.pairId);
-      const pairHash = await this.repo.tokenHashOf(row.pairId);
-      if (pairHash) this.cache.delete(pairHash);
-    }
+    if (row.revokedAt) return this.refreshReused(client, row.grantId, await this.repo.revokeGrantFamily(row.grantId));
+    // A request the server refuses (a wider scope, an inactive user) leaves the refresh token usable.
     let scope = row.scope;
     if (body.scope?.trim()) {
       const asked = body.scope.split(/\s+/).filter(Boolean);
@@ -200,28 +192,47 @@ export class OAuth2Service implements BearerTokenResolver, OnModuleInit {
       if (asked.some((s) => !granted.includes(s))) throw new OAuthError('invalid_scope', 'The requested scope exceeds the original grant.');
       scope = SCOPES.filter((s) => asked.includes(s)).join(' ');
     }
-    const user = await this.users.findById(row.userId);
-    if (!user?.isActive) throw new OAuthError('invalid_grant', 'The user is inactive or deleted.');
-    return this.issue(client, row.userId, row.grantId, scope);
+    await this.requireActiveUser(row.userId);
+    const pair = this.newPair(client, row.userId, scope);
+    const done = await this.repo.rotateRefreshToken(row, pair.issued);
+    if (done.kind === 'reused') return this.refreshReused(client, row.grantId, done.revokedHashes);
+    for (const h of done.revokedHashes) this.cache.delete(h);
+    return this.issued(client, row.userId, row.grantId, pair.response);
   }
 
-  private async issue(client: OAuthApplicationEntity, userId: number, grantId: number, scope: string): Promise<TokenResponse> {
+  /** A rotated refresh token presented again: someone holds a copy. The whole family ends. */
+  private refreshReused(client: OAuthApplicationEntity, grantId: number, revokedHashes: string[]): never {
+    for (const h of revokedHashes) this.cache.delete(h);
+    this.logger.warn({ applicationId: client.id, grantId }, 'refresh token reused; token family revoked');
+    throw new OAuthError('invalid_grant', 'Invalid refresh token.');
+  }
+
+  private async requireActiveUser(userId: number): Promise<void> {
+    const user = await this.users.findById(userId);
+    if (!user?.isActive) throw new OAuthError('invalid_grant', 'The user is inactive or deleted.');
+  }
+
+  /** New secrets; only their hashes are stored. */
+  private newPair(client: OAuthApplicationEntity, userId: number, scope: string): { issued: IssuedTokens; response: TokenResponse } {
     const accessToken = newOpaqueSecret();
     const refreshToken = newOpaqueSecret();
     const lifetime = this.config.OAUTH2_ACCESS_TOKEN_EXPIRE_SECONDS;
-    const access = await this.repo.insertToken({
-      kind: 'access',
-      tokenHash: hashToken(accessToken),
-      applicationId: client.id,
-      userId,
-      grantId,
-      pairId: null,
-      scope,
-      expiresAt: new Date(Date.now() + lifetime * 1000),
-    });
-    await this.repo.insertToken({ kind: 'refresh', tokenHash: hashToken(refreshToken), applicationId: client.id, userId, grantId, pairId: access.id, scope, expiresAt: null });
+    return {
+      issued: {
+        applicationId: client.id,
+        userId,
+        scope,
+        accessHash: hashToken(accessToken),
+        refreshHash: hashToken(refreshToken),
+        accessExpiresAt: new Date(Date.now() + lifetime * 1000),
+      },
+      response: { access_token: accessToken, token_type: 'Bearer', expires_in: lifetime, refresh_token: refreshToken, scope },
+    };
+  }
+
+  private issued(client: OAuthApplicationEntity, userId: number, grantId: number, response: TokenResponse): TokenResponse {
     this.logger.log({ applicationId: client.id, userId, grantId }, 'oauth tokens issued');
-    return { access_token: accessToken, token_type: 'Bearer', expires_in: lifetime, refresh_token: refreshToken, scope };
+    return response;
   }
 
   /** BearerTokenResolver: local access tokens are 43 base64url characters, never a JWT. */
