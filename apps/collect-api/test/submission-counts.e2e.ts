@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { SubmissionCounts1764910000000 } from '../src/migrations/1764910000000-submission-counts.js';
+import { DataChanges1764910000001 } from '../src/migrations/1764910000001-data-changes.js';
 import { FOLD_AT } from '../src/submissions/submission-data.repository.js';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
@@ -85,10 +86,11 @@ describe('kept submission counts: X-Total-Count of a plain data page', () => {
     await db.query('DELETE FROM submissions WHERE id = $1', [victim!.id]);
     await expectExact();
     await db.query('UPDATE submissions SET form_id = $2 WHERE id IN (SELECT id FROM submissions WHERE form_id = $1 AND deleted_at IS NULL ORDER BY id LIMIT 3)', [a!.id, b!.id]);
-    // An update that changes neither form nor liveness writes no delta row.
+    // An update that changes neither form nor liveness writes a row of delta 0 (a change the page cache must see).
     const rows = await deltaRows(a!.id);
     await db.query('UPDATE submissions SET bamboo_dataset_id = $2 WHERE form_id = $1', [a!.id, 'x']);
-    expect(await deltaRows(a!.id)).toBe(rows);
+    expect(await deltaRows(a!.id)).toBe(rows + 1);
+    await expectExact();
     // A deleted row that is deleted for good changes nothing.
     await db.query('UPDATE submissions SET deleted_at = now() WHERE id = $1', [row.id]);
     await db.query('DELETE FROM submissions WHERE id = $1', [row.id]);
@@ -133,18 +135,22 @@ describe('kept submission counts: X-Total-Count of a plain data page', () => {
     await runner.connect();
     try {
       await runner.startTransaction();
-      const migration = new SubmissionCounts1764910000000();
-      await migration.down(runner);
-      await migration.up(runner);
+      const counts = new SubmissionCounts1764910000000();
+      const changes = new DataChanges1764910000001();
+      await changes.down(runner);
+      await counts.down(runner);
+      await counts.up(runner);
+      await changes.up(runner);
       await runner.commitTransaction();
     } finally {
       await runner.release();
     }
     for (const f of forms) expect(await deltaRows(f.id)).toBe(1);
     await expectExact();
-    // TRUNCATE empties every count.
+    // TRUNCATE empties every count (and leaves one change row of form 0 for the page cache).
     await db.query('TRUNCATE submissions CASCADE');
     await expectExact();
+    expect(Number((await db.query('SELECT count(*)::int AS n FROM submission_count_deltas WHERE form_id <> 0'))[0].n)).toBe(0);
     expect(await total(forms[0]!.id)).toBe(0);
   });
 });

@@ -44,6 +44,8 @@ export interface AttachmentRow {
 export interface SubmissionDocs {
   /** Live submissions of the whole scope, in the snapshot of the statement (or cursor) that read the page. */
   total: number;
+  /** With `snapshot` asked for (one-statement pages only): the statement's snapshot, for `stillCurrent`. */
+  snapshot?: string | null;
   /** False when an AccessCheck failed (then there are no texts). */
   ok: boolean;
   /** How many submissions `text` holds. */
@@ -69,6 +71,7 @@ interface DocRow {
 
 interface PageRow {
   total: number;
+  snapshot: string | null;
   /** Kept-count delta rows summed into `total` (0 when counted by a scan). */
   deltas: number;
   ok: boolean;
@@ -243,12 +246,29 @@ export class SubmissionDataRepository {
    * so it never waits on a fold. Errors are left to the caller (a fold can wait for the next read).
    */
   async foldCounts(formId: number): Promise<void> {
+    // The new row (also for a sum of 0) records the fold as a change (migration 1764910000001):
+    // a cached page built before the fold is checked against it, not against nothing.
     await preparedQuery(
       this.db,
       `WITH gone AS (DELETE FROM submission_count_deltas WHERE form_id = $1 RETURNING delta)
-       INSERT INTO submission_count_deltas (form_id, delta) SELECT $1, sum(delta) FROM gone HAVING sum(delta) <> 0`,
+       INSERT INTO submission_count_deltas (form_id, delta) SELECT $1, COALESCE(sum(delta), 0) FROM gone HAVING count(*) > 0`,
       [formId],
     );
+  }
+
+  /**
+   * Whether a page built in `snapshot` (pg_current_snapshot() text, from `docs` with
+   * `snapshot`) is what the database shows now, and whether `check` holds now: no change row
+   * of the form (or of form 0) that the snapshot did not see (migration 1764910000001). Only
+   * rows of transactions at or after the snapshot's xmin can be unseen: an index range scan.
+   */
+  async stillCurrent(snapshot: string, check: AccessCheck): Promise<{ ok: boolean; current: boolean }> {
+    const p = new SqlParams();
+    const snap = p.add(snapshot);
+    const sql = `SELECT ${accessSql(check, p)} AS ok, NOT EXISTS (SELECT 1 FROM submission_count_deltas k
+      WHERE k.form_id IN (${p.add(check.formId)}, 0) AND k.xid >= pg_snapshot_xmin(${snap}::pg_snapshot) AND NOT pg_visible_in_snapshot(k.xid, ${snap}::pg_snapshot)) AS current`;
+    const [row] = await preparedQuery<{ ok: boolean; current: boolean }>(this.db, sql, p.values);
+    return row!;
   }
 
   /**
@@ -260,8 +280,9 @@ export class SubmissionDataRepository {
    * map: none is read). With `check`, no text unless the check holds (`ok`). `prepared`: the
    * caller vouches that the statement's text is one of a fixed few (a plain page of one form:
    * no query, sort or fields), so it runs as a named prepared statement (database/prepared-query.ts).
+   * `snapshot`: a one-statement page also returns its statement's snapshot (`stillCurrent`).
    */
-  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string>; check?: AccessCheck; prepared?: boolean }): AsyncGenerator<SubmissionDocs> {
+  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string>; check?: AccessCheck; prepared?: boolean; snapshot?: boolean }): AsyncGenerator<SubmissionDocs> {
     if (!scope.formIds.length) return;
     const p = new SqlParams();
     const { from, order, count, deltas } = this.from(scope, p, { order: q.order });
@@ -294,7 +315,7 @@ export class SubmissionDataRepository {
       return;
     }
     // One row whatever the page holds (PostgreSQL sorts the aggregates' input once for all).
-    const sql = `SELECT (${count}) AS total, ${deltas ? `(${deltas})` : '0'} AS deltas, ${check} AS ok, count(*)::int AS n, string_agg(d.doc, ',' ORDER BY d.ord) AS text,
+    const sql = `SELECT (${count}) AS total, ${deltas ? `(${deltas})` : '0'} AS deltas, ${q.snapshot ? 'pg_current_snapshot()::text' : 'NULL::text'} AS snapshot, ${check} AS ok, count(*)::int AS n, string_agg(d.doc, ',' ORDER BY d.ord) AS text,
       ${geoForms.length ? 'json_agg(d.geo ORDER BY d.ord)' : 'NULL::json'} AS geo, ${forms ? 'json_agg(d.form_id ORDER BY d.ord)' : 'NULL::json'} AS forms,
       json_agg(d.attachments ORDER BY d.ord) AS attachments
       FROM (${rows}) d`;
@@ -302,13 +323,13 @@ export class SubmissionDataRepository {
     if (q.prepared) {
       // The same string object every time: preparedQuery finds the name by the text, and V8 keeps
       // a string's hash, where a freshly concatenated 3 KB text was flattened and hashed per page.
-      const shape = `${from}\n${count}\n${order}\n${check}\n${geo}\n${attachments}`;
+      const shape = `${from}\n${count}\n${order}\n${check}\n${geo}\n${attachments}\n${q.snapshot}`;
       text = PREPARED_TEXTS.get(shape) ?? sql;
       if (!PREPARED_TEXTS.has(shape)) PREPARED_TEXTS.set(shape, sql);
     }
     const [row] = q.prepared ? await preparedQuery<PageRow>(this.db, text, p.values) : ((await this.db.query(text, p.values)) as PageRow[]);
     if (row!.deltas > FOLD_AT) this.fold(scope.formIds);
-    yield { total: row!.total, ok: row!.ok, n: row!.n, text: row!.text ?? '', geo: row!.geo, forms: row!.forms, attachments: row!.attachments };
+    yield { total: row!.total, snapshot: row!.snapshot, ok: row!.ok, n: row!.n, text: row!.text ?? '', geo: row!.geo, forms: row!.forms, attachments: row!.attachments };
   }
 
   /** The rows an export flattens, in `_id` order, streamed. */

@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+
+/** A plain data page as built: its JSON array members, its total, and the snapshot it was read in. */
+export interface CachedPage {
+  snapshot: string;
+  total: number;
+  text: string;
+}
+
+/** Pages kept per process, and characters of JSON text in all of them (a page of 500 rows is some 300,000). */
+const MAX_PAGES = 64;
+const MAX_CHARS = 8_000_000;
+/** A page larger than this is not kept. */
+const MAX_PAGE_CHARS = 1_000_000;
+
+/**
+ * The last plain pages (no query, sort or fields) this process built, least recently used
+ * dropped first. An entry is only a candidate: SubmissionDataService serves it after
+ * SubmissionDataRepository.stillCurrent has checked, in the database, that no change of the
+ * form was committed since the page's snapshot and that the caller's role holds, so a page
+ * written on another replica, or a role taken away anywhere, is seen at once
+ * (docs/data-api.md, "How it runs"). No invalidation messages are needed for correctness.
+ */
+@Injectable()
+export class DataPageCache {
+  private readonly pages = new Map<string, CachedPage>();
+  private chars = 0;
+
+  /** The key of a page: the form as the cache of forms knows it (fields decide `_geolocation`), and the window. */
+  static key(form: { id: number; version: string; dateModified: Date }, offset: number, limit: number): string {
+    return `${form.id}/${form.version}/${form.dateModified.getTime()}/${offset}/${limit}`;
+  }
+
+  get(key: string): CachedPage | undefined {
+    const page = this.pages.get(key);
+    if (page) {
+      this.pages.delete(key);
+      this.pages.set(key, page);
+    }
+    return page;
+  }
+
+  set(key: string, page: CachedPage): void {
+    this.delete(key);
+    if (page.text.length > MAX_PAGE_CHARS) return;
+    this.pages.set(key, page);
+    this.chars += page.text.length;
+    for (const [oldest, old] of this.pages) {
+      if (this.pages.size <= MAX_PAGES && this.chars <= MAX_CHARS) break;
+      this.pages.delete(oldest);
+      this.chars -= old.text.length;
+    }
+  }
+
+  delete(key: string): void {
+    const page = this.pages.get(key);
+    if (!page) return;
+    this.pages.delete(key);
+    this.chars -= page.text.length;
+  }
+}
