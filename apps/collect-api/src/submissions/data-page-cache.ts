@@ -1,17 +1,17 @@
 import { Injectable } from '@nestjs/common';
 
-/** A plain data page as built: its JSON array members, its total, and the snapshot it was read in. */
+/** A plain data page as built: its response body (the JSON array, UTF-8), its total, and the snapshot it was read in. */
 export interface CachedPage {
   snapshot: string;
   total: number;
-  text: string;
+  body: Buffer;
 }
 
-/** Pages kept per process, and characters of JSON text in all of them (a page of 500 rows is some 300,000). */
+/** Pages kept per process, and bytes of JSON in all of them (a page of 500 rows is some 300,000). */
 const MAX_PAGES = 64;
-const MAX_CHARS = 8_000_000;
+const MAX_BYTES = 16_000_000;
 /** A page larger than this is not kept. */
-const MAX_PAGE_CHARS = 1_000_000;
+const MAX_PAGE_BYTES = 2_000_000;
 
 /**
  * The last plain pages (no query, sort or fields) this process built, least recently used
@@ -24,7 +24,7 @@ const MAX_PAGE_CHARS = 1_000_000;
 @Injectable()
 export class DataPageCache {
   private readonly pages = new Map<string, CachedPage>();
-  private chars = 0;
+  private bytes = 0;
 
   /** The key of a page: the form as the cache of forms knows it (fields decide `_geolocation`), and the window. */
   static key(form: { id: number; version: string; dateModified: Date }, offset: number, limit: number): string {
@@ -42,13 +42,13 @@ export class DataPageCache {
 
   set(key: string, page: CachedPage): void {
     this.delete(key);
-    if (page.text.length > MAX_PAGE_CHARS) return;
+    if (page.body.length > MAX_PAGE_BYTES) return;
     this.pages.set(key, page);
-    this.chars += page.text.length;
+    this.bytes += page.body.length;
     for (const [oldest, old] of this.pages) {
-      if (this.pages.size <= MAX_PAGES && this.chars <= MAX_CHARS) break;
+      if (this.pages.size <= MAX_PAGES && this.bytes <= MAX_BYTES) break;
       this.pages.delete(oldest);
-      this.chars -= old.text.length;
+      this.bytes -= old.body.length;
     }
   }
 
@@ -56,6 +56,6 @@ export class DataPageCache {
     const page = this.pages.get(key);
     if (!page) return;
     this.pages.delete(key);
-    this.chars -= page.text.length;
+    this.bytes -= page.body.length;
   }
 }

@@ -32,10 +32,15 @@ export interface DataRead {
   fields?: string;
 }
 
-/** A data page: the total and the submission JSON texts in batches, the first already read. */
-export interface DataPage {
+/**
+ * A data page: the total and the submission JSON texts in batches, the first already read; or,
+ * for a page of one statement that is kept (DataPageCache), its whole body, sent in one write.
+ */
+export type DataPage = StreamedPage | { total: number; body: Buffer; batches?: undefined };
+export interface StreamedPage {
   total: number;
   batches: AsyncIterable<string[]>;
+  body?: undefined;
 }
 
 /** Form id → its first geopoint outside repeats, the one `_geolocation` reads (submission-record.ts `geolocationOf`). */
@@ -102,7 +107,7 @@ export class SubmissionDataService {
       this.pages.delete(key);
       return null;
     }
-    return { total: page.total, batches: one(page.text) };
+    return { total: page.total, body: page.body };
   }
 
   /** The form and an AccessCheck of the caller's view role when FormCache says it holds, else null. */
@@ -132,7 +137,7 @@ export class SubmissionDataService {
    * `check`, null when the page has no rows (the caller checks afresh and asks again). Numeric
    * comparison follows the first form's integer and decimal questions.
    */
-  async page(forms: FormEntity[], read: DataRead): Promise<DataPage>;
+  async page(forms: FormEntity[], read: DataRead): Promise<StreamedPage>;
   async page(forms: FormEntity[], read: DataRead, check: AccessCheck): Promise<DataPage | null>;
   async page(forms: FormEntity[], read: DataRead, check?: AccessCheck): Promise<DataPage | null> {
     const conditions = parseQuery(read.query);
@@ -158,9 +163,9 @@ export class SubmissionDataService {
     const total = batch.total;
     if (keep && batch.snapshot) {
       await docs.return(undefined);
-      const text = this.filled(batch, geo);
-      this.pages.set(DataPageCache.key(forms[0]!, read.offset, read.limit), { snapshot: batch.snapshot, total, text });
-      return { total, batches: one(text) };
+      const body = Buffer.from(`[${this.filled(batch, geo)}]`);
+      this.pages.set(DataPageCache.key(forms[0]!, read.offset, read.limit), { snapshot: batch.snapshot, total, body });
+      return { total, body };
     }
     const filled = (b: SubmissionDocs) => [this.filled(b, geo)];
     async function* batches(): AsyncGenerator<string[]> {
@@ -204,11 +209,6 @@ export class SubmissionDataService {
 /** No query, sort or fields: the page every integrator reads, kept (DataPageCache) and prepared. */
 function plain(read: DataRead): boolean {
   return read.query === undefined && read.sort === undefined && read.fields === undefined;
-}
-
-/** One batch of one text. */
-async function* one(text: string): AsyncGenerator<string[]> {
-  yield [text];
 }
 
 /** Form id → xpath of the geopoints to read, for the repository. */
