@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { createCollectApp } from '../src/app.js';
 import { demoXForm } from './forms-fixtures.js';
-import { startTestCollectApp, type TestCollectApp } from './test-app.js';
+import { startReplica, startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
 type Row = Record<string, unknown>;
@@ -42,10 +41,7 @@ describe('kept data pages across replicas', () => {
 
   beforeAll(async () => {
     a = await startTestCollectApp();
-    b = await createCollectApp({ ...a.config, MIGRATIONS_RUN: false });
-    await b.listen(0, '127.0.0.1');
-    const address = b.getHttpServer().address();
-    bUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    ({ app: b, url: bUrl } = await startReplica(a));
     db = a.app.get(DataSource);
     owner = await createTestUser(a.app);
     reader = await createTestUser(a.app);

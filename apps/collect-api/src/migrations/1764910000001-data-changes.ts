@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { COUNT_FUNCTIONS } from './1764910000000-submission-counts.js';
 
 /**
  * The kept-count delta rows (migration 1764910000000) become the record of every change a data
@@ -79,28 +80,7 @@ export class DataChanges1764910000001 implements MigrationInterface {
     await q.query(`DROP FUNCTION IF EXISTS data_form_changed()`);
     for (const op of ['insert', 'update', 'delete']) await q.query(`DROP TRIGGER IF EXISTS attachments_change_${op} ON attachments`);
     for (const op of ['inserted', 'updated', 'deleted']) await q.query(`DROP FUNCTION IF EXISTS attachment_${op}_change()`);
-    await q.query(`
-      CREATE OR REPLACE FUNCTION submission_count_updated() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO submission_count_deltas (form_id, delta)
-          SELECT form_id, sum(d) FROM (
-            SELECT form_id, 1 AS d FROM new_rows WHERE deleted_at IS NULL
-            UNION ALL SELECT form_id, -1 FROM old_rows WHERE deleted_at IS NULL
-          ) x GROUP BY form_id HAVING sum(d) <> 0;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE OR REPLACE FUNCTION submission_count_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO submission_count_deltas (form_id, delta) SELECT form_id, -count(*) FROM old_rows WHERE deleted_at IS NULL GROUP BY form_id;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE OR REPLACE FUNCTION submission_count_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        DELETE FROM submission_count_deltas;
-        RETURN NULL;
-      END $$`);
+    for (const sql of COUNT_FUNCTIONS) await q.query(sql);
     await q.query(`DROP INDEX IF EXISTS submission_count_deltas_form_xid_idx`);
     await q.query(`CREATE INDEX submission_count_deltas_form_idx ON submission_count_deltas (form_id)`);
     await q.query(`ALTER TABLE submission_count_deltas DROP COLUMN xid`);
