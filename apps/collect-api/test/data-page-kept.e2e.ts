@@ -140,6 +140,37 @@ describe('kept data pages across replicas', () => {
     }
   });
 
+  it('a kept page has an ETag; If-None-Match answers 304 while it is current, on either replica, and never past a change or a refused role', async () => {
+    const get = (url: string, user: TestUser, etag?: string, query = '?page_size=50') => {
+      const r = request(url).get(`/api/v1/data/${formId}${query}`).set('Authorization', user.token);
+      return etag ? r.set('If-None-Match', etag) : r;
+    };
+    const first = await get(a.url, reader).expect(200);
+    const etag = first.headers.etag as string;
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    expect(Number(first.headers['content-length'])).toBe(Buffer.byteLength(first.text));
+    // The same page on the other replica has the same tag (a hash of the body and total).
+    expect((await get(bUrl, reader).expect(200)).headers.etag).toBe(etag);
+    for (const url of [a.url, bUrl]) {
+      const res = await get(url, reader, etag).expect(304);
+      expect(res.text).toBe('');
+      expect(res.headers.etag).toBe(etag);
+      expect(res.headers['x-total-count']).toBe(first.headers['x-total-count']);
+    }
+    await get(a.url, reader, '"other"').expect(200);
+    // A filtered page is not kept: no tag, always the body.
+    const filtered = await get(a.url, reader, etag, `?page_size=50&query=${encodeURIComponent('{"name": "n1"}')}`).expect(200);
+    expect(filtered.headers.etag).toBeUndefined();
+    // A change anywhere: the old tag gets the new body.
+    await submit(bUrl, 'changes the tag').expect(201);
+    const changed = await get(a.url, reader, etag).expect(200);
+    expect(changed.headers.etag).not.toBe(etag);
+    expect(names(changed.body as Row[])).toContain('changes the tag');
+    // A user without a role presenting a current tag gets 404, not 304.
+    const stranger = await createTestUser(a.app);
+    await get(a.url, stranger, changed.headers.etag as string).expect(404);
+  });
+
   it('a role taken away is refused at once by a replica that kept the page, the form deleted too', async () => {
     await both();
     await db.query('ALTER TABLE form_roles DISABLE TRIGGER form_roles_notify');

@@ -1,10 +1,17 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 
-/** A plain data page as built: its response body (the JSON array, UTF-8), its total, and the snapshot it was read in. */
+/** A plain data page as built: its response body (the JSON array, UTF-8), its total, its ETag, and the snapshot it was read in. */
 export interface CachedPage {
   snapshot: string;
   total: number;
   body: Buffer;
+  etag: string;
+}
+
+/** A strong ETag of a page's body (and total): equal bodies of equal totals, equal tags, whichever process built them. */
+export function pageEtag(body: Buffer, total: number): string {
+  return `"${createHash('sha256').update(body).update(`\n${total}`).digest('base64url').slice(0, 32)}"`;
 }
 
 /** Pages kept per process, and bytes of JSON in all of them (a page of 500 rows is some 300,000). */

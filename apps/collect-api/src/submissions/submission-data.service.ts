@@ -11,7 +11,7 @@ import { attachmentJson } from './submission-json.js';
 import type { SubmissionRecord } from './submission.entity.js';
 import { geolocationOf } from './submission-record.js';
 import { CURSOR_BATCH } from '../database/cursor.js';
-import { DataPageCache } from './data-page-cache.js';
+import { DataPageCache, pageEtag } from './data-page-cache.js';
 import { ATTACHMENTS_MARK, GEOLOCATION_MARK, SubmissionDataRepository, type AccessCheck, type SubmissionDocs, type SubmissionScope } from './submission-data.repository.js';
 
 /** The roles that may read a form's data. */
@@ -36,7 +36,7 @@ export interface DataRead {
  * A data page: the total and the submission JSON texts in batches, the first already read; or,
  * for a page of one statement that is kept (DataPageCache), its whole body, sent in one write.
  */
-export type DataPage = StreamedPage | { total: number; body: Buffer; batches?: undefined };
+export type DataPage = StreamedPage | { total: number; body: Buffer; etag: string; batches?: undefined };
 export interface StreamedPage {
   total: number;
   batches: AsyncIterable<string[]>;
@@ -107,7 +107,7 @@ export class SubmissionDataService {
       this.pages.delete(key);
       return null;
     }
-    return { total: page.total, body: page.body };
+    return { total: page.total, body: page.body, etag: page.etag };
   }
 
   /** The form and an AccessCheck of the caller's view role when FormCache says it holds, else null. */
@@ -164,8 +164,9 @@ export class SubmissionDataService {
     if (keep && batch.snapshot) {
       await docs.return(undefined);
       const body = Buffer.from(`[${this.filled(batch, geo)}]`);
-      this.pages.set(DataPageCache.key(forms[0]!, read.offset, read.limit), { snapshot: batch.snapshot, total, body });
-      return { total, body };
+      const etag = pageEtag(body, total);
+      this.pages.set(DataPageCache.key(forms[0]!, read.offset, read.limit), { snapshot: batch.snapshot, total, body, etag });
+      return { total, body, etag };
     }
     const filled = (b: SubmissionDocs) => [this.filled(b, geo)];
     async function* batches(): AsyncGenerator<string[]> {
