@@ -1,9 +1,11 @@
-import { readdirSync, existsSync } from 'node:fs';
+import { readdirSync, existsSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { IN_MEMORY_REQUEST_BYTES } from '../src/openrosa/multipart.js';
 import { SubmissionEvents, type SubmissionEvent } from '../src/submissions/submission-events.js';
 import { demoInstance, demoXForm, jpeg, png, wav } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
@@ -272,5 +274,26 @@ describe('submissions: OpenRosa + JSON intake, data endpoint (local storage)', (
     await send(first, ['house.jpg', files.house, 'image/jpeg']).expect(202);
     await send(editor, ['yard.png', files.yard, 'image/png']).expect(202);
     expect(await names()).toEqual(['house.jpg', 'yard.png']);
+  });
+
+  it('stores attachments byte for byte both ways: held in memory (a small body) and spooled to disk (a body over IN_MEMORY_REQUEST_BYTES)', async () => {
+    const stored = async (uuid: string) => {
+      const [row] = (await request(sut.url).get(`/api/v1/data/${formId}`).query({ page_size: 10000 }).set('Authorization', owner.token).expect(200)).body.filter((r: { _uuid: string }) => r._uuid === uuid);
+      return new Map((row._attachments as Array<{ name: string; filename: string }>).map((a) => [a.name, readFileSync(join(mediaRoot, a.filename))]));
+    };
+    await post('in-memory-parts').expect(201);
+    const small = await stored('in-memory-parts');
+    expect(small.get('house.jpg')!.equals(files.house)).toBe(true);
+    expect(small.get('voice.wav')!.equals(files.voice)).toBe(true);
+    // Six parts of 190,000 bytes (each under this app's ATTACHMENT_MAX_BYTES): past the in-memory bound.
+    const big = Array.from({ length: 6 }, (_, i) => randomBytes(190_000).fill(i, 0, 1));
+    expect(big.reduce((n, b) => n + b.length, 0)).toBeGreaterThan(IN_MEMORY_REQUEST_BYTES);
+    let req = request(sut.url).post('/submission').set('Authorization', owner.token)
+      .attach('xml_submission_file', Buffer.from(demoInstance({ instanceId: 'spooled-parts', name: 'Big' })), { filename: 'submission.xml', contentType: 'text/xml' });
+    big.forEach((data, i) => (req = req.attach(`part${i}.bin`, data, { filename: `part${i}.bin`, contentType: 'application/octet-stream' })));
+    await req.expect(201);
+    const spooled = await stored('spooled-parts');
+    big.forEach((data, i) => expect(spooled.get(`part${i}.bin`)!.equals(data)).toBe(true));
+    expect(listFiles(sut.config.UPLOAD_TMP_DIR).filter((f) => f.endsWith('.part'))).toEqual([]);
   });
 });

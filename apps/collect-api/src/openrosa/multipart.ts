@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, open } from 'node:fs';
 import { mkdir, unlink } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { basename, join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -12,9 +13,14 @@ export interface UploadedFile {
   field: string;
   /** The client's file name (the value a media question holds), reduced to a base name. */
   name: string;
+  /** The temporary file the part was spooled to; '' when it is held in memory (`bytes`). */
   tmpPath: string;
+  /** The part's bytes, when the request was small enough to hold them (IN_MEMORY_REQUEST_BYTES). */
+  bytes?: Buffer[];
   size: number;
   mimetype: string;
+  /** Set once storage took the temporary file over (FileStorage.moveFile): cleanup leaves it be. */
+  taken?: boolean;
 }
 
 export interface MultipartSubmission<T> {
@@ -38,6 +44,45 @@ export const XML_PART = 'xml_submission_file';
 /** attachments.name is varchar(255): a longer name is refused, not a database error (found by fuzzing). */
 export const MAX_ATTACHMENT_NAME = 255;
 
+const openFile = promisify(open);
+
+/**
+ * A request whose whole body (Content-Length) is at most this many bytes keeps its attachment
+ * parts in memory instead of spooling them to temporary files, as Django keeps uploads under
+ * FILE_UPLOAD_MAX_MEMORY_SIZE: each is then written once, straight to its storage path (one
+ * open, one write, one close), where a spooled part costs a temporary file's create, its writes
+ * and a rename (docs/benchmarks.md, "OpenRosa and soak (issue 20, session 6)"). Bounded twice:
+ * by the body's length per request and by IN_MEMORY_TOTAL_BYTES over the process; a request
+ * past either spools to disk as before.
+ */
+export const IN_MEMORY_REQUEST_BYTES = 1024 * 1024;
+export const IN_MEMORY_TOTAL_BYTES = 32 * 1024 * 1024;
+let inMemoryTotal = 0;
+
+/** Temporary folders known to exist (UPLOAD_TMP_DIR: in practice one). */
+const readyDirs = new Set<string>();
+
+/**
+ * A new temporary file in `dir`, opened for writing. The folder is made once per process, not per
+ * request (a `mkdir` per submission was a tenth of the OpenRosa path's file-system calls:
+ * docs/benchmarks.md, "OpenRosa and soak (issue 20, session 6)"); removed meanwhile, it is made again.
+ */
+async function openTemp(dir: string, path: string): Promise<number> {
+  if (!readyDirs.has(dir)) {
+    await mkdir(dir, { recursive: true });
+    readyDirs.add(dir);
+  }
+  try {
+    // A plain descriptor for fs.WriteStream, as createWriteStream(path) would open it (a FileHandle's
+    // stream writes through fs/promises: more calls per chunk).
+    return await openFile(path, 'wx');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    readyDirs.delete(dir);
+    return openTemp(dir, path);
+  }
+}
+
 export function isMultipart(req: IncomingMessage): boolean {
   return /^multipart\/form-data\s*;/i.test(req.headers['content-type'] ?? '');
 }
@@ -53,12 +98,16 @@ export function isMultipart(req: IncomingMessage): boolean {
  * read, with every temporary file removed.
  */
 export async function readMultipartSubmission<T>(req: IncomingMessage, limits: MultipartLimits, authorize: (xml: string) => Promise<T>): Promise<MultipartSubmission<T>> {
-  await mkdir(limits.tmpDir, { recursive: true });
   const files: UploadedFile[] = [];
   const temps: string[] = [];
-  // Temporary files, never folders: unlink is enough (rm would lstat each first).
+  let held = 0;
+  // Temporary files, never folders: unlink is enough (rm would lstat each first). A file storage
+  // took over is gone already: no call for it.
   const cleanup = async () => {
-    await Promise.all(temps.map((t) => unlink(t).catch((err: NodeJS.ErrnoException) => {
+    inMemoryTotal -= held;
+    held = 0;
+    const taken = new Set(files.filter((f) => f?.taken).map((f) => f.tmpPath));
+    await Promise.all(temps.filter((t) => !taken.has(t)).map((t) => unlink(t).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     })));
   };
@@ -99,9 +148,18 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
     throw new HttpErrorWithHeaders(415, 'Expected multipart/form-data with a boundary.', {});
   }
 
+  // Attachments held in memory (IN_MEMORY_REQUEST_BYTES): the body's declared length is
+  // reserved from the process budget until cleanup (Node's parser never reads past it).
+  const declared = Number(req.headers['content-length']);
+  if (Number.isSafeInteger(declared) && declared > 0 && declared <= IN_MEMORY_REQUEST_BYTES && inMemoryTotal + declared <= IN_MEMORY_TOTAL_BYTES) held = declared;
+  inMemoryTotal += held;
+
   const writes: Array<Promise<void>> = [];
   const outs: Array<Promise<void>> = [];
   const destroyers: Array<() => void> = [];
+  /** Temporary files being opened: an early refusal waits for them, or they would be created after the cleanup. */
+  const openings: Array<Promise<unknown>> = [];
+  let aborted = false;
   bb.on('field', (name, value, info) => {
     if (name !== XML_PART) return;
     xmlStarted = true;
@@ -142,17 +200,52 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
     // Keep part order (the order the client sent), whatever order the writes finish in.
     const slot = files.length;
     files.push(undefined as unknown as UploadedFile);
+    if (held) {
+      // Not read before the XML was accepted, as a spooled part (backpressure meanwhile).
+      writes.push(xmlAccepted.then(() => keep(field, name, stream, slot), () => void stream.resume()));
+      return;
+    }
     // Not read before the XML was accepted: busboy meanwhile stops reading the request (backpressure).
     writes.push(xmlAccepted.then(() => spool(field, name, stream, slot), () => void stream.resume()));
   });
   bb.on('filesLimit', () => fail(413, `At most ${limits.maxFiles} attachments per submission.`));
 
-  const spool = (field: string, name: string, stream: Readable, slot: number): Promise<void> => {
+  /** An attachment part held in memory (the request is small: IN_MEMORY_REQUEST_BYTES). */
+  const keep = (field: string, name: string, stream: Readable, slot: number): Promise<void> => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limits.attachmentMaxBytes) fail(413, `The attachment "${name}" is larger than ${limits.attachmentMaxBytes} bytes.`);
+      else chunks.push(c);
+    });
+    stream.on('limit', () => fail(413, `The attachment "${name}" is larger than ${limits.attachmentMaxBytes} bytes.`));
+    return new Promise((resolve) => stream.on('close', () => {
+      const head = Buffer.concat(chunks.slice(0, 16)).subarray(0, 16);
+      files[slot] = { field, name, tmpPath: '', bytes: chunks, size, mimetype: detectMimetype(head, name) };
+      resolve();
+    }));
+  };
+
+  const spool = async (field: string, name: string, stream: Readable, slot: number): Promise<void> => {
     const tmpPath = join(limits.tmpDir, `${randomUUID()}.part`);
     temps.push(tmpPath);
     let size = 0;
     let head = Buffer.alloc(0);
-    const out = createWriteStream(tmpPath);
+    // Refused meanwhile: no file is made after the cleanup.
+    if (aborted) return void stream.resume();
+    // The part is not read until its file is open (busboy meanwhile holds the request back).
+    let fd: number;
+    try {
+      const opening = openTemp(limits.tmpDir, tmpPath);
+      openings.push(opening.catch(() => undefined));
+      fd = await opening;
+    } catch {
+      fail(500, 'Could not store the upload.');
+      stream.resume();
+      return;
+    }
+    const out = createWriteStream(tmpPath, { fd });
     outs.push(new Promise<void>((resolve) => out.on('close', () => resolve())));
     destroyers.push(() => out.destroy());
     stream.on('data', (c: Buffer) => {
@@ -193,6 +286,8 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
     // after early fuzzing runs). Only the file streams: a part stream busboy gave up on may
     // never close (fuzzing found a hang when this awaited every part).
     req.unpipe(bb);
+    aborted = true;
+    await Promise.all(openings);
     for (const destroy of destroyers) destroy();
     await Promise.all(outs);
     await cleanup();

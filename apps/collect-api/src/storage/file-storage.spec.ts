@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -55,13 +55,26 @@ describe.each(backends)('FileStorage: %s', (_name, make) => {
   it('stores a local file and reads it back whole and by byte range', async () => {
     const src = join(scratch, 'a.bin');
     writeFileSync(src, '0123456789abcdef');
-    await sut.putFile(path, src, 'image/jpeg');
+    const taken = await sut.moveFile(path, src, 'image/jpeg');
+    // Taken over (renamed away) exactly when it says so; otherwise still there for the caller to remove.
+    expect(existsSync(src)).toBe(!taken);
+    expect(taken).toBe(sut.kind === 'local');
     expect(await text(await sut.read(path))).toBe('0123456789abcdef');
     expect(await text(await sut.read(path, { start: 2, end: 5 }))).toBe('2345');
     const info = await sut.stat(path);
     expect(info?.size).toBe(16);
     expect(info?.etag).toMatch(/\S/);
     expect(await sut.exists(path)).toBe(true);
+  });
+
+  it('stores bytes from memory, whole, also over a file already at the path', async () => {
+    const other = 'alice/attachments/1_survey/bytes.jpg';
+    await sut.putBytes(other, [Buffer.from('abc'), Buffer.alloc(0), Buffer.from('defgh')], 'image/jpeg');
+    expect(await text(await sut.read(other))).toBe('abcdefgh');
+    await sut.putBytes(other, [Buffer.from('xy')], 'image/jpeg');
+    expect(await text(await sut.read(other))).toBe('xy');
+    expect((await sut.stat(other))?.size).toBe(2);
+    await sut.delete(other);
   });
 
   it('overwrites, stores streams, and deletes (missing files are not errors)', async () => {

@@ -17,12 +17,22 @@ export interface ByteRange {
  * Where attachment files live. Paths are storage-relative
  * (`{username}/attachments/{formid}_{id_string}/{file}`), the same for every backend, so the
  * `filename` of an attachment works whichever backend stores it. Implementations stream:
- * nothing holds a whole file in memory.
+ * nothing holds a whole file in memory, except what the caller already holds (putBytes: a
+ * small upload).
  */
 export interface FileStorage {
   readonly kind: 'local' | 's3';
-  /** Stores the local file at `path` (overwriting). */
-  putFile(path: string, localFile: string, contentType: string): Promise<void>;
+  /**
+   * Stores the local file at `path` (overwriting) and may take it over: true when the local file
+   * is gone (local storage renames it into place: one file-system operation), false when it is
+   * still there for the caller to remove (S3 uploads a copy; a copy across file systems).
+   */
+  moveFile(path: string, localFile: string, contentType: string): Promise<boolean>;
+  /**
+   * Stores bytes already in memory (a small upload: openrosa/multipart.ts IN_MEMORY_REQUEST_BYTES)
+   * at `path` (overwriting).
+   */
+  putBytes(path: string, chunks: Buffer[], contentType: string): Promise<void>;
   /** Stores a stream at `path` (overwriting); returns the byte count. */
   putStream(path: string, body: Readable, contentType: string): Promise<number>;
   /** A read stream of the file (or of a byte range). Rejects with FileNotFoundError. */

@@ -1,12 +1,34 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, link, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { assertSafeStoragePath, FileNotFoundError, type ByteRange, type FileStorage, type StoredFileInfo } from './file-storage.js';
 
 const MADE_DIRS_MAX = 10_000;
+
+/** Writes `chunks` to a file opened with `flags`: one open, one writev (more only if the system writes less), one close. */
+async function writeNew(file: string, chunks: Buffer[], flags: 'w' | 'wx'): Promise<void> {
+  const handle = await open(file, flags);
+  try {
+    let rest = chunks.filter((c) => c.length > 0);
+    while (rest.length) {
+      let { bytesWritten } = await handle.writev(rest);
+      const left: Buffer[] = [];
+      for (const c of rest) {
+        if (bytesWritten >= c.length) bytesWritten -= c.length;
+        else {
+          left.push(c.subarray(bytesWritten));
+          bytesWritten = 0;
+        }
+      }
+      rest = left;
+    }
+  } finally {
+    await handle.close();
+  }
+}
 
 /** Files under a root directory (default: the data directory), written via temp name + rename. */
 export class LocalFileStorage implements FileStorage {
@@ -25,32 +47,61 @@ export class LocalFileStorage implements FileStorage {
   }
 
   /**
-   * The bytes are not copied when they need not be: the local file gets a second name (a hard
-   * link) in the storage folder, then that name is renamed over the target (atomic, overwrites).
-   * The caller's file stays where it was (it may store it again, and removes it itself); the
-   * file's bytes are never written to again by either. Across file systems (UPLOAD_TMP_DIR and
-   * MEDIA_ROOT on different mounts), or where links are not allowed, it is copied as before.
+   * The local file is renamed into place: one file-system operation, no byte copied, and atomic
+   * (a reader sees the old file or the new one, never a part). Intake used to link it under a
+   * temporary name, rename that over the target and unlink the original: three operations
+   * (docs/benchmarks.md, "OpenRosa and soak (issue 20, session 6)"). Across file systems
+   * (UPLOAD_TMP_DIR and MEDIA_ROOT on different mounts) rename fails with EXDEV: the bytes are
+   * then copied under a temporary name that is renamed over the target, and the local file is
+   * left to its owner.
    */
-  async putFile(path: string, localFile: string, _contentType: string): Promise<void> {
+  async moveFile(path: string, localFile: string, _contentType: string): Promise<boolean> {
     const target = this.full(path);
+    if (this.renaming) {
+      try {
+        await this.inDir(dirname(target), () => rename(localFile, target));
+        return true;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+        this.renaming = false;
+      }
+    }
     const tmp = `${target}.part-${process.pid}-${Date.now()}`;
     try {
-      await this.inDir(dirname(target), () => (this.linking ? link(localFile, tmp).catch((err: NodeJS.ErrnoException) => this.copyInstead(err, localFile, tmp)) : copyFile(localFile, tmp)));
+      await this.inDir(dirname(target), () => copyFile(localFile, tmp));
       await rename(tmp, target);
     } catch (err) {
       await rm(tmp, { force: true });
       throw err;
     }
+    return false;
   }
 
-  /** Links are tried until one fails for a reason that will not change (another file system, not allowed). */
-  private linking = true;
-
-  private async copyInstead(err: NodeJS.ErrnoException, localFile: string, tmp: string): Promise<void> {
-    if (!['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'EACCES'].includes(err.code ?? '')) throw err;
-    if (err.code !== 'EMLINK') this.linking = false;
-    await copyFile(localFile, tmp);
+  /**
+   * Bytes in memory: written straight to the target, created new (open with `wx`, one `writev`,
+   * close), not under a temporary name: the paths intake writes are reserved by an attachment row
+   * not yet committed, so nothing reads the file before it is whole. A file already there (left by
+   * an interrupted earlier write) is replaced whole: temporary name, then rename.
+   */
+  async putBytes(path: string, chunks: Buffer[], _contentType: string): Promise<void> {
+    const target = this.full(path);
+    try {
+      await this.inDir(dirname(target), () => writeNew(target, chunks, 'wx'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const tmp = `${target}.part-${process.pid}-${Date.now()}`;
+      try {
+        await writeNew(tmp, chunks, 'w');
+        await rename(tmp, target);
+      } catch (e) {
+        await rm(tmp, { force: true });
+        throw e;
+      }
+    }
   }
+
+  /** Renames are tried until one crosses file systems (EXDEV): that will not change. */
+  private renaming = true;
 
   /**
    * Runs `write` in `dir`, creating the directory first unless this process did so before

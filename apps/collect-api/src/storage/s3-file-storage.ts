@@ -44,16 +44,23 @@ export class S3FileStorage implements FileStorage {
     return this.options.prefix ? `${this.options.prefix}/${path}` : path;
   }
 
-  async putFile(path: string, localFile: string, contentType: string): Promise<void> {
+  /** Uploads a copy; the local file stays for its owner to remove (FileStorage.moveFile). */
+  async moveFile(path: string, localFile: string, contentType: string): Promise<boolean> {
     const { size } = await fsStat(localFile);
     await this.client.send(
       new PutObjectCommand({ Bucket: this.options.bucket, Key: this.key(path), Body: createReadStream(localFile), ContentLength: size, ContentType: contentType }),
     );
+    return false;
+  }
+
+  async putBytes(path: string, chunks: Buffer[], contentType: string): Promise<void> {
+    const data = Buffer.concat(chunks);
+    await this.client.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: this.key(path), Body: data, ContentLength: data.length, ContentType: contentType }));
   }
 
   async putStream(path: string, body: Readable, contentType: string): Promise<number> {
     // PutObject needs a length; buffer-free way: collect to a temp file would be the general
-    // answer, but every caller here stores from a temp file (putFile). Streams of unknown size
+    // answer, but every caller here stores from a temp file (moveFile). Streams of unknown size
     // are only used for small generated files (seed data), so counting into chunks is fine.
     const chunks: Buffer[] = [];
     for await (const chunk of body) chunks.push(chunk as Buffer);

@@ -14,7 +14,9 @@ type InstanceCheck = { version: string; superuser: boolean; roles: readonly stri
  * statement wrote; a grouped statement counts them once, on its first created row (a count > 0
  * wakes the relay, once is enough).
  */
-type CheckedInsert = { allowed: boolean; created: SubmissionEntity | null; queued: number };
+type CheckedInsert = { allowed: boolean; created: SubmissionEntity | null; queued: number; reserved?: Set<string> };
+/** An attachment row the transactional checked insert reserves for the new instance (its storage path, unique). */
+export type AttachmentReservation = Pick<AttachmentEntity, 'filename' | 'name' | 'mimetype' | 'size' | 'fieldXpath'>;
 
 /**
  * Group commit of the one-statement intake: while BATCHES.maxInFlight statements run (each on a
@@ -73,6 +75,18 @@ export class SubmissionsRepository {
   async insertChecked(m: EntityManager, row: InstanceRow, check: InstanceCheck): Promise<CheckedInsert> {
     const [result] = await runInsertChecked((text, values) => preparedQueryIn(m, text, values), [{ row, check }]);
     return result!;
+  }
+
+  /**
+   * `insertChecked` that, when it inserts the instance, also reserves its attachment rows in the
+   * same statement (as `reserveAttachment` does, ON CONFLICT DO NOTHING): one round trip fewer
+   * per OpenRosa submission with attachments (docs/benchmarks.md, "OpenRosa and soak (issue 20,
+   * session 6)"). `reserved`: the storage paths reserved; a path taken already is not, and the
+   * caller reserves that file again under another name.
+   */
+  async insertCheckedWithAttachments(m: EntityManager, row: InstanceRow, check: InstanceCheck, attachments: AttachmentReservation[]): Promise<CheckedInsert & { reserved: Set<string> }> {
+    const [result] = await runInsertChecked((text, values) => preparedQueryIn(m, text, values), [{ row, check }], undefined, attachments);
+    return { ...result!, reserved: result!.reserved ?? new Set() };
   }
 
   /**
@@ -161,7 +175,19 @@ async function runInsertChecked(
   run: (text: string, values: unknown[]) => Promise<unknown>,
   items: Array<{ row: InstanceRow; check: InstanceCheck }>,
   outbox?: string,
+  attachments?: AttachmentReservation[],
 ): Promise<CheckedInsert[]> {
+  // Attachment rows of a single item (the transactional path), read by index as the rows are.
+  if (attachments && items.length !== 1) throw new Error('attachment rows go with one instance');
+  const attached = attachments
+    ? `, attached AS (
+       INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size, field_xpath)
+       SELECT ins.id, ins.form_id, ($11::varchar[])[j], ($12::varchar[])[j], ($13::varchar[])[j], ($14::bigint[])[j], ($15::varchar[])[j]
+       FROM inserted ins CROSS JOIN generate_subscripts($11::varchar[], 1) AS j
+       ON CONFLICT DO NOTHING
+       RETURNING filename
+     )`
+    : '';
   const column = <T>(f: (item: { row: InstanceRow; check: InstanceCheck }) => T): T[] => items.map(f);
   const rows = (await run(
     `WITH input AS (
@@ -177,16 +203,19 @@ async function runInsertChecked(
        SELECT form_id, uuid, json, xml, content_hash, submitted_by_id, version FROM allowed WHERE ok ORDER BY form_id, uuid
        ON CONFLICT (form_id, uuid) DO NOTHING
        RETURNING *
-     )${outbox ? `, queued AS (${outbox})` : ''}
+     )${outbox ? `, queued AS (${outbox})` : ''}${attached}
      SELECT a.form_id, a.uuid, a.ok, ins.id, ins.status, ins.date_created, ins.date_modified,
-       ${outbox ? '(SELECT count(*) FROM queued)::int' : '0'} AS queued
+       ${outbox ? '(SELECT count(*) FROM queued)::int' : '0'} AS queued${attachments ? ', ARRAY(SELECT filename FROM attached) AS attached' : ''}
      FROM allowed a LEFT JOIN inserted ins ON ins.form_id = a.form_id AND ins.uuid = a.uuid`,
     [
       column((i) => i.row.formId), column((i) => i.row.uuid), `[${column((i) => JSON.stringify(i.row.json)).join(',')}]`, column((i) => i.row.xml),
       column((i) => i.row.contentHash), column((i) => i.row.submittedById), column((i) => i.row.version), column((i) => i.check.version),
       column((i) => i.check.superuser), column((i) => i.check.roles.join(',')),
+      ...(attachments
+        ? [attachments.map((a) => a.filename), attachments.map((a) => a.name), attachments.map((a) => a.mimetype), attachments.map((a) => a.size), attachments.map((a) => a.fieldXpath)]
+        : []),
     ],
-  )) as Array<{ form_id: number; uuid: string; ok: boolean; id: number | null; status: string; date_created: Date; date_modified: Date; queued: number }>;
+  )) as Array<{ form_id: number; uuid: string; ok: boolean; id: number | null; status: string; date_created: Date; date_modified: Date; queued: number; attached?: string[] }>;
   const byKey = new Map(rows.map((r) => [`${r.form_id}/${r.uuid}`, r]));
   // The outbox rows are counted over the whole statement: the first created row carries them (the caller only wakes the relay on it).
   let queued = rows[0]?.queued ?? 0;
@@ -198,6 +227,6 @@ async function runInsertChecked(
     };
     const mine = queued;
     queued = 0;
-    return { allowed: true, created, queued: mine };
+    return { allowed: true, created, queued: mine, ...(r.attached ? { reserved: new Set(r.attached) } : {}) };
   });
 }

@@ -17,7 +17,7 @@ import { announcedMedia, contentHash, renderInstanceXml, stripUuidScheme, values
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
 import { SUBMISSION_OUTBOX, type SubmissionOutbox } from './submission-outbox.js';
-import { SubmissionsRepository } from './submissions.repository.js';
+import { SubmissionsRepository, type AttachmentReservation } from './submissions.repository.js';
 import type { SubmissionAck } from './submission.dto.js';
 
 export interface SubmissionResult {
@@ -204,15 +204,19 @@ export class SubmissionsService {
         }
         // An edit of an instance we never stored is stored as a new submission (as ODK servers do).
       }
-      // One statement: the row, unless the instance exists, checked against the live form and role.
-      const { allowed, created } = await this.repo.insertChecked(m, row, check);
+      // One statement: the row, unless the instance exists, checked against the live form and
+      // role, and with it the rows of its attachments at their plain storage paths.
+      const planned = input.files.length ? attachmentPlan(form, ownerName, answersByValue(record), input.files, new Set()) : [];
+      const { allowed, created, reserved } = planned.length
+        ? await this.repo.insertCheckedWithAttachments(m, row, check, planned.map((p) => p.row))
+        : await this.repo.insertChecked(m, row, check);
       if (!allowed) throw new StaleFormAccess();
       if (!created) {
         // The instance exists (stored before, or by a concurrent identical request that won the insert).
         const existing = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
         return this.duplicateOrConflict(m, existing!, hash, form, ownerName, input.files, stored, user, role);
       }
-      const present = await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, 'new');
+      const present = await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, 'new', reserved);
       event = { type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId };
       // The outbox rows of the rest services, in this transaction (SubmissionOutbox port, docs/restservices.md).
       // An OpenRosa submission split over several POSTs: its forward waits for the rest (docs/restservices.md, "Media wait").
@@ -271,38 +275,37 @@ export class SubmissionsService {
 
   private async storeAttachments(
     m: EntityManager, form: FormEntity, owner: string, submission: SubmissionEntity, record: SubmissionRecord, files: UploadedFile[], stored: string[],
-    kind: 'new' | 'existing' | 'edit',
+    kind: 'new' | 'existing' | 'edit', reserved: Set<string> = new Set(),
   ): Promise<Set<string>> {
     // Nothing to store: the callers only read the names after storing something.
     if (!files.length && kind !== 'edit') return new Set();
     const isEdit = kind === 'edit';
     // A row inserted by this transaction has no attachments yet.
     const live = kind === 'new' ? [] : await this.repo.liveAttachmentsOf([submission.id], m);
-    const answers = new Map<string, string>();
-    for (const [xpath, value] of valuesOf(record)) if (!answers.has(value)) answers.set(value, xpath);
+    const answers = answersByValue(record);
     const uploadedNames = new Set(files.map((f) => f.name));
     if (isEdit) {
       // An edit keeps files still named by an answer and not re-uploaded; others are hidden.
       await this.repo.hideAttachments(m, live.filter((a) => uploadedNames.has(a.name) || !answers.has(a.name)).map((a) => a.id));
     }
     const keep = new Set(isEdit ? live.filter((a) => !uploadedNames.has(a.name) && answers.has(a.name)).map((a) => a.name) : live.map((a) => a.name));
-    for (const file of files) {
-      if (keep.has(file.name)) continue;
+    for (const { file, row } of attachmentPlan(form, owner, answers, files, keep)) {
       keep.add(file.name);
-      const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}`;
-      const plain = `${dir}/${safeStorageSegment(file.name)}`;
       // The row reserves the path (unique index) before the file is written: a concurrent
       // submission with the same file name waits for our commit and then takes a suffixed
-      // name, so no two records ever share (or overwrite) a file.
-      let path = plain;
-      for (let attempt = 0; ; attempt++) {
-        const row = { submissionId: submission.id, formId: form.id, filename: path, name: file.name, mimetype: file.mimetype, size: file.size, fieldXpath: answers.get(file.name) ?? null };
-        if (await this.repo.reserveAttachment(m, row)) break;
-        if (attempt >= 5) throw new Error(`no free storage path for ${plain}`);
-        path = withSuffix(plain, randomBytes(4).toString('hex'));
+      // name, so no two records ever share (or overwrite) a file. The checked insert may have
+      // reserved it already (`reserved`).
+      let path = row.filename;
+      for (let attempt = 0; !reserved.has(path); attempt++) {
+        if (await this.repo.reserveAttachment(m, { ...row, submissionId: submission.id, formId: form.id, filename: path })) break;
+        if (attempt >= 5) throw new Error(`no free storage path for ${row.filename}`);
+        path = withSuffix(row.filename, randomBytes(4).toString('hex'));
       }
       stored.push(path);
-      await this.storage.putFile(path, file.tmpPath, file.mimetype);
+      // A small upload is written from memory; a spooled one moved, not copied, where storage can
+      // (upload.cleanup() removes the rest).
+      if (file.bytes) await this.storage.putBytes(path, file.bytes, file.mimetype);
+      else file.taken = await this.storage.moveFile(path, file.tmpPath, file.mimetype);
     }
     return keep;
   }
@@ -382,6 +385,29 @@ function renderOrKeep(form: FormEntity, record: SubmissionRecord, instanceId: st
   const meta: Record<string, string> = { 'formhub/uuid': form.uuid.replace(/-/g, ''), 'meta/instanceID': `uuid:${instanceId}` };
   if (deprecatedId) meta['meta/deprecatedID'] = `uuid:${deprecatedId}`;
   return renderInstanceXml(form, record, meta);
+}
+
+/** Each answer value and the first question (xpath) that gives it. */
+function answersByValue(record: SubmissionRecord): Map<string, string> {
+  const answers = new Map<string, string>();
+  for (const [xpath, value] of valuesOf(record)) if (!answers.has(value)) answers.set(value, xpath);
+  return answers;
+}
+
+/**
+ * The attachment rows of `files` not among `keep`, one per name (the first part of a name wins),
+ * at their plain storage paths; `fieldXpath` is the question whose answer names the file (`answers`).
+ */
+function attachmentPlan(form: FormEntity, owner: string, answers: Map<string, string>, files: UploadedFile[], keep: Set<string>): Array<{ file: UploadedFile; row: AttachmentReservation }> {
+  const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}`;
+  const seen = new Set(keep);
+  const plan: Array<{ file: UploadedFile; row: AttachmentReservation }> = [];
+  for (const file of files) {
+    if (seen.has(file.name)) continue;
+    seen.add(file.name);
+    plan.push({ file, row: { filename: `${dir}/${safeStorageSegment(file.name)}`, name: file.name, mimetype: file.mimetype, size: file.size, fieldXpath: answers.get(file.name) ?? null } });
+  }
+  return plan;
 }
 
 /** Announced attachments (media answers) not among `present`. */
