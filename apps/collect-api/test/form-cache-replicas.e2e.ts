@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { createCollectApp } from '../src/app.js';
 import { ChangeNotifications } from '../src/database/change-notifications.js';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
-import { startTestCollectApp, type TestCollectApp } from './test-app.js';
+import { startReplica, startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestBearerToken, createTestUser, type TestUser } from './test-users.js';
 import { UsersService } from '../src/users/users.service.js';
 
@@ -34,10 +33,7 @@ describe('form and role cache across replicas', () => {
 
   beforeAll(async () => {
     a = await startTestCollectApp();
-    b = await createCollectApp({ ...a.config, MIGRATIONS_RUN: false });
-    await b.listen(0, '127.0.0.1');
-    const address = b.getHttpServer().address();
-    bUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    ({ app: b, url: bUrl } = await startReplica(a));
     owner = await createTestUser(a.app);
     collector = await createTestUser(a.app);
     const res = await request(a.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm(idString)), 'form.xml').expect(201);
@@ -109,10 +105,7 @@ describe('authentication caches across replicas', () => {
 
   beforeAll(async () => {
     a = await startTestCollectApp({ AUTH_TOKEN_CACHE_TTL_MS: '300000' });
-    b = await createCollectApp({ ...a.config, MIGRATIONS_RUN: false });
-    await b.listen(0, '127.0.0.1');
-    const address = b.getHttpServer().address();
-    bUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    ({ app: b, url: bUrl } = await startReplica(a));
     for (const app of [a.app, b]) await waitFor(() => app.get(ChangeNotifications).live);
   });
   afterAll(async () => {

@@ -47,3 +47,11 @@ export async function startTestCollectApp(env: Record<string, string> = {}, opti
   const bound = typeof address === 'object' && address ? address.port : 0;
   return { app, config, url: `http://127.0.0.1:${bound}`, close: () => app.close() };
 }
+
+/** A second collect-api on the database of `of` (a replica behind a load balancer), listening on a free port. */
+export async function startReplica(of: TestCollectApp): Promise<{ app: NestExpressApplication; url: string }> {
+  const app = await createCollectApp({ ...of.config, MIGRATIONS_RUN: false });
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address();
+  return { app, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` };
+}

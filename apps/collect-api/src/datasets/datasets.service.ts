@@ -8,7 +8,7 @@ import { FormsRepository } from '../forms/forms.repository.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { PageRequest } from '../submissions/submissions.service.js';
 import { SubmissionsService } from '../submissions/submissions.service.js';
-import { SubmissionDataService, type DataPage } from '../submissions/submission-data.service.js';
+import { SubmissionDataService, type StreamedPage } from '../submissions/submission-data.service.js';
 import type { SubmissionJson } from '../submissions/submission-json.js';
 import type { DataviewEntity, MergedDatasetEntity } from './dataset.entities.js';
 import { DatasetsRepository } from './datasets.repository.js';
@@ -78,7 +78,7 @@ export class DatasetsService {
   }
 
   /** One page over the submissions of every form of the merged dataset, in `_id` order (paged in PostgreSQL). */
-  async mergedData(user: AuthenticatedUser | undefined, pk: string, page: PageRequest): Promise<DataPage> {
+  async mergedData(user: AuthenticatedUser | undefined, pk: string, page: PageRequest): Promise<StreamedPage> {
     const forms = await this.mergedForms(user, pk);
     return this.data.page(forms, { offset: (page.page - 1) * page.pageSize, limit: page.pageSize, page: page.page });
   }

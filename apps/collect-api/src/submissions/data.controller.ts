@@ -5,7 +5,7 @@ import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { DataQueryDto, dataWindow, pageHeaders } from './pagination.js';
-import { sendJsonArray, sendJsonText, type JsonResponse } from './json-stream.js';
+import { sendJsonArray, sendJsonBody, sendJsonText, sendNotModified, type JsonResponse } from './json-stream.js';
 import { SUBMISSION_JSON_SCHEMA } from './submission.dto.js';
 import { SubmissionDataService } from './submission-data.service.js';
 import { SubmissionsService } from './submissions.service.js';
@@ -30,13 +30,20 @@ export class DataController {
     @CurrentUser() user: AuthenticatedUser,
     @Param('formPk') formPk: string,
     @Query() query: DataQueryDto,
-    @Req() req: { originalUrl: string },
+    @Req() req: { originalUrl: string; fresh: boolean },
     @Res() res: JsonResponse,
   ): Promise<void> {
     const window = dataWindow(query);
-    const { total, batches } = await this.data.formPage(user, formPk, { ...window, query: query.query, sort: query.sort, fields: query.fields });
+    const page = await this.data.formPage(user, formPk, { ...window, query: query.query, sort: query.sort, fields: query.fields });
+    const total = page.total;
     const headers = window.page === null ? { 'X-Total-Count': String(total) } : pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, window.page, window.limit, total);
-    await sendJsonArray(res, headers, batches);
+    if (page.body) {
+      // A kept page (docs/data-api.md, "Conditional reads"): `req.fresh` (express, package fresh)
+      // compares If-None-Match with this ETag; the page was checked current for this caller.
+      res.setHeader('ETag', page.etag);
+      if (req.fresh) sendNotModified(res, headers);
+      else sendJsonBody(res, headers, page.body);
+    } else await sendJsonArray(res, headers, page.batches);
   }
 
   @Get(':formPk/:id')

@@ -12,6 +12,22 @@ export function sendJsonText(res: JsonResponse, text: string): void {
   res.end(text);
 }
 
+/** A whole JSON body, with its headers, in one write (Content-Length, no chunked encoding). */
+export function sendJsonBody(res: JsonResponse, headers: Record<string, string>, body: Buffer): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', JSON_TYPE);
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.setHeader('Content-Length', body.length);
+  res.end(body);
+}
+
+/** 304 Not Modified with `headers` (the client's copy, named by its ETag, is current). */
+export function sendNotModified(res: JsonResponse, headers: Record<string, string>): void {
+  res.statusCode = 304;
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.end();
+}
+
 /**
  * A JSON array from batches of its items' texts, written as they come (a large page is never
  * held whole: docs/data-api.md). A write that the socket cannot take yet waits for `drain`;

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { CURSOR_BATCH, cursorRows, type CursorQuery } from '../database/cursor.js';
@@ -44,6 +44,8 @@ export interface AttachmentRow {
 export interface SubmissionDocs {
   /** Live submissions of the whole scope, in the snapshot of the statement (or cursor) that read the page. */
   total: number;
+  /** With `snapshot` asked for (one-statement pages only): the statement's snapshot, for `stillCurrent`. */
+  snapshot?: string | null;
   /** False when an AccessCheck failed (then there are no texts). */
   ok: boolean;
   /** How many submissions `text` holds. */
@@ -69,6 +71,9 @@ interface DocRow {
 
 interface PageRow {
   total: number;
+  snapshot: string | null;
+  /** Kept-count delta rows summed into `total` (0 when counted by a scan). */
+  deltas: number;
   ok: boolean;
   n: number;
   text: string | null;
@@ -95,6 +100,12 @@ export interface SubmissionExportRow {
 
 /** Whether SQL text names the `users` alias `u` (our own SQL: values are always parameters). */
 const USES_USERS = /\bu\./;
+
+/** The condition of a scope of every live submission of its forms (data-query.ts `whereSql` of no conditions). */
+const ALL = 'true';
+
+/** A page that read more kept-count delta rows than this has its form's rows folded (`foldCounts`). */
+export const FOLD_AT = 16;
 
 const TIME = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS')`;
 
@@ -171,29 +182,93 @@ const ATTACHMENTS_SQL = `(SELECT json_agg(json_build_object('id', a.id, 'filenam
  */
 @Injectable()
 export class SubmissionDataRepository {
+  private readonly logger = new Logger(SubmissionDataRepository.name);
+  /** Forms whose kept-count rows this process is folding now (one fold per form at a time). */
+  private readonly folding = new Set<number>();
+
   constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * Starts `foldCounts` for each form not being folded here already, not awaited: called when
+   * the page's statement is done, so the request holds no connection while the fold asks the
+   * pool for one (docs/architecture.md, "Database connections").
+   */
+  private fold(formIds: number[]): void {
+    for (const formId of formIds) {
+      if (this.folding.has(formId)) continue;
+      this.folding.add(formId);
+      this.foldCounts(formId)
+        .catch((err: unknown) => this.logger.warn({ err, formId }, 'could not fold the kept submission count; the next page read tries again'))
+        .finally(() => this.folding.delete(formId));
+    }
+  }
 
   /**
    * FROM and WHERE of the scope; one statement's parameters in `p`. `users` is joined only when
    * the condition, the `order` (returned as SQL) or `users` asks for it: an unused LEFT JOIN is
    * removed by the planner, but too late for an index-only scan, so a plain count read every
-   * row of the table (docs/benchmarks.md, "Data page (issue 20, session 4)").
+   * row of the table (docs/benchmarks.md, "Data page (issue 20, session 4)"). `count`: a scalar
+   * query of the scope's size; for every live submission of the forms (no condition) the sum of
+   * the counts the database keeps (migration 1764910000000), else `count(*)` of the scan: the
+   * exact count read 10,000 heap rows of pages the visibility map did not mark yet
+   * (docs/benchmarks.md, "Data page (issue 20, session 6)"). `deltas`: for a kept count, a
+   * scalar query of the delta rows it sums (FOLD_AT), else null.
    */
-  private from(scope: SubmissionScope, p: SqlParams, opts: { order?: (p: SqlParams) => string; users?: boolean } = {}): { from: string; order: string; count: string } {
-    const forms = scope.formIds.length === 1 ? `s.form_id = ${p.add(scope.formIds[0])}` : `s.form_id = ANY(${p.add(scope.formIds)}::int[])`;
+  private from(scope: SubmissionScope, p: SqlParams, opts: { order?: (p: SqlParams) => string; users?: boolean } = {}): { from: string; order: string; count: string; deltas: string | null } {
+    const one = scope.formIds.length === 1;
+    const formRef = one ? p.add(scope.formIds[0]) : p.add(scope.formIds);
+    const forms = (col: string) => (one ? `${col} = ${formRef}` : `${col} = ANY(${formRef}::int[])`);
     const where = scope.where(p);
     const order = opts.order ? opts.order(p) : '';
     const whereUsers = USES_USERS.test(where);
-    const sql = (users: boolean) => `FROM submissions s${users ? ' LEFT JOIN users u ON u.id = s.submitted_by_id' : ''} WHERE ${forms} AND s.deleted_at IS NULL AND (${where})`;
-    return { from: sql(opts.users || whereUsers || USES_USERS.test(order)), order, count: sql(whereUsers) };
+    const sql = (users: boolean) => `FROM submissions s${users ? ' LEFT JOIN users u ON u.id = s.submitted_by_id' : ''} WHERE ${forms('s.form_id')} AND s.deleted_at IS NULL AND (${where})`;
+    const kept = where === ALL;
+    return {
+      from: sql(opts.users || whereUsers || USES_USERS.test(order)),
+      order,
+      count: kept ? `SELECT COALESCE(sum(k.delta), 0)::int FROM submission_count_deltas k WHERE ${forms('k.form_id')}` : `SELECT count(*)::int ${sql(whereUsers)}`,
+      deltas: kept ? `SELECT count(*)::int FROM submission_count_deltas k WHERE ${forms('k.form_id')}` : null,
+    };
   }
 
   /** Live submissions in the scope; `query`: on a connection the caller holds (a cursor's, database/cursor.ts). */
   async count(scope: SubmissionScope, query: CursorQuery = (sql, values) => this.db.query(sql, values)): Promise<number> {
     if (!scope.formIds.length) return 0;
     const p = new SqlParams();
-    const rows = (await query(`SELECT count(*)::int AS n ${this.from(scope, p).count}`, p.values)) as Array<{ n: number }>;
+    const rows = (await query(`SELECT (${this.from(scope, p).count}) AS n`, p.values)) as Array<{ n: number }>;
     return rows[0]?.n ?? 0;
+  }
+
+  /**
+   * Folds each form's kept-count delta rows into one (or none for 0): one statement that deletes
+   * and re-inserts, so every snapshot sees the same sum. Concurrent folds are exact too: a row
+   * another fold deleted first is skipped (READ COMMITTED re-check), and intake only inserts rows,
+   * so it never waits on a fold. Errors are left to the caller (a fold can wait for the next read).
+   */
+  async foldCounts(formId: number): Promise<void> {
+    // The new row (also for a sum of 0) records the fold as a change (migration 1764910000001):
+    // a cached page built before the fold is checked against it, not against nothing.
+    await preparedQuery(
+      this.db,
+      `WITH gone AS (DELETE FROM submission_count_deltas WHERE form_id = $1 RETURNING delta)
+       INSERT INTO submission_count_deltas (form_id, delta) SELECT $1, COALESCE(sum(delta), 0) FROM gone HAVING count(*) > 0`,
+      [formId],
+    );
+  }
+
+  /**
+   * Whether a page built in `snapshot` (pg_current_snapshot() text, from `docs` with
+   * `snapshot`) is what the database shows now, and whether `check` holds now: no change row
+   * of the form (or of form 0) that the snapshot did not see (migration 1764910000001). Only
+   * rows of transactions at or after the snapshot's xmin can be unseen: an index range scan.
+   */
+  async stillCurrent(snapshot: string, check: AccessCheck): Promise<{ ok: boolean; current: boolean }> {
+    const p = new SqlParams();
+    const snap = p.add(snapshot);
+    const sql = `SELECT ${accessSql(check, p)} AS ok, NOT EXISTS (SELECT 1 FROM submission_count_deltas k
+      WHERE k.form_id IN (${p.add(check.formId)}, 0) AND k.xid >= pg_snapshot_xmin(${snap}::pg_snapshot) AND NOT pg_visible_in_snapshot(k.xid, ${snap}::pg_snapshot)) AS current`;
+    const [row] = await preparedQuery<{ ok: boolean; current: boolean }>(this.db, sql, p.values);
+    return row!;
   }
 
   /**
@@ -205,11 +280,12 @@ export class SubmissionDataRepository {
    * map: none is read). With `check`, no text unless the check holds (`ok`). `prepared`: the
    * caller vouches that the statement's text is one of a fixed few (a plain page of one form:
    * no query, sort or fields), so it runs as a named prepared statement (database/prepared-query.ts).
+   * `snapshot`: a one-statement page also returns its statement's snapshot (`stillCurrent`).
    */
-  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string>; check?: AccessCheck; prepared?: boolean }): AsyncGenerator<SubmissionDocs> {
+  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string>; check?: AccessCheck; prepared?: boolean; snapshot?: boolean }): AsyncGenerator<SubmissionDocs> {
     if (!scope.formIds.length) return;
     const p = new SqlParams();
-    const { from, order, count } = this.from(scope, p, { order: q.order });
+    const { from, order, count, deltas } = this.from(scope, p, { order: q.order });
     const check = q.check ? accessSql(q.check, p) : 'true';
     const geoForms = Object.keys(q.geo);
     const geo = !geoForms.length ? 'NULL::jsonb'
@@ -239,7 +315,7 @@ export class SubmissionDataRepository {
       return;
     }
     // One row whatever the page holds (PostgreSQL sorts the aggregates' input once for all).
-    const sql = `SELECT (SELECT count(*)::int ${count}) AS total, ${check} AS ok, count(*)::int AS n, string_agg(d.doc, ',' ORDER BY d.ord) AS text,
+    const sql = `SELECT (${count}) AS total, ${deltas ? `(${deltas})` : '0'} AS deltas, ${q.snapshot ? 'pg_current_snapshot()::text' : 'NULL::text'} AS snapshot, ${check} AS ok, count(*)::int AS n, string_agg(d.doc, ',' ORDER BY d.ord) AS text,
       ${geoForms.length ? 'json_agg(d.geo ORDER BY d.ord)' : 'NULL::json'} AS geo, ${forms ? 'json_agg(d.form_id ORDER BY d.ord)' : 'NULL::json'} AS forms,
       json_agg(d.attachments ORDER BY d.ord) AS attachments
       FROM (${rows}) d`;
@@ -247,12 +323,13 @@ export class SubmissionDataRepository {
     if (q.prepared) {
       // The same string object every time: preparedQuery finds the name by the text, and V8 keeps
       // a string's hash, where a freshly concatenated 3 KB text was flattened and hashed per page.
-      const shape = `${from}\n${order}\n${check}\n${geo}\n${attachments}`;
+      const shape = `${from}\n${count}\n${order}\n${check}\n${geo}\n${attachments}\n${q.snapshot}`;
       text = PREPARED_TEXTS.get(shape) ?? sql;
       if (!PREPARED_TEXTS.has(shape)) PREPARED_TEXTS.set(shape, sql);
     }
     const [row] = q.prepared ? await preparedQuery<PageRow>(this.db, text, p.values) : ((await this.db.query(text, p.values)) as PageRow[]);
-    yield { total: row!.total, ok: row!.ok, n: row!.n, text: row!.text ?? '', geo: row!.geo, forms: row!.forms, attachments: row!.attachments };
+    if (row!.deltas > FOLD_AT) this.fold(scope.formIds);
+    yield { total: row!.total, snapshot: row!.snapshot, ok: row!.ok, n: row!.n, text: row!.text ?? '', geo: row!.geo, forms: row!.forms, attachments: row!.attachments };
   }
 
   /** The rows an export flattens, in `_id` order, streamed. */

@@ -10,6 +10,8 @@ import { numericFields, orderSql, parseFields, parseQuery, parseSort, whereSql, 
 import { attachmentJson } from './submission-json.js';
 import type { SubmissionRecord } from './submission.entity.js';
 import { geolocationOf } from './submission-record.js';
+import { CURSOR_BATCH } from '../database/cursor.js';
+import { DataPageCache, pageEtag } from './data-page-cache.js';
 import { ATTACHMENTS_MARK, GEOLOCATION_MARK, SubmissionDataRepository, type AccessCheck, type SubmissionDocs, type SubmissionScope } from './submission-data.repository.js';
 
 /** The roles that may read a form's data. */
@@ -30,10 +32,15 @@ export interface DataRead {
   fields?: string;
 }
 
-/** A data page: the total and the submission JSON texts in batches, the first already read. */
-export interface DataPage {
+/**
+ * A data page: the total and the submission JSON texts in batches, the first already read; or,
+ * for a page of one statement that is kept (DataPageCache), its whole body, sent in one write.
+ */
+export type DataPage = StreamedPage | { total: number; body: Buffer; etag: string; batches?: undefined };
+export interface StreamedPage {
   total: number;
   batches: AsyncIterable<string[]>;
+  body?: undefined;
 }
 
 /** Form id → its first geopoint outside repeats, the one `_geolocation` reads (submission-record.ts `geolocationOf`). */
@@ -58,6 +65,7 @@ export class SubmissionDataService {
     private readonly repo: SubmissionDataRepository,
     private readonly access: FormAccessService,
     private readonly forms: FormCache,
+    private readonly pages: DataPageCache,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
@@ -71,11 +79,35 @@ export class SubmissionDataService {
   async formPage(user: AuthenticatedUser | undefined, formPk: string, read: DataRead): Promise<DataPage> {
     const cached = await this.cachedAccess(user, formPk);
     if (cached) {
-      const page = await this.page([cached.form], read, cached.check);
-      if (page) return page;
+      const kept = await this.keptPage(cached, read);
+      if (kept !== 'refused') {
+        if (kept) return kept;
+        const page = await this.page([cached.form], read, cached.check);
+        if (page) return page;
+      }
     }
     const { form } = await this.access.requireRole(user, formPk, MIN_ROLE.view);
     return (await this.page([form], read))!;
+  }
+
+  /**
+   * A plain page this process built before (DataPageCache), when the database says, in one
+   * statement, that nothing the page shows changed since its snapshot and that the caller's role
+   * holds (SubmissionDataRepository.stillCurrent); 'refused' when the role or form check fails
+   * (the caller checks afresh, which answers 404/403), null when there is no current page.
+   */
+  private async keptPage(cached: { form: FormEntity; check: AccessCheck }, read: DataRead): Promise<DataPage | 'refused' | null> {
+    if (!plain(read)) return null;
+    const key = DataPageCache.key(cached.form, read.offset, read.limit);
+    const page = this.pages.get(key);
+    if (!page) return null;
+    const { ok, current } = await this.repo.stillCurrent(page.snapshot, cached.check);
+    if (!ok) return 'refused';
+    if (!current) {
+      this.pages.delete(key);
+      return null;
+    }
+    return { total: page.total, body: page.body, etag: page.etag };
   }
 
   /** The form and an AccessCheck of the caller's view role when FormCache says it holds, else null. */
@@ -105,7 +137,7 @@ export class SubmissionDataService {
    * `check`, null when the page has no rows (the caller checks afresh and asks again). Numeric
    * comparison follows the first form's integer and decimal questions.
    */
-  async page(forms: FormEntity[], read: DataRead): Promise<DataPage>;
+  async page(forms: FormEntity[], read: DataRead): Promise<StreamedPage>;
   async page(forms: FormEntity[], read: DataRead, check: AccessCheck): Promise<DataPage | null>;
   async page(forms: FormEntity[], read: DataRead, check?: AccessCheck): Promise<DataPage | null> {
     const conditions = parseQuery(read.query);
@@ -114,8 +146,10 @@ export class SubmissionDataService {
     const numeric = numericFields(forms.flatMap((f) => f.fields));
     const scope: SubmissionScope = { formIds: forms.map((f) => f.id), where: (p: SqlParams) => whereSql(conditions, numeric, p) };
     const geo = !fields || fields.includes('_geolocation') ? geopointFields(forms) : null;
-    const prepared = forms.length === 1 && read.query === undefined && read.sort === undefined && read.fields === undefined;
-    const docs = this.repo.docs(scope, { order: (p) => orderSql(sort, numeric, p), offset: read.offset, limit: read.limit, fields, geo: xpaths(geo), check, prepared });
+    const prepared = forms.length === 1 && plain(read);
+    // A checked plain page of one statement may be kept for the next reader (keptPage).
+    const keep = prepared && check !== undefined && read.limit <= CURSOR_BATCH;
+    const docs = this.repo.docs(scope, { order: (p) => orderSql(sort, numeric, p), offset: read.offset, limit: read.limit, fields, geo: xpaths(geo), check, prepared, snapshot: keep });
     const first = await docs.next();
     const batch = first.done ? null : first.value;
     if (!batch?.n) {
@@ -127,6 +161,13 @@ export class SubmissionDataService {
     // Counted with the page, on its connection: asking the pool for a count here, while `docs`
     // holds a cursor's connection, deadlocked (docs/architecture.md, "Database connections").
     const total = batch.total;
+    if (keep && batch.snapshot) {
+      await docs.return(undefined);
+      const body = Buffer.from(`[${this.filled(batch, geo)}]`);
+      const etag = pageEtag(body, total);
+      this.pages.set(DataPageCache.key(forms[0]!, read.offset, read.limit), { snapshot: batch.snapshot, total, body, etag });
+      return { total, body, etag };
+    }
     const filled = (b: SubmissionDocs) => [this.filled(b, geo)];
     async function* batches(): AsyncGenerator<string[]> {
       yield filled(batch!);
@@ -164,6 +205,11 @@ export class SubmissionDataService {
     }
     return from ? out + text.slice(from) : text;
   }
+}
+
+/** No query, sort or fields: the page every integrator reads, kept (DataPageCache) and prepared. */
+function plain(read: DataRead): boolean {
+  return read.query === undefined && read.sort === undefined && read.fields === undefined;
 }
 
 /** Form id → xpath of the geopoints to read, for the repository. */

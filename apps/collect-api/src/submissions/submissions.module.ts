@@ -6,6 +6,7 @@ import { SubmissionEvents } from './submission-events.js';
 import { SubmissionsRepository } from './submissions.repository.js';
 import { SubmissionsService } from './submissions.service.js';
 import { SubmissionDataRepository } from './submission-data.repository.js';
+import { DataPageCache } from './data-page-cache.js';
 import { SubmissionDataService } from './submission-data.service.js';
 import { DataController } from './data.controller.js';
 import { SubmissionController } from './submission.controller.js';
@@ -17,7 +18,7 @@ import { SubmissionController } from './submission.controller.js';
 @Module({
   imports: [TypeOrmModule.forFeature([SubmissionEntity, AttachmentEntity]), FormsModule],
   controllers: [SubmissionController, DataController],
-  providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService, SubmissionDataRepository, SubmissionDataService],
+  providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService, SubmissionDataRepository, SubmissionDataService, DataPageCache],
   exports: [SubmissionEvents, SubmissionsService, SubmissionsRepository, SubmissionDataRepository, SubmissionDataService, FormsModule],
 })
 export class SubmissionsModule {}
