@@ -1,4 +1,5 @@
 import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { PeriodicTask } from '../jobs/periodic-task.js';
 import { FOLD_AT, SubmissionDataRepository } from './submission-data.repository.js';
 
 /** How often the worker looks for forms to fold. */
@@ -18,25 +19,17 @@ const FORMS_PER_RUN = 500;
 @Injectable()
 export class SubmissionCountFolder implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(SubmissionCountFolder.name);
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
-  private running: Promise<number> | null = null;
+  private readonly task = new PeriodicTask(() => this.fold(), FOLD_INTERVAL_MS);
 
   constructor(private readonly repo: SubmissionDataRepository) {}
 
   onApplicationBootstrap(): void {
-    const schedule = () => {
-      if (this.stopped) return;
-      this.timer = setTimeout(() => void this.foldOnce().finally(schedule), FOLD_INTERVAL_MS);
-      this.timer.unref();
-    };
-    schedule();
+    this.task.start();
   }
 
   /** Folds every form with more than FOLD_AT rows (up to FORMS_PER_RUN); how many forms were folded. */
   foldOnce(): Promise<number> {
-    this.running ??= this.fold().finally(() => (this.running = null));
-    return this.running;
+    return this.task.runOnce();
   }
 
   private async fold(): Promise<number> {
@@ -45,7 +38,7 @@ export class SubmissionCountFolder implements OnApplicationBootstrap, BeforeAppl
       // One statement at a time: no connection is held while the next is asked for
       // (docs/architecture.md, "Database connections").
       for (const formId of await this.repo.formsToFold(FOLD_AT, FORMS_PER_RUN)) {
-        if (this.stopped) break;
+        if (this.task.isStopped) break;
         await this.repo.foldCounts(formId);
         folded++;
       }
@@ -56,9 +49,7 @@ export class SubmissionCountFolder implements OnApplicationBootstrap, BeforeAppl
     return folded;
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+  beforeApplicationShutdown(): Promise<void> {
+    return this.task.stop();
   }
 }
