@@ -18,7 +18,6 @@ if (!Number.isInteger(BURST_PER_MINUTE) || BURST_PER_MINUTE < 1 || BURST_PER_MIN
 /** 500 at that rate, twice over, and at least two minutes. */
 const BURST_WAIT_MS = Math.max(120_000, Math.ceil((500 / BURST_PER_MINUTE) * 60_000 * 2));
 
-const FAST = { ...WORKER_FORWARDING, FORWARD_LEASE_MS: '5000' };
 
 /** What the quota receiver saw: arrival times, the ids of the bodies it took, its refusals. */
 class QuotaStats {
@@ -85,7 +84,7 @@ describe('rest services: destination limits', () => {
   const workers: ServiceProcess[] = [];
 
   beforeAll(async () => {
-    sut = await startTestCollectApp(FAST);
+    sut = await startTestCollectApp(WORKER_FORWARDING);
     owner = await createTestUser(sut.app);
   });
   afterAll(async () => {
@@ -97,7 +96,7 @@ describe('rest services: destination limits', () => {
   const startWorker = async (): Promise<ServiceProcess> => {
     const port = await freePort();
     const w = await startServiceProcess(WORKER, {
-      ...FAST, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: sut.config.DATABASE_URL, REDIS_URL: sut.config.REDIS_URL, REDIS_PREFIX: sut.config.REDIS_PREFIX,
+      ...WORKER_FORWARDING, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: sut.config.DATABASE_URL, REDIS_URL: sut.config.REDIS_URL, REDIS_PREFIX: sut.config.REDIS_PREFIX,
       FORWARD_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8', WORKER_PORT: String(port), COLLECT_PORT: String(port),
     }, port);
     workers.push(w);
@@ -183,7 +182,7 @@ describe('rest services: destination limits', () => {
  */
 describe('rest services: auto-disable and re-enable', () => {
   const ctx = withWorkerAppAndReceiver({
-    ...FAST, FORWARD_BACKOFF_MAX_MS: '400', FORWARD_DISABLE_AFTER_HOURS: '0.001', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
+    ...WORKER_FORWARDING, FORWARD_BACKOFF_MAX_MS: '400', FORWARD_DISABLE_AFTER_HOURS: '0.001', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
   });
 
   const api = () => request(ctx.sut.url);
@@ -243,7 +242,7 @@ describe('rest services: auto-disable and re-enable', () => {
 
 describe('rest services: re-enable after attempts ran out', () => {
   const ctx = withWorkerAppAndReceiver({
-    ...FAST, FORWARD_MAX_ATTEMPTS: '2', FORWARD_DISABLE_AFTER_HOURS: '0.0005', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
+    ...WORKER_FORWARDING, FORWARD_MAX_ATTEMPTS: '2', FORWARD_DISABLE_AFTER_HOURS: '0.0005', FORWARD_DISABLE_CHECK_INTERVAL_MS: '200',
   });
 
   it('deliveries that failed for good during the outage go out on re-enable; one the receiver refused (400) stays failed', async () => {
@@ -275,7 +274,7 @@ describe('rest services: replay', () => {
 
   beforeAll(async () => {
     // A long timeout: the receiver shares this process with the API and the worker.
-    sut = await startTestCollectApp({ ...FAST, FORWARD_TIMEOUT_MS: '15000' }, { worker: true });
+    sut = await startTestCollectApp({ ...WORKER_FORWARDING, FORWARD_TIMEOUT_MS: '15000' }, { worker: true });
     owner = await createTestUser(sut.app);
     formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm('replayed')), 'form.xml').expect(201)).body.formid as number;
     // 1,000 submissions made before any service exists.

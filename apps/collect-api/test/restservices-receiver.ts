@@ -6,10 +6,9 @@ export const FAST_FORWARDING = {
   FORWARD_BACKOFF_FACTOR: '2',
   FORWARD_RELAY_INTERVAL_MS: '50',
   FORWARD_TIMEOUT_MS: '3000',
-  FORWARD_LEASE_MS: '10000',
 };
 
-/** Forwarding settings of the suites that run the worker process (dist/worker.js); each adds its FORWARD_LEASE_MS. */
+/** Forwarding settings of the suites that run the worker process (dist/worker.js). */
 export const WORKER_FORWARDING = {
   FORWARD_BACKOFF_BASE_MS: '50',
   FORWARD_BACKOFF_FACTOR: '2',

@@ -9,7 +9,6 @@ import { createTestUser, type TestUser } from './test-users.js';
 
 const WORKER = fileURLToPath(new URL('../dist/worker.js', import.meta.url));
 
-const FAST = { ...WORKER_FORWARDING, FORWARD_LEASE_MS: '2000' };
 
 /**
  * The real worker process (dist/worker.js) against our own redis-server child, so Redis can be
@@ -25,7 +24,7 @@ describe('rest services: worker process crash, drain and Redis restart', () => {
 
   beforeAll(async () => {
     redis = await startRedis();
-    sut = await startTestCollectApp({ ...FAST, REDIS_URL: redis.url });
+    sut = await startTestCollectApp({ ...WORKER_FORWARDING, REDIS_URL: redis.url });
     rx = await new Receiver().start();
     owner = await createTestUser(sut.app);
   });
@@ -39,7 +38,7 @@ describe('rest services: worker process crash, drain and Redis restart', () => {
   const startWorker = async (extra: Record<string, string> = {}): Promise<ServiceProcess> => {
     const port = await freePort();
     const w = await startServiceProcess(WORKER, {
-      ...FAST, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: sut.config.DATABASE_URL, REDIS_URL: redis.url, REDIS_PREFIX: sut.config.REDIS_PREFIX,
+      ...WORKER_FORWARDING, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: sut.config.DATABASE_URL, REDIS_URL: redis.url, REDIS_PREFIX: sut.config.REDIS_PREFIX,
       FORWARD_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8', WORKER_PORT: String(port), COLLECT_PORT: String(port), ...extra,
     }, port);
     workers.push(w);

@@ -1,8 +1,6 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { JobQueue } from '../src/jobs/job-queue.js';
-import { QueueName } from '../src/jobs/job.types.js';
 import { RestServicesRepository } from '../src/restservices/restservices.repository.js';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
 import { FAST_FORWARDING, headerNames, Receiver, until } from './restservices-receiver.js';
@@ -11,7 +9,8 @@ import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
 // These OpenRosa submissions name files they do not attach; the media wait has its own suite (restservices-events).
-const FAST = { ...FAST_FORWARDING, FORWARD_MEDIA_WAIT_SECONDS: '0' };
+// A request may take 10 s here: the deleted-before-send test holds every send slot with 6 s answers.
+const FAST = { ...FAST_FORWARDING, FORWARD_MEDIA_WAIT_SECONDS: '0', FORWARD_TIMEOUT_MS: '10000' };
 
 describe('rest services: CRUD, forwarders on the wire, retries, delivery log', () => {
   let sut: TestCollectApp;
@@ -220,21 +219,26 @@ describe('rest services: CRUD, forwarders on the wire, retries, delivery log', (
   });
 
   describe('delivery rules', () => {
-    it('a submission deleted before the worker runs is never sent: skipped', async () => {
+    it('a submission deleted before the worker gets to it is never sent: skipped', async () => {
+      // Every send slot of the worker (FORWARD_CONCURRENCY, 16) held by a slow receiver: a new
+      // row stays in the outbox until one comes free, 6 s later.
+      const busyForm = await newForm('busy_form');
+      rx.script('/busy', [{ status: 200, body: 'ok', delayMs: 6_000 }]);
+      const busy = (await create({ xform: busyForm, name: 'generic_json', service_url: `${rx.url}/busy` }).expect(201)).body;
+      await Promise.all(Array.from({ length: 16 }, (_, i) => submitJson({ name: `busy ${i}` }, busyForm)));
+      const sending = async () => ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 AND status = 'sending'`, [busy.id])) as Array<{ n: number }>)[0].n;
+      await until('every send slot busy', async () => (await sending()) === 16);
       const form = await newForm('del_form');
       const svc = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/deleted` }).expect(201)).body;
-      const queue = sut.app.get(JobQueue).queue(QueueName.Delivery);
-      await queue.pause(true);
-      try {
-        const sub = await submitJson({ name: 'Gone' }, form);
-        await api().delete(`/api/v1/data/${form}/${sub._id}`).set('Authorization', owner.token).expect(204);
-      } finally {
-        await queue.resume(true);
-      }
+      const sub = await submitJson({ name: 'Gone' }, form);
+      await api().delete(`/api/v1/data/${form}/${sub._id}`).set('Authorization', owner.token).expect(204);
+      expect(await sending()).toBe(16);
       const entries = await until('skipped entry', async () => { const l = await log(svc.id); return l.length && l; });
       expect(entries).toMatchObject([{ status: 'skipped', attempt: 1, status_code: null, error: 'submission deleted before delivery' }]);
       expect(rx.to('/deleted')).toHaveLength(0);
-    });
+      // The receiver is every test's destination (8 connections at most): the slow deliveries end before the next test sends.
+      await until('the slow deliveries done', async () => (await log(busy.id, 'success')).length === 16, 30_000);
+    }, 60_000);
 
     it('503 three times then 200: delivered once, 4 attempts logged with one X-Delivery-Id', async () => {
       const form = await newForm('retry_form');

@@ -73,7 +73,6 @@ export const collectEnvSchema = z
     FORWARD_BACKOFF_MAX_MS: envField.int(86_400_000, 1, 604_800_000),
     FORWARD_TIMEOUT_MS: envField.int(30_000, 100, 600_000),
     FORWARD_RELAY_INTERVAL_MS: envField.int(1_000, 10, 600_000),
-    FORWARD_LEASE_MS: envField.int(120_000, 500, 86_400_000),
     FORWARD_CONCURRENCY: envField.int(16, 1, 1_000),
     FORWARD_CONCURRENCY_PER_DESTINATION: envField.int(8, 1, 1_000),
     FORWARD_MEDIA_WAIT_SECONDS: envField.int(300, 0, 86_400),

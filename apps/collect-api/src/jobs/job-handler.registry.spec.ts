@@ -9,11 +9,6 @@ const ran: string[] = [];
 
 @Injectable()
 class Deliveries {
-  @OnJob('deliver')
-  async deliver({ rowIds }: JobData<'deliver'>): Promise<void> {
-    ran.push(`deliver ${rowIds.join(',')}`);
-  }
-
   @OnJob('replay')
   async replay({ replayId }: JobData<'replay'>): Promise<void> {
     ran.push(`replay ${replayId}`);
@@ -39,8 +34,8 @@ class Exports {
 
 @Injectable()
 class SecondDeliverer {
-  @OnJob('deliver')
-  async deliverToo(): Promise<void> {}
+  @OnJob('replay')
+  async replayToo(): Promise<void> {}
 }
 
 async function boot(...providers: Type[]): Promise<JobHandlerRegistry> {
@@ -52,11 +47,10 @@ async function boot(...providers: Type[]): Promise<JobHandlerRegistry> {
 describe('JobHandlerRegistry', () => {
   it('finds one handler per job kind and runs each with its payload', async () => {
     const sut = await boot(Deliveries, Variants, Exports);
-    await sut.run({ name: 'deliver', data: { rowIds: [7] } });
     await sut.run({ name: 'make-variants', data: { submissionId: 9 } });
     await sut.run({ name: 'replay', data: { replayId: 4 } });
     await sut.run({ name: 'export', data: { exportId: 'e1' } });
-    expect(ran).toEqual(['deliver 7', 'variants 9', 'replay 4', 'export e1']);
+    expect(ran).toEqual(['variants 9', 'replay 4', 'export e1']);
   });
 
   it('refuses to boot when a job kind has no handler', async () => {
@@ -65,6 +59,6 @@ describe('JobHandlerRegistry', () => {
   });
 
   it('refuses to boot when a job kind has two handlers, naming both', async () => {
-    await expect(boot(Deliveries, Variants, Exports, SecondDeliverer)).rejects.toThrow('job "deliver" has 2 handlers (Deliveries.deliver, SecondDeliverer.deliverToo)');
+    await expect(boot(Deliveries, Variants, Exports, SecondDeliverer)).rejects.toThrow('job "replay" has 2 handlers (Deliveries.replay, SecondDeliverer.replayToo)');
   });
 });

@@ -1,5 +1,4 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { JobHandlerRegistry } from './job-handler.registry.js';
 import { JobQueue } from './job-queue.js';
 import { QUEUE_NAMES, QueueName, type JobItem } from './job.types.js';
@@ -18,13 +17,11 @@ export class JobWorker implements OnApplicationBootstrap, BeforeApplicationShutd
   constructor(
     private readonly registry: JobHandlerRegistry,
     private readonly jobs: JobQueue,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
   private concurrency(queue: QueueName): number {
     // Exports one at a time: each holds a cursor's batch and a writer's buffers (docs/exports.md).
-    if (queue === QueueName.Exports) return 1;
-    return queue === QueueName.Delivery ? this.config.FORWARD_CONCURRENCY : 2;
+    return queue === QueueName.Exports ? 1 : 2;
   }
 
   onApplicationBootstrap(): void {

@@ -7,7 +7,7 @@ import type { JobOptions } from 'bull';
  * each kind (JobHandlerRegistry refuses to boot with a kind handled zero or two times).
  */
 export const QueueName = {
-  /** Rest-service work: a batch of outbox rows to send, the rows of a replay to write. */
+  /** Rest-service work: the outbox rows of a replay to write (the rows themselves are claimed from PostgreSQL, delivery-relay.ts). */
   Delivery: 'restservice-deliveries',
   /** Image variants made right after a submission (MEDIA_VARIANTS_AT_SUBMISSION). */
   MediaVariants: 'media-variants',
@@ -18,11 +18,6 @@ export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 export const QUEUE_NAMES = Object.values(QueueName);
 
 export type JobItem =
-  /**
-   * Send each of a batch of outbox rows (rest_deliveries.id, claimed together by one relay pass)
-   * once; each row decides what and whether.
-   */
-  | { name: 'deliver'; data: { rowIds: number[] } }
   /** Write the outbox rows of a replay of existing submissions (resumable past its cursor). */
   | { name: 'replay'; data: { replayId: number } }
   /** Make the image variants of one submission's attachments. */
@@ -41,7 +36,6 @@ export type JobData<N extends JobName> = Extract<JobItem, { name: N }>['data'];
 
 /** The queue of each kind; a kind missing here does not compile. */
 export const JOB_QUEUE: { [N in JobName]: QueueName } = {
-  deliver: QueueName.Delivery,
   replay: QueueName.Delivery,
   'make-variants': QueueName.MediaVariants,
   export: QueueName.Exports,
@@ -52,11 +46,6 @@ export const JOB_NAMES = Object.keys(JOB_QUEUE) as JobName[];
 export function jobOptions(item: JobItem): JobOptions {
   const done = { removeOnComplete: true, removeOnFail: true };
   switch (item.name) {
-    // No Bull retries and no job id of our own: the rows' leases and next_attempt_at in
-    // PostgreSQL drive every retry, and a row re-queued after its lease ran out while an older
-    // job still names it is claimed by whichever job comes first (the other finds it taken).
-    case 'deliver':
-      return { ...done };
     // One writer per replay at a time (its row lock orders it against a cancel anyway).
     case 'replay':
       return { ...done, jobId: `replay-${item.data.replayId}` };

@@ -21,6 +21,7 @@ import { ExportJobs1764830000001 } from './1764830000001-export-jobs.js';
 import { AttachmentsOfSubmission1764830000002 } from './1764830000002-attachments-of-submission.js';
 import { DeliveryEvents1764840000000 } from './1764840000000-delivery-events.js';
 import { SheetsBackfillReplays1764840000001 } from './1764840000001-sheets-backfill-replays.js';
+import { DeliveriesWithoutQueued1764900000000 } from './1764900000000-deliveries-without-queued.js';
 import { SubmissionCounts1764910000000 } from './1764910000000-submission-counts.js';
 import { DataChanges1764910000001 } from './1764910000001-data-changes.js';
 
@@ -41,4 +42,5 @@ migrations.push(SubmissionJsonIndex1764830000000, ExportJobs1764830000001);
 migrations.push(AttachmentsOfSubmission1764830000002);
 migrations.push(DeliveryEvents1764840000000);
 migrations.push(SheetsBackfillReplays1764840000001);
+migrations.push(DeliveriesWithoutQueued1764900000000);
 migrations.push(SubmissionCounts1764910000000, DataChanges1764910000001);

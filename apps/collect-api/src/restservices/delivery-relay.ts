@@ -1,22 +1,23 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import pg from 'pg';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { JobQueue } from '../jobs/job-queue.js';
 import { DELIVERY_CHANNEL } from './delivery-outbox.js';
-import { RestServicesRepository } from './restservices.repository.js';
+import { DeliveryService } from './delivery.service.js';
 
+/** Upper bound of one claim; the free send slots (FORWARD_CONCURRENCY) bound it first. */
 const BATCH = 500;
 const NUDGE_DELAY_MS = 5;
 const RELISTEN_DELAY_MS = 1_000;
 
 /**
- * Outbox → Bull, in the worker process only. The API NOTIFYs after an outbox commit and the
+ * Outbox → sends, in the worker process only. The API NOTIFYs after an outbox commit and the
  * relay LISTENs, so a new row is claimed within milliseconds; the poll every
  * FORWARD_RELAY_INTERVAL_MS stays as the fallback and finds due retries and rows whose lease
- * ran out (lost Redis job, killed worker). Rows are claimed in batches and go onto the queue
- * as jobs of up to FORWARD_CONCURRENCY rows each (what one worker sends at once), added with
- * one addBulk: a Bull job costs about twenty Redis commands, so one per row was most of the
- * queue's cost (docs/benchmarks.md, "Forwarding (issue 20, session 4)").
+ * ran out (a killed worker). Each pass claims due rows straight from PostgreSQL (pending →
+ * sending in one statement, as many as there are free send slots) and hands them to
+ * DeliveryService, with no queue in between: a Bull job per batch and the `queued` state
+ * were most of a delivery's Redis and WAL (docs/benchmarks.md, "Forwarding (issue 20,
+ * session 6)").
  */
 @Injectable()
 export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -26,15 +27,18 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
   private timer: NodeJS.Timeout | null = null;
   private nudgeTimer: NodeJS.Timeout | null = null;
   private listener: pg.Client | null = null;
-  private stopped = false;
+  private readonly stopping = new AbortController();
   /** Rows the last pass claimed: a pass that found one row or none means no burst to gather. */
   private lastClaimed = 0;
 
   constructor(
-    private readonly repo: RestServicesRepository,
-    private readonly jobs: JobQueue,
+    private readonly delivery: DeliveryService,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
+
+  private get stopped(): boolean {
+    return this.stopping.signal.aborted;
+  }
 
   onApplicationBootstrap(): void {
     void this.listen();
@@ -76,7 +80,7 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
     }
   }
 
-  /** Moves due rows onto the queue soon; calls while a pass runs fold into one more pass. */
+  /** Sends due rows soon; calls while a pass runs fold into one more pass. */
   nudge(): void {
     if (this.stopped) return;
     if (this.running) {
@@ -85,8 +89,8 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
     }
     if (this.nudgeTimer) return;
     // Under load a few milliseconds fold the commits of concurrent submissions into one relay
-    // pass (one claim, one job for several rows); when the last pass found a single row there
-    // is nothing to gather, and waiting would only add to each delivery's latency.
+    // pass (one claim for several rows); when the last pass found a single row there is
+    // nothing to gather, and waiting would only add to each delivery's latency.
     this.nudgeTimer = setTimeout(() => {
       this.nudgeTimer = null;
       void this.tick();
@@ -99,14 +103,16 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
       try {
         do {
           this.again = false;
-          let claimed: number[];
           this.lastClaimed = 0;
+          let got: { asked: number; claimed: number };
+          // A claim that filled every slot it asked for may have left due rows behind: claim
+          // again as slots come free.
+          let backlog = false;
           do {
-            claimed = await this.repo.claimForQueue(BATCH, this.config.FORWARD_LEASE_MS);
-            this.lastClaimed += claimed.length;
-            // If Redis is down this throws; the rows stay leased and are claimed again after FORWARD_LEASE_MS.
-            if (claimed.length) await this.jobs.addBulk(chunks(claimed, this.config.FORWARD_CONCURRENCY).map((rowIds) => ({ name: 'deliver' as const, data: { rowIds } })));
-          } while (claimed.length === BATCH && !this.stopped);
+            got = await this.delivery.sendDue(BATCH, this.stopping.signal, { backlog });
+            this.lastClaimed += got.claimed;
+            backlog = true;
+          } while (got.claimed > 0 && got.claimed === got.asked && !this.stopped);
         } while (this.again && !this.stopped);
       } catch (err) {
         this.logger.warn({ err: (err as Error).message }, 'delivery relay pass failed; will retry');
@@ -117,18 +123,13 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
     return this.running;
   }
 
-  /** SIGTERM: no new passes; the pass running finishes (the job worker drains the queue). */
+  /** SIGTERM: no new claims; the attempts in flight finish (their requests get their answers). */
   async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
+    this.stopping.abort();
     if (this.timer) clearTimeout(this.timer);
     if (this.nudgeTimer) clearTimeout(this.nudgeTimer);
     await this.listener?.end().catch(() => undefined);
     await this.running?.catch(() => undefined);
+    await this.delivery.drain();
   }
-}
-
-function chunks<T>(list: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
-  return out;
 }

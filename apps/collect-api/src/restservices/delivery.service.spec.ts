@@ -67,7 +67,7 @@ function makeSut(opts: { attempts: number; deleted?: boolean; active?: boolean }
   } as unknown as ClaimedDelivery;
   const recorded: Recorded[] = [];
   const repo = mockOf<RestServicesRepository>({
-    claimForSending: async () => [row],
+    claimDue: async () => [row],
     findService: async () => service,
     recordAttempts: async (list) => void recorded.push(...list.map((a) => ({ status: a.status, retryAt: a.retryAt, statusCode: a.statusCode }))),
     keepBody: async () => undefined,
@@ -82,11 +82,17 @@ function makeSut(opts: { attempts: number; deleted?: boolean; active?: boolean }
   return { sut, repo, recorded };
 }
 
+/** One relay pass as the worker runs it: claim the due row, send it, wait for its attempt to end. */
+async function sendOne(sut: DeliveryService): Promise<void> {
+  await sut.sendDue(1, new AbortController().signal);
+  await sut.drain();
+}
+
 describe('DeliveryService: retry classification (repository mocked, real receiver)', () => {
   it('records a 2xx as success, with no retry', async () => {
     answer = { status: 204 };
     const { sut, recorded } = makeSut({ attempts: 1 });
-    await sut.deliver({ rowIds: [9] });
+    await sendOne(sut);
     expect(recorded).toEqual([{ status: 'success', retryAt: null, statusCode: 204 }]);
   });
 
@@ -94,14 +100,14 @@ describe('DeliveryService: retry classification (repository mocked, real receive
     answer = { status: 503 };
     const first = makeSut({ attempts: 1 });
     const before = Date.now();
-    await first.sut.deliver({ rowIds: [9] });
+    await sendOne(first.sut);
     expect(first.recorded).toMatchObject([{ status: 'retrying', statusCode: 503 }]);
     const wait = first.recorded[0].retryAt!.getTime() - before;
     // Attempt 1: 1000 ms ±25 % jitter.
     expect(wait).toBeGreaterThanOrEqual(750);
     expect(wait).toBeLessThan(1250 + 1000);
     const last = makeSut({ attempts: 3 });
-    await last.sut.deliver({ rowIds: [9] });
+    await sendOne(last.sut);
     expect(last.recorded).toEqual([{ status: 'failed', retryAt: null, statusCode: 503 }]);
   });
 
@@ -109,7 +115,7 @@ describe('DeliveryService: retry classification (repository mocked, real receive
     answer = { status: 429, headers: { 'Retry-After': '120' } };
     const { sut, recorded } = makeSut({ attempts: 1 });
     const before = Date.now();
-    await sut.deliver({ rowIds: [9] });
+    await sendOne(sut);
     expect(recorded).toMatchObject([{ status: 'retrying', statusCode: 429 }]);
     expect(recorded[0].retryAt!.getTime() - before).toBeGreaterThanOrEqual(119_000);
   });
@@ -117,12 +123,12 @@ describe('DeliveryService: retry classification (repository mocked, real receive
   it('fails another 4xx at once, and deactivates the service on 410 Gone', async () => {
     answer = { status: 400 };
     const bad = makeSut({ attempts: 1 });
-    await bad.sut.deliver({ rowIds: [9] });
+    await sendOne(bad.sut);
     expect(bad.recorded).toEqual([{ status: 'failed', retryAt: null, statusCode: 400 }]);
     expect(bad.repo.mock.callsOf('deactivate')).toEqual([]);
     answer = { status: 410 };
     const gone = makeSut({ attempts: 1 });
-    await gone.sut.deliver({ rowIds: [9] });
+    await sendOne(gone.sut);
     expect(gone.recorded).toEqual([{ status: 'failed', retryAt: null, statusCode: 410 }]);
     expect(gone.repo.mock.callsOf('deactivate')).toHaveLength(1);
   });
@@ -131,10 +137,10 @@ describe('DeliveryService: retry classification (repository mocked, real receive
     answer = { status: 500 };
     hits = 0;
     const deleted = makeSut({ attempts: 1, deleted: true });
-    await deleted.sut.deliver({ rowIds: [9] });
+    await sendOne(deleted.sut);
     expect(deleted.recorded).toEqual([{ status: 'skipped', retryAt: null, statusCode: null }]);
     const inactive = makeSut({ attempts: 1, active: false });
-    await inactive.sut.deliver({ rowIds: [9] });
+    await sendOne(inactive.sut);
     // Held, not an attempt: `active: true` resumes it (docs/restservices.md).
     expect(inactive.recorded).toEqual([]);
     expect(inactive.repo.mock.callsOf('release')).toEqual([[9, 'held']]);

@@ -1,8 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { TtlCache } from '../cache/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { OnJob } from '../jobs/on-job.decorator.js';
-import type { JobContext, JobData } from '../jobs/job.types.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import type { SubmissionJson } from '../submissions/submission-json.js';
@@ -27,12 +25,12 @@ import { SHEET_APPEND_BATCH, SheetsService } from './sheets/sheets.service.js';
 const FORM_CACHE_MS = 5_000;
 
 /**
- * One delivery attempt of each outbox row of a job, run by the Bull worker. The database row
- * decides (claim with a lease), so a job that runs twice (stalled job, re-queued after a crash)
- * sends at most once per claim, and every send of a delivery carries the same X-Delivery-Id.
- * The rows of a job are claimed together (one statement for as many as there are free send
- * slots) and sent concurrently, at most FORWARD_CONCURRENCY rows of all jobs at once in this
- * process (docs/restservices.md, "Connections and batches").
+ * One delivery attempt of each due outbox row, in the worker process: the relay
+ * (delivery-relay.ts) calls sendDue when rows may be due. The database row decides (claim with
+ * a lease, SKIP LOCKED), so two workers never send one claim twice, and every send of a
+ * delivery carries the same X-Delivery-Id. Rows are claimed together (one statement for as
+ * many as there are free send slots) and sent concurrently, at most FORWARD_CONCURRENCY at once
+ * in this process (docs/restservices.md, "Connections and batches").
  */
 @Injectable()
 export class DeliveryService implements OnApplicationShutdown {
@@ -42,6 +40,7 @@ export class DeliveryService implements OnApplicationShutdown {
   private readonly serviceCache = new Map<number, { version: string; service: RestServiceEntity }>();
   private readonly formCache = new TtlCache<FormEntity>(FORM_CACHE_MS, 1_000);
   private readonly slots: SendSlots;
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly repo: RestServicesRepository,
@@ -70,39 +69,52 @@ export class DeliveryService implements OnApplicationShutdown {
   }
 
   /**
-   * The rows of one job, claimed as send slots come free. A row whose attempt throws (the
-   * database gone mid-way) stays leased and is claimed again when the lease runs out; the rows
-   * in flight still finish, and the job then fails with the first error (logged by the job
-   * worker). Draining, the rows not yet claimed go back to the relay at once.
+   * Claims due rows straight from the outbox, as many as there are free send slots (waiting for
+   * one when none is free), and starts their attempts; returns how many rows it asked for and
+   * how many it got (fewer: nothing more is due now). A claimed row is sent at once, so its
+   * `sending` lease never runs while it waits. An attempt that throws (the database gone
+   * mid-way) leaves its row leased: it is claimed again when the lease runs out
+   * (docs/restservices.md, "Connections and batches").
    */
-  @OnJob('deliver')
-  async deliver({ rowIds }: JobData<'deliver'>, context?: JobContext): Promise<void> {
-    const inFlight: Array<Promise<void>> = [];
-    let rest = rowIds;
-    let error: unknown = null;
-    while (rest.length && !error) {
-      const n = context?.stopping.aborted ? 0 : await this.slots.take(rest.length);
-      // Draining (also when it began while this job waited for a slot): nothing new starts.
-      if (context?.stopping.aborted) {
-        this.slots.give(n);
-        await this.repo.unqueue(rest).catch((err: unknown) => (error = err)); // else the relay takes them when their lease ends
-        break;
-      }
-      const ids = rest.slice(0, n);
-      rest = rest.slice(n);
-      let rows: ClaimedDelivery[] | null = null;
-      try {
-        // Rows finished already, or held by another worker, are not returned.
-        rows = await this.repo.claimForSending(ids, this.sendingLeaseMs);
-        this.slots.give(n - rows.length);
-        for (const send of await this.prepare(rows)) inFlight.push(this.deliverRow(send).finally(() => this.slots.give()));
-      } catch (err) {
-        this.slots.give(rows ? rows.length : n);
-        error = err;
-      }
+  async sendDue(max: number, stopping: AbortSignal, options: { backlog?: boolean } = {}): Promise<{ asked: number; claimed: number }> {
+    // With a backlog (the last claim filled every free slot) a claim waits for a quarter of the
+    // slots rather than taking them one by one: one statement per few rows, not per row.
+    const n = await this.slots.take(max, options.backlog ? Math.ceil(this.slots.size / 4) : 1);
+    // Draining (also when it began while this waited for a slot): nothing new starts.
+    if (stopping.aborted) {
+      this.slots.give(n);
+      return { asked: 0, claimed: 0 };
     }
-    const failed = (await Promise.allSettled(inFlight)).find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (error || failed) throw error ?? failed!.reason;
+    let rows: ClaimedDelivery[];
+    try {
+      rows = await this.repo.claimDue(n, this.sendingLeaseMs);
+    } catch (err) {
+      this.slots.give(n);
+      throw err;
+    }
+    this.slots.give(n - rows.length);
+    let prepared: PreparedRow[];
+    try {
+      prepared = await this.prepare(rows);
+    } catch (err) {
+      this.slots.give(rows.length); // the rows stay leased
+      throw err;
+    }
+    for (const send of prepared) {
+      const attempt: Promise<void> = this.deliverRow(send)
+        .catch((err: unknown) => this.logger.warn({ deliveryId: send.row.deliveryId, err: (err as Error).message }, 'delivery attempt failed; the row is retried when its lease ends'))
+        .finally(() => {
+          this.inFlight.delete(attempt);
+          this.slots.give();
+        });
+      this.inFlight.add(attempt);
+    }
+    return { asked: n, claimed: rows.length };
+  }
+
+  /** Waits for every attempt in flight (SIGTERM drain: the requests started get their answers). */
+  async drain(): Promise<void> {
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
   }
 
   /**

@@ -122,7 +122,7 @@ export class ReplaysRepository {
       const [rows] = (await m.query(`UPDATE rest_replays SET status = 'cancelled', finished_at = now() WHERE id = $1 AND status IN ('queued', 'running') RETURNING id`, [id])) as [unknown[], number];
       if (!rows.length) return false;
       // A queued row's job then finds nothing to claim; a row being sent finishes.
-      await m.query(`DELETE FROM rest_deliveries WHERE replay_id = $1 AND status IN ('pending', 'retrying', 'queued')`, [id]);
+      await m.query(`DELETE FROM rest_deliveries WHERE replay_id = $1 AND status IN ('pending', 'retrying')`, [id]);
       await m.query(
         `UPDATE rest_replays SET done = p.done, failed = p.failed FROM (
            SELECT count(*) FILTER (WHERE status IN ('success', 'skipped'))::int AS done, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM rest_deliveries WHERE replay_id = $1) p

@@ -96,8 +96,8 @@ export class RestServiceEntity {
 
 /** The submission events a service may take (`events`); docs/restservices.md, "Events". */
 export type DeliveryEvent = 'created' | 'updated' | 'deleted';
-/** Row states: pending/retrying (due at next_attempt_at) → queued (on Bull) → sending → final. */
-export type DeliveryRowStatus = 'pending' | 'retrying' | 'queued' | 'sending' | 'success' | 'failed' | 'skipped';
+/** Row states: pending/retrying (due at next_attempt_at) → sending (claimed by a worker) → final. */
+export type DeliveryRowStatus = 'pending' | 'retrying' | 'sending' | 'success' | 'failed' | 'skipped';
 
 /** The outbox: one row per (submission event, active service), written in the submission's transaction. */
 @Entity({ name: 'rest_deliveries' })
@@ -143,7 +143,7 @@ export class DeliveryEntity {
   @Column({ name: 'replay_id', type: 'int', nullable: true })
   replayId: number | null;
 
-  /** While queued or sending: when the row counts as abandoned (crashed worker, lost Redis job). */
+  /** While sending: when the row counts as abandoned (a worker killed mid-send). */
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
   leaseUntil: Date | null;
 

@@ -20,9 +20,9 @@ import { DestinationGate } from './destination-gate.js';
 import { TestFireService } from './test-fire.service.js';
 
 /**
- * Rest services: CRUD, the delivery log, replays, and the job handlers (`@OnJob('deliver')`,
- * `@OnJob('replay')`) that the worker runs. The outbox writer is bound in
- * DeliveryOutboxModule; the relay and the log pruner run in the worker (DeliveryWorkerModule).
+ * Rest services: CRUD, the delivery log, replays, the sender (DeliveryService, driven by the
+ * worker's relay) and the `@OnJob('replay')` handler that the worker runs. The outbox writer is
+ * bound in DeliveryOutboxModule; the relay and the log pruner run in the worker (DeliveryWorkerModule).
  */
 @Module({
   imports: [TypeOrmModule.forFeature([RestServiceEntity, DeliveryEntity, DeliveryAttemptEntity, ReplayEntity]), SubmissionsModule, JobsModule],
@@ -40,6 +40,6 @@ import { TestFireService } from './test-fire.service.js';
     SheetsRepository,
     SheetsService,
   ],
-  exports: [RestServicesRepository, SheetsRepository, ReplaysRepository, ReplayService],
+  exports: [RestServicesRepository, SheetsRepository, ReplaysRepository, ReplayService, DeliveryService],
 })
 export class RestServicesModule {}

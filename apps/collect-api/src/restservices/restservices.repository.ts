@@ -11,7 +11,7 @@ export type AttemptRecord = Omit<DeliveryAttemptEntity, 'id' | 'createdAt'> & { 
 /** A row claimed for one attempt, with what the claim found out about its submission. */
 export type ClaimedDelivery = DeliveryEntity & { submissionGone: boolean; hasSuccessor: boolean; serviceVersion: string | null };
 
-const OPEN = `('pending', 'retrying', 'queued', 'sending')`;
+const OPEN = `('pending', 'retrying', 'sending')`;
 
 /**
  * What a claim returns of each row it took (`d`): the row, whether the submission (or its form)
@@ -24,6 +24,21 @@ const CLAIMED = `d.id, d.delivery_id, d.service_id, d.submission_id, d.event, d.
   COALESCE((SELECT s.deleted_at IS NOT NULL OR f.deleted_at IS NOT NULL FROM submissions s JOIN forms f ON f.id = s.form_id WHERE s.id = d.submission_id), true) AS submission_gone,
   (SELECT r.date_modified::text FROM rest_services r WHERE r.id = d.service_id) AS service_version,
   EXISTS (SELECT 1 FROM rest_deliveries n WHERE n.submission_id = d.submission_id AND n.service_id = d.service_id AND n.id > d.id AND n.status IN ${OPEN}) AS has_successor`;
+
+/**
+ * The lease of a claimed row: `lease_until`, and `next_attempt_at` set to the same moment, so a
+ * `sending` row whose worker died is due again like any other row, and the claim is one
+ * index range scan of the open rows by `next_attempt_at` (rest_deliveries_open_idx) that
+ * stops after `limit` rows, whatever the backlog.
+ */
+/**
+ * Due rows a claim looks at beyond the ones it wants: room for rows held back by an earlier
+ * event of their submission (sent first) or by their replay's head, which become due as
+ * those finish.
+ */
+const CANDIDATES = 100;
+
+const LEASE = (ms: string) => `lease_until = now() + (${ms} || ' milliseconds')::interval, next_attempt_at = now() + (${ms} || ' milliseconds')::interval`;
 
 /** Delivery health of a service over the last 24 hours (docs/restservices.md, "Health"). */
 export interface ServiceHealth {
@@ -72,54 +87,43 @@ export class RestServicesRepository {
   }
 
   /**
-   * Claims rows for the queue: due pending/retrying rows, plus queued/sending rows whose lease
-   * ran out (a Redis job lost with Redis, a worker killed mid-send), but never a row while an
-   * earlier one of the same submission for the same service is still open: the events of one
-   * submission reach a service in order, also across retries (docs/restservices.md,
-   * "Ordering"). A replay of a spreadsheet service goes one head row at a time, in `_id` order:
-   * the head's attempt takes the rows after it into the same append (claimReplayFollowers;
-   * "Spreadsheet back-fill"). SKIP LOCKED lets several relays run at once.
+   * Claims due rows for sending, one attempt each, in one statement (docs/restservices.md,
+   * "Connections and batches"): due pending/retrying rows, plus `sending` rows whose lease ran
+   * out (a worker killed mid-send; LEASE), earliest due first, but never a row while an earlier one of the same
+   * submission for the same service is still open: the events of one submission reach a
+   * service in order, also across retries ("Ordering"). A replay of a spreadsheet service goes
+   * one head row at a time, in `_id` order: the head's attempt takes the rows after it into the
+   * same append (claimReplayFollowers; "Spreadsheet back-fill"). SKIP LOCKED lets several
+   * workers claim at once. The checks run on the earliest due rows only (`limit` +
+   * CANDIDATES of them, a top-N of one index range, materialized first): run on every due row,
+   * as the planner chose to with the statistics of a fast-growing table, they cost a claim time
+   * in proportion to the backlog (20–300 ms per claim in the bench; docs/benchmarks.md,
+   * "Forwarding (issue 20, session 6)"). The earlier-row check is a scalar subquery (LIMIT 1)
+   * probed per candidate through rest_deliveries_open_order_idx. What the claim found out comes
+   * along (CLAIMED), so the worker may reuse the service it read last.
    */
-  async claimForQueue(limit: number, leaseMs: number): Promise<number[]> {
+  async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     const rows = await preparedQuery<Record<string, unknown>>(
       this.deliveries.manager.connection,
-      `UPDATE rest_deliveries SET status = 'queued', lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
-       WHERE id IN (
-         SELECT d.id FROM rest_deliveries d
-         WHERE ((d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now())
-             OR (d.status IN ('queued', 'sending') AND d.lease_until < now()))
-           AND NOT EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.submission_id = d.submission_id AND e.service_id = d.service_id AND e.id < d.id
-                             AND e.status IN ${OPEN})
-           AND NOT (d.replay_id IS NOT NULL
-             AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = d.service_id AND r.name = 'spreadsheet')
-             AND EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.replay_id = d.replay_id AND e.id < d.id AND e.status IN ${OPEN}))
-         ORDER BY d.id LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING id`,
+      `WITH candidate AS MATERIALIZED (
+         SELECT o.id, o.next_attempt_at,
+           (SELECT 1 FROM rest_deliveries e WHERE e.submission_id = o.submission_id AND e.service_id = o.service_id AND e.id < o.id
+              AND e.status IN ${OPEN} LIMIT 1) IS NULL
+           AND NOT (o.replay_id IS NOT NULL
+             AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = o.service_id AND r.name = 'spreadsheet')
+             AND EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.replay_id = o.replay_id AND e.id < o.id AND e.status IN ${OPEN})) AS free
+         FROM (SELECT id, next_attempt_at, submission_id, service_id, replay_id FROM rest_deliveries
+               WHERE status IN ${OPEN} AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT $1 + ${CANDIDATES}) o),
+       claim AS (
+         SELECT c.id FROM candidate k JOIN rest_deliveries c ON c.id = k.id
+         WHERE k.free AND c.status IN ${OPEN} AND c.next_attempt_at <= now()
+         ORDER BY k.next_attempt_at LIMIT $1 FOR UPDATE OF c SKIP LOCKED)
+       UPDATE rest_deliveries d SET status = 'sending', attempts = d.attempts + 1, ${LEASE('$2')}, date_modified = now()
+       FROM claim WHERE d.id = claim.id
+       RETURNING ${CLAIMED}`,
       [limit, String(leaseMs)],
     );
-    return rows.map((r) => Number(r.id));
-  }
-
-  /**
-   * Takes queued rows for sending (one attempt each), in one statement for the rows of a job;
-   * a row finished meanwhile or held by another worker is left out. What the claim found out
-   * comes along (CLAIMED), so the worker may reuse the service it read last.
-   */
-  async claimForSending(ids: number[], leaseMs: number): Promise<ClaimedDelivery[]> {
-    if (!ids.length) return [];
-    const rows = await preparedQuery<Record<string, unknown>>(
-      this.deliveries.manager.connection,
-      `UPDATE rest_deliveries d SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($2 || ' milliseconds')::interval, date_modified = now()
-       WHERE id = ANY($1::bigint[]) AND (status = 'queued' OR (status = 'sending' AND lease_until < now()))
-       RETURNING ${CLAIMED}`,
-      [ids, String(leaseMs)],
-    );
     return rows.map((raw) => this.claimed(raw)).sort((a, b) => a.id - b.id);
-  }
-
-  /** Queued rows a draining worker did not start: the relay takes them again on its next pass. */
-  async unqueue(ids: number[]): Promise<void> {
-    await this.deliveries.query(`UPDATE rest_deliveries SET lease_until = now() WHERE id = ANY($1::bigint[]) AND status = 'queued'`, [ids]);
   }
 
   /**
@@ -127,7 +131,7 @@ export class RestServicesRepository {
    * "Spreadsheet back-fill"): up to `limit` open `created` rows in id order whose submission
    * has no sheet row yet, up to the first one an earlier event of its own submission still
    * holds back (so the sheet gets them in `_id` order). Not-yet-due retries ride along: the
-   * head's schedule is theirs. Each is claimed for one attempt, as claimForSending claims.
+   * head's schedule is theirs. Each is claimed for one attempt, as claimDue claims.
    */
   async claimReplayFollowers(head: ClaimedDelivery, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     if (head.replayId === null || limit <= 0) return [];
@@ -139,7 +143,7 @@ export class RestServicesRepository {
            AND NOT EXISTS (SELECT 1 FROM sheets_rows sr WHERE sr.service_id = d.service_id AND sr.submission_id = d.submission_id)
          ORDER BY d.id LIMIT $4 FOR UPDATE OF d SKIP LOCKED),
        taken AS (SELECT id FROM cand WHERE id < COALESCE((SELECT min(id) FROM cand WHERE blocked), 9223372036854775807))
-       UPDATE rest_deliveries d SET status = 'sending', attempts = attempts + 1, lease_until = now() + ($5 || ' milliseconds')::interval, date_modified = now()
+       UPDATE rest_deliveries d SET status = 'sending', attempts = attempts + 1, ${LEASE('$5')}, date_modified = now()
        FROM taken WHERE d.id = taken.id AND d.status IN ('pending', 'retrying')
        RETURNING ${CLAIMED}`,
       [head.replayId, head.serviceId, head.id, limit, String(leaseMs)],
