@@ -14,13 +14,14 @@ import { DeliveryOutboxModule } from './restservices/delivery-outbox.module.js';
 import { DeliveryWorkerModule } from './restservices/delivery-worker.module.js';
 import { RestServicesModule } from './restservices/restservices.module.js';
 import { StorageModule } from './storage/storage.module.js';
+import { SubmissionsWorkerModule } from './submissions/submissions-worker.module.js';
 
 /**
- * What only a worker runs: every queue consumed by its `@OnJob` handler, the outbox relay and
- * the delivery-log pruner. worker.ts boots them in WorkerModule; a test app may add them to the
+ * What only a worker runs: every queue consumed by its `@OnJob` handler, the outbox relay,
+ * the delivery-log pruner and the folding of kept submission counts. worker.ts boots them in WorkerModule; a test app may add them to the
  * HTTP app (`createCollectApp(config, { worker: true })`) to deliver in one process.
  */
-export const backgroundModules: Type[] = [JobWorkerModule, DeliveryWorkerModule];
+export const backgroundModules: Type[] = [JobWorkerModule, DeliveryWorkerModule, SubmissionsWorkerModule];
 
 /**
  * The worker process (dist/worker.js): the modules whose providers hold the job handlers

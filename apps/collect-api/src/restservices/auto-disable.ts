@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { deliveryMetrics } from './delivery-metrics.js';
-import { PeriodicTask } from './periodic-task.js';
+import { PeriodicTask } from '../jobs/periodic-task.js';
 import { RestServicesRepository } from './restservices.repository.js';
 
 /**

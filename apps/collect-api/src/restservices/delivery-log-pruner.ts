@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { PeriodicTask } from '../jobs/periodic-task.js';
 import { RestServicesRepository } from './restservices.repository.js';
 
 const BATCH = 5_000;
@@ -14,32 +15,25 @@ const MAX_BATCHES_PER_RUN = 20;
 @Injectable()
 export class DeliveryLogPruner implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(DeliveryLogPruner.name);
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
-  private running: Promise<number> | null = null;
+  private readonly task: PeriodicTask<number>;
 
   constructor(
     private readonly repo: RestServicesRepository,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
-  ) {}
+  ) {
+    this.task = new PeriodicTask(() => this.prune(), config.FORWARD_LOG_PRUNE_INTERVAL_MS);
+  }
 
   onApplicationBootstrap(): void {
     if (this.config.FORWARD_LOG_RETENTION_DAYS === 0) return;
-    const interval = this.config.FORWARD_LOG_PRUNE_INTERVAL_MS;
-    const schedule = (delay: number) => {
-      if (this.stopped) return;
-      this.timer = setTimeout(() => void this.pruneOnce().finally(() => schedule(interval)), delay);
-      this.timer.unref();
-    };
     // First run soon after start: workers restarted by every deploy would otherwise never reach
     // a full interval.
-    schedule(Math.min(60_000, interval));
+    this.task.start(Math.min(60_000, this.config.FORWARD_LOG_PRUNE_INTERVAL_MS));
   }
 
   /** Deletes what is past retention (bounded per run); the number of deliveries deleted. */
   pruneOnce(): Promise<number> {
-    this.running ??= this.prune().finally(() => (this.running = null));
-    return this.running;
+    return this.task.runOnce();
   }
 
   private async prune(): Promise<number> {
@@ -59,9 +53,7 @@ export class DeliveryLogPruner implements OnApplicationBootstrap, BeforeApplicat
     return total;
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+  beforeApplicationShutdown(): Promise<void> {
+    return this.task.stop();
   }
 }

@@ -257,6 +257,19 @@ export class SubmissionDataRepository {
   }
 
   /**
+   * Forms with more than `min` kept-count delta rows, most first, at most `limit`: what the
+   * worker's SubmissionCountFolder folds, so a form nobody reads does not gather one row per
+   * intake statement for ever (form 0 holds markers, not counts: left alone).
+   */
+  async formsToFold(min: number, limit: number): Promise<number[]> {
+    const rows: Array<{ form_id: number }> = await this.db.query(
+      `SELECT form_id FROM submission_count_deltas WHERE form_id <> 0 GROUP BY form_id HAVING count(*) > $1 ORDER BY count(*) DESC LIMIT $2`,
+      [min, limit],
+    );
+    return rows.map((r) => r.form_id);
+  }
+
+  /**
    * Whether a page built in `snapshot` (pg_current_snapshot() text, from `docs` with
    * `snapshot`) is what the database shows now, and whether `check` holds now: no change row
    * of the form (or of form 0) that the snapshot did not see (migration 1764910000001). Only
