@@ -138,15 +138,22 @@ describe('security: authentication limits (issue 17, finding 4)', () => {
     });
     afterAll(() => sut.close());
 
-    it('10 parallel redemptions of one code, then of one refresh token: exactly one succeeds each time', async () => {
-      const { app: client, clientSecret } = await sut.app.get(OAuthApplicationsService).create(owner.id, { name: 'race', clientType: 'confidential', redirectUris: ['https://client.example/cb'] });
+    /** A confidential client of the local provider: a new code for `owner`, and POST /o/token as the client. */
+    const oauthClient = async (name: string) => {
+      const { app: client, clientSecret } = await sut.app.get(OAuthApplicationsService).create(owner.id, { name, clientType: 'confidential', redirectUris: ['https://client.example/cb'] });
       const oauth = sut.app.get(OAuth2Service);
-      const newCode = async () => {
-        const check = await oauth.checkAuthorizeRequest({ client_id: client.clientId, response_type: 'code', scope: 'read' });
-        if (check.kind !== 'ok') throw new Error('authorize request refused');
-        return new URL(await oauth.approve(check.request, owner.id)).searchParams.get('code')!;
+      return {
+        newCode: async () => {
+          const check = await oauth.checkAuthorizeRequest({ client_id: client.clientId, response_type: 'code', scope: 'read' });
+          if (check.kind !== 'ok') throw new Error('authorize request refused');
+          return new URL(await oauth.approve(check.request, owner.id)).searchParams.get('code')!;
+        },
+        post: (body: Record<string, string>) => request(sut.url).post('/o/token').type('form').set('Authorization', basicHeader(client.clientId, clientSecret!)).send(body),
       };
-      const post = (body: Record<string, string>) => request(sut.url).post('/o/token').type('form').set('Authorization', basicHeader(client.clientId, clientSecret!)).send(body);
+    };
+
+    it('10 parallel redemptions of one code, then of one refresh token: exactly one succeeds each time', async () => {
+      const { newCode, post } = await oauthClient('race');
       const code = await newCode();
       const codes = await Promise.all(Array.from({ length: 10 }, () => post({ grant_type: 'authorization_code', code })));
       const won = codes.filter((r) => r.status === 200);
@@ -166,15 +173,8 @@ describe('security: authentication limits (issue 17, finding 4)', () => {
     // held between the two steps (another transaction locks the user's row, which the token's foreign
     // key must share) while a second request presents the same code or refresh token.
     it('a second presentation while the first is still issuing revokes what the first issues', async () => {
-      const { app: client, clientSecret } = await sut.app.get(OAuthApplicationsService).create(owner.id, { name: 'held', clientType: 'confidential', redirectUris: ['https://client.example/cb'] });
-      const oauth = sut.app.get(OAuth2Service);
+      const { newCode: code, post } = await oauthClient('held');
       const ds = sut.app.get(DataSource);
-      const code = async () => {
-        const check = await oauth.checkAuthorizeRequest({ client_id: client.clientId, response_type: 'code', scope: 'read' });
-        if (check.kind !== 'ok') throw new Error('authorize request refused');
-        return new URL(await oauth.approve(check.request, owner.id)).searchParams.get('code')!;
-      };
-      const post = (body: Record<string, string>) => request(sut.url).post('/o/token').type('form').set('Authorization', basicHeader(client.clientId, clientSecret!)).send(body);
       const lockWaiters = async () => Number((await ds.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))[0].n);
       const until = async (done: () => Promise<boolean>) => {
         for (const started = Date.now(); !(await done()); ) {
