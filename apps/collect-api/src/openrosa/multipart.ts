@@ -68,7 +68,10 @@ const readyDirs = new Set<string>();
  * docs/benchmarks.md, "OpenRosa and soak (issue 20, session 6)"); removed meanwhile, it is made again.
  */
 async function openTemp(dir: string, path: string): Promise<number> {
-  if (!readyDirs.has(dir)) {
+  // Known from an earlier request: when it is gone, it is made again once. Made just now and
+  // still missing: an error, not another attempt (no loop).
+  const known = readyDirs.has(dir);
+  if (!known) {
     await mkdir(dir, { recursive: true });
     readyDirs.add(dir);
   }
@@ -77,7 +80,7 @@ async function openTemp(dir: string, path: string): Promise<number> {
     // stream writes through fs/promises: more calls per chunk).
     return await openFile(path, 'wx');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !known) throw err;
     readyDirs.delete(dir);
     return openTemp(dir, path);
   }
