@@ -61,5 +61,10 @@ describe('containsNul', () => {
     expect(containsNul(deep)).toBe(true);
     expect(containsNul({ ['k\u0000']: 1 })).toBe(true);
     expect(containsNul({ a: ['x', { b: 'y' }], n: 1, z: null })).toBe(false);
+    // Strings met inside objects and lists, and a bare string.
+    expect(containsNul({ a: { b: 'c\u0000' } })).toBe(true);
+    expect(containsNul(['x', 'y\u0000'])).toBe(true);
+    expect(containsNul('\u0000')).toBe(true);
+    expect(containsNul('ok')).toBe(false);
   });
 });

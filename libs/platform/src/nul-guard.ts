@@ -22,19 +22,29 @@ export class NulCharacterGuard implements CanActivate {
   }
 }
 
-/** Iterative (deeply nested bodies must not overflow the stack), keys and values alike. */
+/**
+ * Iterative (deeply nested bodies must not overflow the stack), keys and values alike. Strings
+ * are checked where they are met and objects walked by their keys: `Object.entries` (an array
+ * per property) was a twentieth of all a 250-answer JSON submission allocated
+ * (docs/benchmarks.md, "Soak (issue 20, session 7)").
+ */
 export function containsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
   const stack: unknown[] = [value];
   while (stack.length) {
     const v = stack.pop();
-    if (typeof v === 'string') {
-      if (v.includes('\u0000')) return true;
-    } else if (Array.isArray(v)) {
-      for (const item of v) stack.push(item);
+    if (Array.isArray(v)) {
+      for (const item of v) {
+        if (typeof item !== 'string') stack.push(item);
+        else if (item.includes('\u0000')) return true;
+      }
     } else if (v && typeof v === 'object' && !Buffer.isBuffer(v)) {
-      for (const [k, item] of Object.entries(v)) {
+      const object = v as Record<string, unknown>;
+      for (const k of Object.keys(object)) {
         if (k.includes('\u0000')) return true;
-        stack.push(item);
+        const item = object[k];
+        if (typeof item !== 'string') stack.push(item);
+        else if (item.includes('\u0000')) return true;
       }
     }
   }

@@ -1,6 +1,8 @@
-import { contentHash, geolocationOf, recordFromJson, recordFromXml, renderInstanceXml } from './submission-record.js';
-import { parseXml } from '../openrosa/xml.js';
+import { createHash } from 'node:crypto';
+import { contentHash, emptyRecord, geolocationOf, recordFromJson, recordFromXml, renderInstanceXml } from './submission-record.js';
+import { escapeXml, parseXml } from '../openrosa/xml.js';
 import type { FormField } from '../forms/form.entity.js';
+import type { SubmissionRecord } from './submission.entity.js';
 
 const fields: FormField[] = [
   { name: 'name', xpath: 'name', type: 'text', label: null },
@@ -50,5 +52,90 @@ describe('submission records', () => {
     const extra = { 'meta/instanceID': 'uuid:1', 'formhub/uuid': 'f0', name: 'B' };
     expect(renderInstanceXml(form, record, extra)).toBe(renderInstanceXml(form, { ...record, ...extra }));
     expect(renderInstanceXml(form, record, {})).toBe(renderInstanceXml(form, record));
+  });
+});
+
+/**
+ * The writers of session 6, kept as the reference: the content hash is compared with stored
+ * hashes (duplicate detection) and the XML is stored, so both must stay byte for byte what these
+ * gave for every record (docs/benchmarks.md, "Soak (issue 20, session 7)").
+ */
+const referenceHash = (record: SubmissionRecord): string => {
+  const canon = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(canon) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])])) : v;
+  return createHash('sha256').update(JSON.stringify(canon(record))).digest('hex');
+};
+
+function referenceXml(f: { fields: FormField[]; rootName: string; idString: string; version: string }, record: SubmissionRecord, extra?: Record<string, string>): string {
+  const order = new Map(f.fields.map((x, i) => [x.xpath, i]));
+  type Node = { children: Map<string, Node | Node[] | string> };
+  const tree = (rec: SubmissionRecord, prefix: string, more?: Record<string, string>): Node => {
+    const root: Node = { children: new Map() };
+    const all = Object.keys(rec).concat(more ? Object.keys(more).filter((k) => !Object.hasOwn(rec, k)) : []);
+    for (const { key } of all.map((key) => ({ key, rank: order.get(key) ?? 1e9 })).sort((a, b) => a.rank - b.rank)) {
+      const steps = (prefix && key.startsWith(`${prefix}/`) ? key.slice(prefix.length + 1) : key).split('/');
+      let node = root;
+      for (const step of steps.slice(0, -1)) {
+        let next = node.children.get(step);
+        if (!next || typeof next === 'string' || Array.isArray(next)) node.children.set(step, (next = { children: new Map() }));
+        node = next;
+      }
+      const value = more && Object.hasOwn(more, key) ? more[key]! : rec[key]!;
+      node.children.set(steps.at(-1)!, Array.isArray(value) ? value.map((item) => tree(item, key)) : value);
+    }
+    return root;
+  };
+  const text = (node: Node): string =>
+    [...node.children].map(([name, v]) => (Array.isArray(v) ? v.map((item) => `<${name}>${text(item)}</${name}>`).join('') : `<${name}>${typeof v === 'string' ? escapeXml(v) : text(v)}</${name}>`)).join('');
+  return `<?xml version="1.0" encoding="UTF-8"?><${f.rootName} xmlns:jr="http://openrosa.org/javarosa" xmlns:orx="http://openrosa.org/xforms" id="${escapeXml(f.idString)}" version="${escapeXml(f.version)}">${text(tree(record, '', extra))}</${f.rootName}>`;
+}
+
+describe('content hash and instance XML, against the reference writers', () => {
+  // Seeded, so a failure names a record that can be made again.
+  let seed = 20;
+  const random = (n: number) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return (seed >>> 8) % n;
+  };
+  const pick = <T>(xs: readonly T[]): T => xs[random(xs.length)]!;
+  const big: FormField[] = [
+    ...fields,
+    ...['a', 'a/b', 'a/b/c', 'a/d', 'e', '7', '10', 'z/9', 'rep/y'].map((xpath) => ({ name: xpath.split('/').at(-1)!, xpath, type: 'text', label: null })),
+  ];
+  const bigForm = { fields: big, rootName: 'data', idString: 'f&"', version: '3<' };
+  // Known paths, unknown ones, integer-like keys, a path that is a group elsewhere, odd steps.
+  const paths = [...big.map((x) => x.xpath), 'g/zz', 'new', 'new/x', 'a/b/new', '2', '01', 'a//b', 'q', 'g', '_x', '4294967295'];
+  const values = ['v', '', 'a & b', '<x>', '"\'', 'ünï', '12', 'x y'];
+  const recordOf = (depth: number): SubmissionRecord => {
+    const record = emptyRecord();
+    for (let i = random(12); i >= 0; i--) {
+      const key = pick(paths);
+      if (depth === 0 && random(6) === 0) record[key] = Array.from({ length: 1 + random(3) }, () => recordOf(1));
+      else record[random(4) === 0 && depth ? `rep/${key}` : key] = pick(values);
+    }
+    return record;
+  };
+
+  it('gives the same hash and the same XML for a thousand generated records', () => {
+    // The cases the straight writer hands to the tree: a group's keys apart, a path that is an answer and a group.
+    const cases: Array<[Record<string, string>, Record<string, string>?]> = [[{ 'g/q': '1', name: 'n', 'g/zz': '2' }], [{ 'g/q': '1' }, { g: 'x' }], [{ g: 'x', 'g/q': '1' }], [{ 'new/x': '1' }, { new: 'x' }]];
+    for (const [answers, extra] of cases) {
+      const record = Object.assign(emptyRecord(), answers);
+      expect(renderInstanceXml(bigForm, record, extra)).toBe(referenceXml(bigForm, record, extra));
+    }
+    for (let i = 0; i < 1000; i++) {
+      const record = recordOf(0);
+      const extra = random(2) ? { 'meta/instanceID': `uuid:${i}`, 'formhub/uuid': 'f0', ...(random(3) ? {} : { [pick(paths)]: pick(values) }) } : undefined;
+      const shown = JSON.stringify({ record, extra });
+      expect([shown, contentHash(record)]).toEqual([shown, referenceHash(record)]);
+      expect([shown, renderInstanceXml(bigForm, record, extra)]).toEqual([shown, referenceXml(bigForm, record, extra)]);
+    }
+  });
+
+  it('gives the hash of a 250-answer record that session 6 stored', () => {
+    const record = emptyRecord();
+    for (let q = 1; q <= 250; q++) record[`g${Math.ceil(q / 25)}/q${q}`] = ['A short free-text answer', '42', '3.14', 'option_b', 'option_a option_c', '2026-11-24'][(q - 1) % 6]!;
+    expect(contentHash(record)).toBe(referenceHash(record));
+    expect(contentHash(record)).toBe('dc69b97b03fe67ca90e57bf2d813ec791a19bae3fbc25559f46ebec7bd380560');
   });
 });

@@ -139,11 +139,37 @@ export function stripUuidScheme(id: string): string {
   return id.replace(/^uuid:/i, '').trim();
 }
 
-/** Sorted-key JSON, so a re-submission with the same answers in any order hashes the same. */
+/**
+ * Sorted-key JSON, so a re-submission with the same answers in any order hashes the same. The
+ * hash is stored and compared with later submissions' (duplicate detection), so its input stays
+ * byte for byte `JSON.stringify` of a copy of the record with its keys sorted at every level.
+ */
 export function contentHash(record: SubmissionRecord): string {
+  return createHash('sha256').update(canonicalJson(record)).digest('hex');
+}
+
+/**
+ * A flat record (string answers, no repeats: every JSON submission to a form without repeats)
+ * is written by JSON.stringify with its sorted keys as the property list, which writes the keys
+ * in the list's order: no sorted copy (about twice the record; a quarter of what a 250-answer
+ * submission allocated, docs/benchmarks.md "Soak (issue 20, session 7)"). A key starting with a
+ * digit may be integer-like, which an object lists first whatever its insertion order: such a
+ * record, and any with repeats, is copied as before.
+ */
+function canonicalJson(record: SubmissionRecord): string {
+  const keys = Object.keys(record);
+  let flat = true;
+  for (const key of keys) {
+    const first = key.charCodeAt(0);
+    if (typeof record[key] !== 'string' || (first >= 48 && first <= 57)) {
+      flat = false;
+      break;
+    }
+  }
+  if (flat) return JSON.stringify(record, keys.sort());
   const canon = (v: unknown): unknown =>
     Array.isArray(v) ? v.map(canon) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])])) : v;
-  return createHash('sha256').update(JSON.stringify(canon(record))).digest('hex');
+  return JSON.stringify(canon(record));
 }
 
 /** All string values of a record with their xpath (repeats included), for attachment matching. */
@@ -177,17 +203,28 @@ export function geolocationOf(record: SubmissionRecord, fields: FormField[]): [n
   return Number.isFinite(lat) && Number.isFinite(lng) ? [lat, lng] : [null, null];
 }
 
-interface TreeNode {
-  children: Map<string, TreeNode | TreeNode[] | string>;
+/** A form's xpaths with their rank (form order) and their elements' tags. */
+interface FormLayout {
+  rank: Map<string, number>;
+  tags: Map<string, readonly [open: string, close: string]>;
 }
 
-/** Each form's xpaths with their rank (form order), per `fields` array (FormCache keeps it). */
-const ranks = new WeakMap<FormField[], Map<string, number>>();
+/** Per `fields` array (FormCache keeps it): built once per form, not per submission. */
+const layouts = new WeakMap<FormField[], FormLayout>();
 
-function rankOf(fields: FormField[]): Map<string, number> {
-  let order = ranks.get(fields);
-  if (!order) ranks.set(fields, (order = new Map(fields.map((f, i) => [f.xpath, i]))));
-  return order;
+function layoutOf(fields: FormField[]): FormLayout {
+  let layout = layouts.get(fields);
+  if (!layout) {
+    const tags = new Map(fields.map((f) => [f.xpath, elementTags(f.xpath)] as const));
+    layouts.set(fields, (layout = { rank: new Map(fields.map((f, i) => [f.xpath, i])), tags }));
+  }
+  return layout;
+}
+
+/** `<q>` and `</q>` of the element at `path` (`g/q`). */
+function elementTags(path: string): readonly [string, string] {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  return [`<${name}>`, `</${name}>`];
 }
 
 /**
@@ -197,14 +234,77 @@ function rankOf(fields: FormField[]): Map<string, number> {
  * as if the record held them; saves copying a large record to add them.
  */
 export function renderInstanceXml(form: Pick<FormEntity, 'fields' | 'rootName' | 'idString' | 'version'>, record: SubmissionRecord, extra?: Record<string, string>): string {
-  const order = rankOf(form.fields);
-  const build = (rec: SubmissionRecord, prefix: string, more?: Record<string, string>): TreeNode => {
+  const layout = layoutOf(form.fields);
+  const own = Object.keys(record);
+  const all = extra ? own.concat(Object.keys(extra).filter((k) => !Object.hasOwn(record, k))) : own;
+  // Form order; keys the form does not know keep their order, after the known ones. Rank and
+  // index packed into one number (rank x n + index: exact, far below 2^53) sort natively and
+  // stably, with no object per key.
+  const n = all.length;
+  const unknown = form.fields.length;
+  const sorted = new Float64Array(n);
+  for (let i = 0; i < n; i++) sorted[i] = (layout.rank.get(all[i]!) ?? unknown) * n + i;
+  sorted.sort();
+  const body = renderFlat(layout, record, extra, all, sorted) ?? renderTree(layout.rank, record, extra, all, sorted);
+  const version = form.version ? ` version="${escapeXml(form.version)}"` : '';
+  return `<?xml version="1.0" encoding="UTF-8"?><${form.rootName} xmlns:jr="http://openrosa.org/javarosa" xmlns:orx="http://openrosa.org/xforms" id="${escapeXml(form.idString)}"${version}>${body}</${form.rootName}>`;
+}
+
+/**
+ * The elements of a record written straight from its keys in form order, where that gives what
+ * renderTree gives: string answers only (no repeats), the keys of each group one after the
+ * other, no path both a group and an answer; otherwise null. Through the tree a 250-answer
+ * record allocated about 130 KB (a Map per group, an object per key, a string per piece of
+ * output), a quarter of all its intake allocated (docs/benchmarks.md, "Soak (issue 20, session 7)").
+ */
+function renderFlat(layout: FormLayout, rec: SubmissionRecord, more: Record<string, string> | undefined, keys: string[], sorted: Float64Array): string | null {
+  const n = keys.length;
+  // Three pieces per answer and two per group, in an array sized for them once (growing it step
+  // by step allocated about as much as the output).
+  const parts: string[] = new Array<string>(3 * n + 16);
+  let p = 0;
+  const open: string[] = []; // paths of the open groups, outermost first
+  let closed: Set<string> | null = null;
+  const tags = (path: string) => layout.tags.get(path) ?? elementTags(path);
+  for (let i = 0; i < n; i++) {
+    const key = keys[sorted[i]! % n]!;
+    // Close the open groups this key is not inside.
+    while (open.length) {
+      const group = open[open.length - 1]!;
+      if (key.length > group.length && key.charCodeAt(group.length) === 47 && key.startsWith(group)) break;
+      open.pop();
+      parts[p++] = tags(group)[1];
+      (closed ??= new Set()).add(group);
+    }
+    // Open its groups below those. A group closed already, or a path that is an answer too, is the tree's case.
+    let from = open.length ? open[open.length - 1]!.length + 1 : 0;
+    for (let slash = key.indexOf('/', from); slash >= 0; from = slash + 1, slash = key.indexOf('/', from)) {
+      const group = key.slice(0, slash);
+      if (closed?.has(group) || Object.hasOwn(rec, group) || (more && Object.hasOwn(more, group))) return null;
+      open.push(group);
+      parts[p++] = tags(group)[0];
+    }
+    const value = more && Object.hasOwn(more, key) ? more[key] : rec[key];
+    if (typeof value !== 'string') return null;
+    const element = tags(key);
+    parts[p++] = element[0];
+    parts[p++] = escapeXml(value);
+    parts[p++] = element[1];
+  }
+  while (open.length) parts[p++] = tags(open.pop()!)[1];
+  parts.length = p;
+  return parts.join('');
+}
+
+interface TreeNode {
+  children: Map<string, TreeNode | TreeNode[] | string>;
+}
+
+/** The elements of any record (repeats, a group's keys apart, a path both a group and an answer) through a tree. */
+function renderTree(order: Map<string, number>, record: SubmissionRecord, extra: Record<string, string> | undefined, all: string[], sorted: Float64Array): string {
+  const build = (rec: SubmissionRecord, prefix: string, keys: string[], more?: Record<string, string>): TreeNode => {
     const root: TreeNode = { children: new Map() };
-    // Form order; keys the form does not know keep their order, after the known ones (stable sort).
-    const own = Object.keys(rec);
-    const all = more ? own.concat(Object.keys(more).filter((k) => !Object.hasOwn(rec, k))) : own;
-    const keys = all.map((key) => ({ key, rank: order.get(key) ?? 1e9 })).sort((a, b) => a.rank - b.rank);
-    for (const { key } of keys) {
+    for (const key of keys) {
       const start = prefix && key.startsWith(`${prefix}/`) ? prefix.length + 1 : 0;
       // The path's steps by indexOf (String.split cost most of this function on 250 answers).
       let node = root;
@@ -216,7 +316,7 @@ export function renderInstanceXml(form: Pick<FormEntity, 'fields' | 'rootName' |
         node = next;
       }
       const value = more && Object.hasOwn(more, key) ? more[key]! : rec[key]!;
-      node.children.set(key.slice(from), Array.isArray(value) ? value.map((item) => build(item, key)) : value);
+      node.children.set(key.slice(from), Array.isArray(value) ? value.map((item) => build(item, key, formOrder(order, Object.keys(item)))) : value);
     }
     return root;
   };
@@ -229,6 +329,10 @@ export function renderInstanceXml(form: Pick<FormEntity, 'fields' | 'rootName' |
     }
     return out;
   };
-  const version = form.version ? ` version="${escapeXml(form.version)}"` : '';
-  return `<?xml version="1.0" encoding="UTF-8"?><${form.rootName} xmlns:jr="http://openrosa.org/javarosa" xmlns:orx="http://openrosa.org/xforms" id="${escapeXml(form.idString)}"${version}>${render(build(record, '', extra))}</${form.rootName}>`;
+  return render(build(record, '', Array.from(sorted, (packed) => all[packed % all.length]!), extra));
+}
+
+/** Keys in form order, unknown ones after the known in their own order (stable sort). */
+function formOrder(order: Map<string, number>, keys: string[]): string[] {
+  return keys.map((key) => ({ key, rank: order.get(key) ?? 1e9 })).sort((a, b) => a.rank - b.rank).map((k) => k.key);
 }
