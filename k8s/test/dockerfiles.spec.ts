@@ -91,6 +91,13 @@ describe.each([
     expect(all(runtime, 'ENV').join(' ')).toContain('NODE_ENV=production');
   });
 
+  it('lets the service give back its start-up memory and bounds the young generation', () => {
+    // releaseStartUpMemory (libs/platform) needs gc(); the young generation may grow under load only (docs/operations.md, "Images").
+    const options = /NODE_OPTIONS="([^"]*)"/.exec(all(runtime, 'ENV').join(' '))?.[1]?.split(' ') ?? [];
+    expect(options).toContain('--expose-gc');
+    expect(options.some((o) => /^--max-semi-space-size=\d+$/.test(o))).toBe(true);
+  });
+
   it('names entries that the workspace build produces', () => {
     for (const entry of ['main.js', 'migrate.js']) expect(existsSync(join(REPO, 'apps', app, 'dist', entry))).toBe(true);
   });

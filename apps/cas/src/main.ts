@@ -1,4 +1,4 @@
-import { loadConfigOrExit, installGracefulShutdown } from '@collect/platform';
+import { loadConfigOrExit, installGracefulShutdown, releaseStartUpMemory } from '@collect/platform';
 import { Logger } from 'nestjs-pino';
 import { loadCasConfig } from './config/cas-config.js';
 import { SeedError } from './clients/seed-format.js';
@@ -12,6 +12,7 @@ async function main(): Promise<void> {
   const app = await createCasApp(config);
   const logger = app.get(Logger);
   installGracefulShutdown(app, config.SHUTDOWN_GRACE_MS, (msg) => logger.log(msg));
+  releaseStartUpMemory();
   await app.listen(config.CAS_PORT, config.CAS_HOST);
   logger.log(`cas listening; issuer ${config.CAS_ISSUER}; node ${process.version}`);
 }

@@ -1,4 +1,4 @@
-import { loadConfigOrExit, installGracefulShutdown } from '@collect/platform';
+import { loadConfigOrExit, installGracefulShutdown, releaseStartUpMemory } from '@collect/platform';
 import { Logger } from 'nestjs-pino';
 import { loadCollectConfig } from './config/collect-config.js';
 
@@ -11,6 +11,7 @@ async function main(): Promise<void> {
   const app = await createCollectApp(config);
   const logger = app.get(Logger);
   installGracefulShutdown(app, config.SHUTDOWN_GRACE_MS, (msg) => logger.log(msg));
+  releaseStartUpMemory();
   await app.listen(config.COLLECT_PORT, config.COLLECT_HOST);
   logger.log(`collect-api listening on ${config.PUBLIC_BASE_URL}; node ${process.version}`);
 }

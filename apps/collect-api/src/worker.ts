@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { loadConfigOrExit, installGracefulShutdown, READINESS_CHECKS, type ReadinessCheck } from '@collect/platform';
+import { loadConfigOrExit, installGracefulShutdown, READINESS_CHECKS, releaseStartUpMemory, type ReadinessCheck } from '@collect/platform';
 import { Logger } from 'nestjs-pino';
 import { loadCollectConfig } from './config/collect-config.js';
 import { WorkerModule } from './worker.module.js';
@@ -20,6 +20,7 @@ async function main(): Promise<void> {
   app.useLogger(logger);
   const probes = workerProbeServer(app.get<ReadinessCheck[]>(READINESS_CHECKS, { strict: false }), config);
   installGracefulShutdown({ close: async () => { probes.close(); await app.close(); } }, config.SHUTDOWN_GRACE_MS, (msg) => logger.log(msg));
+  releaseStartUpMemory();
   await new Promise<void>((resolve, reject) => probes.once('error', reject).listen(config.WORKER_PORT, config.COLLECT_HOST, resolve));
   logger.log(`collect-api worker delivering; health on port ${config.WORKER_PORT}; node ${process.version}`);
 }

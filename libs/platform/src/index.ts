@@ -12,3 +12,4 @@ export * from './rate-limit.js';
 export * from './validation-pipe.js';
 export * from './client-address.js';
 export * from './work-limiter.js';
+export * from './start-up-memory.js';

@@ -215,7 +215,8 @@ const layouts = new WeakMap<FormField[], FormLayout>();
 function layoutOf(fields: FormField[]): FormLayout {
   let layout = layouts.get(fields);
   if (!layout) {
-    const tags = new Map(fields.map((f) => [f.xpath, elementTags(f.xpath)] as const));
+    // Fields without an xpath (partial definitions in unit tests) get no tags; ranks never needed one.
+    const tags = new Map(fields.filter((f) => typeof f.xpath === 'string').map((f) => [f.xpath, elementTags(f.xpath)] as const));
     layouts.set(fields, (layout = { rank: new Map(fields.map((f, i) => [f.xpath, i])), tags }));
   }
   return layout;
