@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -9,8 +10,9 @@ import { assertSafeStoragePath, FileNotFoundError, type ByteRange, type FileStor
 const MADE_DIRS_MAX = 10_000;
 
 /** Writes `chunks` to a file opened with `flags`: one open, one writev (more only if the system writes less), one close. */
-async function writeNew(file: string, chunks: Buffer[], flags: 'w' | 'wx'): Promise<void> {
+async function writeNew(file: string, chunks: Buffer[], flags: 'w' | 'wx', opened?: () => void): Promise<void> {
   const handle = await open(file, flags);
+  opened?.();
   try {
     let rest = chunks.filter((c) => c.length > 0);
     while (rest.length) {
@@ -99,6 +101,59 @@ export class LocalFileStorage implements FileStorage {
       }
     }
   }
+
+  /**
+   * Bytes in memory, created new at `path` (open with `wx`, one `writev`, close) or not at all:
+   * false when a file is there (FileStorage.putBytesIfAbsent). A write that fails after the
+   * create removes the part it made.
+   */
+  async putBytesIfAbsent(path: string, chunks: Buffer[], _contentType: string): Promise<boolean> {
+    const target = this.full(path);
+    let created = false;
+    try {
+      await this.inDir(dirname(target), () => writeNew(target, chunks, 'wx', () => (created = true)));
+      return true;
+    } catch (err) {
+      // Only a file this call created is removed (the create succeeded, a write failed).
+      if (created) await rm(target, { force: true }).catch(() => undefined);
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  }
+
+  /**
+   * A spooled upload linked into place (`link` fails when the target exists: exclusive, and
+   * atomic, a reader never sees a part), or across file systems copied with COPYFILE_EXCL
+   * (nothing reads the path before its row commits). The local file stays for its owner.
+   */
+  async copyFileIfAbsent(path: string, localFile: string, _contentType: string): Promise<boolean> {
+    const target = this.full(path);
+    try {
+      if (this.linking) {
+        try {
+          await this.inDir(dirname(target), () => link(localFile, target));
+          return true;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+          this.linking = false;
+        }
+      }
+      // COPYFILE_EXCL fails with EEXIST before writing anything; any other failure is of our own copy.
+      try {
+        await this.inDir(dirname(target), () => copyFile(localFile, target, fsConstants.COPYFILE_EXCL));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' && (err as NodeJS.ErrnoException).code !== 'ENOENT') await rm(target, { force: true }).catch(() => undefined);
+        throw err;
+      }
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  }
+
+  /** Links are tried until one crosses file systems (EXDEV): that will not change. */
+  private linking = true;
 
   /** Renames are tried until one crosses file systems (EXDEV): that will not change. */
   private renaming = true;
