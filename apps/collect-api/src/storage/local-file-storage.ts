@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { constants as fsConstants } from 'node:fs';
+import { closeSync, constants as fsConstants, openSync, unlinkSync, writevSync } from 'node:fs';
 import { copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -9,27 +9,53 @@ import { assertSafeStoragePath, FileNotFoundError, type ByteRange, type FileStor
 
 const MADE_DIRS_MAX = 10_000;
 
-/** Writes `chunks` to a file opened with `flags`: one open, one writev (more only if the system writes less), one close. */
-async function writeNew(file: string, chunks: Buffer[], flags: 'w' | 'wx', opened?: () => void): Promise<void> {
-  const handle = await open(file, flags);
-  opened?.();
-  try {
-    let rest = chunks.filter((c) => c.length > 0);
-    while (rest.length) {
-      let { bytesWritten } = await handle.writev(rest);
-      const left: Buffer[] = [];
-      for (const c of rest) {
-        if (bytesWritten >= c.length) bytesWritten -= c.length;
-        else {
-          left.push(c.subarray(bytesWritten));
-          bytesWritten = 0;
-        }
-      }
-      rest = left;
+/** What is left of `chunks` once `written` bytes of them are written (a `writev` may write less than asked). */
+function unwritten(chunks: Buffer[], written: number): Buffer[] {
+  const left: Buffer[] = [];
+  for (const c of chunks) {
+    if (written >= c.length) written -= c.length;
+    else {
+      left.push(c.subarray(written));
+      written = 0;
     }
+  }
+  return left;
+}
+
+/** Writes `chunks` to a file opened with `flags`: one open, one writev (more only if the system writes less), one close. */
+async function writeNew(file: string, chunks: Buffer[], flags: 'w' | 'wx'): Promise<void> {
+  const handle = await open(file, flags);
+  try {
+    for (let rest = chunks.filter((c) => c.length > 0); rest.length; ) rest = unwritten(rest, (await handle.writev(rest)).bytesWritten);
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * `chunks` (an upload held in memory: at most IN_MEMORY_REQUEST_BYTES, openrosa/multipart.ts) as a
+ * new file, with synchronous calls: false when a file is there. Three calls on the event loop
+ * (tens of µs for such a size, written to the page cache) instead of three thread-pool round trips, each of
+ * which woke a pool thread that took a core from the event loop on a busy machine (docs/benchmarks.md,
+ * "OpenRosa (issue 20, session 7)"). A write that fails removes the file it created.
+ */
+function writeNewSync(file: string, chunks: Buffer[]): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, 'wx');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+  try {
+    for (let rest = chunks.filter((c) => c.length > 0); rest.length; ) rest = unwritten(rest, writevSync(fd, rest));
+  } catch (err) {
+    closeSync(fd);
+    unlinkSync(file);
+    throw err;
+  }
+  closeSync(fd);
+  return true;
 }
 
 /** Files under a root directory (default: the data directory), written via temp name + rename. */
@@ -103,22 +129,13 @@ export class LocalFileStorage implements FileStorage {
   }
 
   /**
-   * Bytes in memory, created new at `path` (open with `wx`, one `writev`, close) or not at all:
-   * false when a file is there (FileStorage.putBytesIfAbsent). A write that fails after the
-   * create removes the part it made.
+   * Bytes in memory, created new at `path` (open with `wx`, one `writev`, close: synchronous
+   * calls, writeNewSync) or not at all: false when a file is there (FileStorage.putBytesIfAbsent).
+   * A write that fails after the create removes the part it made.
    */
   async putBytesIfAbsent(path: string, chunks: Buffer[], _contentType: string): Promise<boolean> {
     const target = this.full(path);
-    let created = false;
-    try {
-      await this.inDir(dirname(target), () => writeNew(target, chunks, 'wx', () => (created = true)));
-      return true;
-    } catch (err) {
-      // Only a file this call created is removed (the create succeeded, a write failed).
-      if (created) await rm(target, { force: true }).catch(() => undefined);
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw err;
-    }
+    return this.inDir(dirname(target), async () => writeNewSync(target, chunks));
   }
 
   /**
