@@ -95,29 +95,31 @@ export class RestServicesRepository {
    * one head row at a time, in `_id` order: the head's attempt takes the rows after it into the
    * same append (claimReplayFollowers; "Spreadsheet back-fill"). SKIP LOCKED lets several
    * workers claim at once. The checks run on the earliest due rows only (`limit` +
-   * CANDIDATES of them, a top-N of one index range, materialized first): run on every due row,
-   * as the planner chose to with the statistics of a fast-growing table, they cost a claim time
-   * in proportion to the backlog (20–300 ms per claim in the bench; docs/benchmarks.md,
-   * "Forwarding (issue 20, session 6)"). The earlier-row check is a scalar subquery (LIMIT 1)
+   * CANDIDATES of them, a top-N of one index range in a subquery the checks cannot be pushed
+   * into): run on every due row, as the planner chose to with the statistics of a fast-growing
+   * table, they cost a claim time in proportion to the backlog (20–300 ms per claim in the
+   * bench; docs/benchmarks.md, "Forwarding (issue 20, session 6)"). The subquery keeps its
+   * index order, so the outer ORDER BY needs no sort and the checks run lazily, row by row,
+   * until `limit` rows passed: about `limit` probes per claim, not `limit` + CANDIDATES
+   * ("Forwarding (issue 20, session 7)"). The earlier-row check is a scalar subquery (LIMIT 1)
    * probed per candidate through rest_deliveries_open_order_idx. What the claim found out comes
    * along (CLAIMED), so the worker may reuse the service it read last.
    */
   async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     const rows = await preparedQuery<Record<string, unknown>>(
       this.deliveries.manager.connection,
-      `WITH candidate AS MATERIALIZED (
-         SELECT o.id, o.next_attempt_at,
-           (SELECT 1 FROM rest_deliveries e WHERE e.submission_id = o.submission_id AND e.service_id = o.service_id AND e.id < o.id
-              AND e.status IN ${OPEN} LIMIT 1) IS NULL
+      `WITH claim AS (
+         SELECT c.id
+         FROM (SELECT id, next_attempt_at, submission_id, service_id, replay_id FROM rest_deliveries
+               WHERE status IN ${OPEN} AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT $1 + ${CANDIDATES}) o
+         JOIN rest_deliveries c ON c.id = o.id
+         WHERE c.status IN ${OPEN} AND c.next_attempt_at <= now()
+           AND (SELECT 1 FROM rest_deliveries e WHERE e.submission_id = o.submission_id AND e.service_id = o.service_id AND e.id < o.id
+                  AND e.status IN ${OPEN} LIMIT 1) IS NULL
            AND NOT (o.replay_id IS NOT NULL
              AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = o.service_id AND r.name = 'spreadsheet')
-             AND EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.replay_id = o.replay_id AND e.id < o.id AND e.status IN ${OPEN})) AS free
-         FROM (SELECT id, next_attempt_at, submission_id, service_id, replay_id FROM rest_deliveries
-               WHERE status IN ${OPEN} AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT $1 + ${CANDIDATES}) o),
-       claim AS (
-         SELECT c.id FROM candidate k JOIN rest_deliveries c ON c.id = k.id
-         WHERE k.free AND c.status IN ${OPEN} AND c.next_attempt_at <= now()
-         ORDER BY k.next_attempt_at LIMIT $1 FOR UPDATE OF c SKIP LOCKED)
+             AND EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.replay_id = o.replay_id AND e.id < o.id AND e.status IN ${OPEN}))
+         ORDER BY o.next_attempt_at LIMIT $1 FOR UPDATE OF c SKIP LOCKED)
        UPDATE rest_deliveries d SET status = 'sending', attempts = d.attempts + 1, ${LEASE('$2')}, date_modified = now()
        FROM claim WHERE d.id = claim.id
        RETURNING ${CLAIMED}`,
