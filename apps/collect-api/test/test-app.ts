@@ -39,6 +39,10 @@ export async function startTestCollectApp(env: Record<string, string> = {}, opti
     FORWARD_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128',
     // Its own spool folder, so a suite checking for left-over upload files sees only its own.
     UPLOAD_TMP_DIR: mkdtempSync(join(tmpdir(), 'collect-uploads-test-')),
+    // Its own media folder too: suites in one Jest worker share a pid and so user names
+    // (test-users.ts), and a fresh database gives the same form ids, hence the same storage
+    // paths; local storage never overwrites a file there (docs/forms.md, "Attachment storage paths").
+    MEDIA_ROOT: mkdtempSync(join(tmpdir(), 'collect-media-test-')),
     ...env,
   });
   const app = await createCollectApp(config, { worker });

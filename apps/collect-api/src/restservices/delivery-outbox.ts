@@ -58,10 +58,10 @@ export class DeliveryOutbox implements SubmissionOutbox {
    * statement itself (SubmissionOutbox.createdRowsSql): one round trip for row and outbox. Such
    * a submission waits for no media, so its rows are due at once.
    */
-  createdRowsSql(inserted: string): string {
+  createdRowsSql(inserted: string, attached?: string): string {
     return outboxRowsSql({
       join: `CROSS JOIN ${inserted} ins`, submissionId: 'ins.id', formId: 'ins.form_id', event: `'created'::varchar`,
-      snapshot: snapshotOfRowSql('ins', `'[]'::jsonb`), due: 'now()',
+      snapshot: snapshotOfRowSql('ins', `'[]'::jsonb`, attached), due: 'now()',
     });
   }
 

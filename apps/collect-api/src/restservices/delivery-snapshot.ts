@@ -32,19 +32,20 @@ export function snapshotSql(id: string, missing: string): string {
 
 /**
  * SQL of the snapshot of the `submissions` row under `alias` of the enclosing query (a replay
- * writes one row per submission it reads).
+ * writes one row per submission it reads). `attachmentsFrom`: where its attachment rows are, the
+ * table or a CTE of the same statement that inserted them (SubmissionOutbox.createdRowsSql).
  */
-export function snapshotOfRowSql(alias: string, missing: string): string {
+export function snapshotOfRowSql(alias: string, missing: string, attachmentsFrom = 'attachments'): string {
   return `jsonb_build_object(
       'submission', to_jsonb(${alias}),
-      'attachments', ${attachmentsSql(`${alias}.id`)},
+      'attachments', ${attachmentsSql(`${alias}.id`, attachmentsFrom)},
       'submitted_by', (SELECT u.username FROM users u WHERE u.id = ${alias}.submitted_by_id),
       'missing_media', ${missing})`;
 }
 
-/** SQL: the live attachments of a submission as a jsonb array. */
-export function attachmentsSql(submissionId: string): string {
-  return `COALESCE((SELECT jsonb_agg(to_jsonb(a) ORDER BY a.id) FROM attachments a WHERE a.submission_id = ${submissionId} AND a.deleted_at IS NULL), '[]'::jsonb)`;
+/** SQL: the live attachments of a submission as a jsonb array (from the table, or a CTE of its rows). */
+export function attachmentsSql(submissionId: string, from = 'attachments'): string {
+  return `COALESCE((SELECT jsonb_agg(to_jsonb(a) ORDER BY a.id) FROM ${from} a WHERE a.submission_id = ${submissionId} AND a.deleted_at IS NULL), '[]'::jsonb)`;
 }
 
 const date = (v: unknown): Date => new Date(String(v));

@@ -77,6 +77,28 @@ describe.each(backends)('FileStorage: %s', (_name, make) => {
     await sut.delete(other);
   });
 
+  it('creates exclusively where the backend can (local disk): never over a file already at the path', async () => {
+    if (!sut.putBytesIfAbsent || !sut.copyFileIfAbsent) {
+      // An object store has no exclusive create here: intake reserves paths by their rows (docs/forms.md).
+      expect(sut.kind).toBe('s3');
+      return;
+    }
+    const claimed = 'alice/attachments/1_survey/claimed.jpg';
+    expect(await sut.putBytesIfAbsent(claimed, [Buffer.from('first'), Buffer.alloc(0), Buffer.from('!')], 'image/jpeg')).toBe(true);
+    expect(await sut.putBytesIfAbsent(claimed, [Buffer.from('second')], 'image/jpeg')).toBe(false);
+    expect(await text(await sut.read(claimed))).toBe('first!');
+    const src = join(scratch, 'spooled.bin');
+    writeFileSync(src, 'spooled');
+    expect(await sut.copyFileIfAbsent(claimed, src, 'image/jpeg')).toBe(false);
+    expect(await text(await sut.read(claimed))).toBe('first!');
+    const linked = 'alice/attachments/2_new_folder/linked.bin';
+    expect(await sut.copyFileIfAbsent(linked, src, 'application/octet-stream')).toBe(true);
+    expect(await text(await sut.read(linked))).toBe('spooled');
+    expect(existsSync(src)).toBe(true); // the local file stays for its owner
+    await sut.delete(claimed);
+    await sut.delete(linked);
+  });
+
   it('overwrites, stores streams, and deletes (missing files are not errors)', async () => {
     const n = await sut.putStream(path, Readable.from([Buffer.from('new'), Buffer.from(' content')]), 'text/plain');
     expect(n).toBe(11);

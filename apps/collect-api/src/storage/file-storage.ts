@@ -33,6 +33,19 @@ export interface FileStorage {
    * at `path` (overwriting).
    */
   putBytes(path: string, chunks: Buffer[], contentType: string): Promise<void>;
+  /**
+   * Exclusive creation (local storage only; an object store has no cheap equivalent here): stores
+   * `chunks` at `path` only when nothing is there yet, false when something is (nothing written;
+   * a failed write removes its part). On local storage the intake claims an attachment's storage
+   * path this way, before or after its row (docs/forms.md, "Attachment storage paths"), so the
+   * file can be written before the one statement that stores the instance.
+   */
+  putBytesIfAbsent?(path: string, chunks: Buffer[], contentType: string): Promise<boolean>;
+  /**
+   * Exclusive creation from a local file (a spooled upload), which stays for its owner to remove:
+   * false when something is at `path` already. Local storage only (see putBytesIfAbsent).
+   */
+  copyFileIfAbsent?(path: string, localFile: string, contentType: string): Promise<boolean>;
   /** Stores a stream at `path` (overwriting); returns the byte count. */
   putStream(path: string, body: Readable, contentType: string): Promise<number>;
   /** A read stream of the file (or of a byte range). Rejects with FileNotFoundError. */

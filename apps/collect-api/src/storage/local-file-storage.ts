@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { closeSync, constants as fsConstants, openSync, unlinkSync, writevSync } from 'node:fs';
+import { copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -8,26 +9,53 @@ import { assertSafeStoragePath, FileNotFoundError, type ByteRange, type FileStor
 
 const MADE_DIRS_MAX = 10_000;
 
+/** What is left of `chunks` once `written` bytes of them are written (a `writev` may write less than asked). */
+function unwritten(chunks: Buffer[], written: number): Buffer[] {
+  const left: Buffer[] = [];
+  for (const c of chunks) {
+    if (written >= c.length) written -= c.length;
+    else {
+      left.push(c.subarray(written));
+      written = 0;
+    }
+  }
+  return left;
+}
+
 /** Writes `chunks` to a file opened with `flags`: one open, one writev (more only if the system writes less), one close. */
 async function writeNew(file: string, chunks: Buffer[], flags: 'w' | 'wx'): Promise<void> {
   const handle = await open(file, flags);
   try {
-    let rest = chunks.filter((c) => c.length > 0);
-    while (rest.length) {
-      let { bytesWritten } = await handle.writev(rest);
-      const left: Buffer[] = [];
-      for (const c of rest) {
-        if (bytesWritten >= c.length) bytesWritten -= c.length;
-        else {
-          left.push(c.subarray(bytesWritten));
-          bytesWritten = 0;
-        }
-      }
-      rest = left;
-    }
+    for (let rest = chunks.filter((c) => c.length > 0); rest.length; ) rest = unwritten(rest, (await handle.writev(rest)).bytesWritten);
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * `chunks` (an upload held in memory: at most IN_MEMORY_REQUEST_BYTES, openrosa/multipart.ts) as a
+ * new file, with synchronous calls: false when a file is there. Three calls on the event loop
+ * (tens of µs for such a size, written to the page cache) instead of three thread-pool round trips, each of
+ * which woke a pool thread that took a core from the event loop on a busy machine (docs/benchmarks.md,
+ * "OpenRosa (issue 20, session 7)"). A write that fails removes the file it created.
+ */
+function writeNewSync(file: string, chunks: Buffer[]): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, 'wx');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+  try {
+    for (let rest = chunks.filter((c) => c.length > 0); rest.length; ) rest = unwritten(rest, writevSync(fd, rest));
+  } catch (err) {
+    closeSync(fd);
+    unlinkSync(file);
+    throw err;
+  }
+  closeSync(fd);
+  return true;
 }
 
 /** Files under a root directory (default: the data directory), written via temp name + rename. */
@@ -99,6 +127,50 @@ export class LocalFileStorage implements FileStorage {
       }
     }
   }
+
+  /**
+   * Bytes in memory, created new at `path` (open with `wx`, one `writev`, close: synchronous
+   * calls, writeNewSync) or not at all: false when a file is there (FileStorage.putBytesIfAbsent).
+   * A write that fails after the create removes the part it made.
+   */
+  async putBytesIfAbsent(path: string, chunks: Buffer[], _contentType: string): Promise<boolean> {
+    const target = this.full(path);
+    return this.inDir(dirname(target), async () => writeNewSync(target, chunks));
+  }
+
+  /**
+   * A spooled upload linked into place (`link` fails when the target exists: exclusive, and
+   * atomic, a reader never sees a part), or across file systems copied with COPYFILE_EXCL
+   * (nothing reads the path before its row commits). The local file stays for its owner.
+   */
+  async copyFileIfAbsent(path: string, localFile: string, _contentType: string): Promise<boolean> {
+    const target = this.full(path);
+    try {
+      if (this.linking) {
+        try {
+          await this.inDir(dirname(target), () => link(localFile, target));
+          return true;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+          this.linking = false;
+        }
+      }
+      // COPYFILE_EXCL fails with EEXIST before writing anything; any other failure is of our own copy.
+      try {
+        await this.inDir(dirname(target), () => copyFile(localFile, target, fsConstants.COPYFILE_EXCL));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' && (err as NodeJS.ErrnoException).code !== 'ENOENT') await rm(target, { force: true }).catch(() => undefined);
+        throw err;
+      }
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  }
+
+  /** Links are tried until one crosses file systems (EXDEV): that will not change. */
+  private linking = true;
 
   /** Renames are tried until one crosses file systems (EXDEV): that will not change. */
   private renaming = true;

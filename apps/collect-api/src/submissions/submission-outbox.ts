@@ -25,9 +25,12 @@ export interface SubmissionOutbox {
    * `created` outbox rows are written by a data-modifying CTE of that same statement, so the
    * row and its outbox still commit together. This is that CTE's statement: it reads the new
    * `submissions` row from the CTE named `inserted` (`RETURNING *`) and returns one row per
-   * outbox row written.
+   * outbox row written. `attached`: the CTE of the same statement that inserted the new rows'
+   * attachments (`RETURNING *`; a new OpenRosa instance whose files are all there): the outbox
+   * rows take the attachments from it, as a sibling CTE's rows are not yet in the table for the
+   * statement.
    */
-  createdRowsSql(inserted: string): string;
+  createdRowsSql(inserted: string, attached?: string): string;
   /** The one-statement intake committed, having written `count` outbox rows (createdRowsSql). */
   createdRowsWritten(count: number): void;
 }

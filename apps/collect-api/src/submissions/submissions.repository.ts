@@ -17,6 +17,8 @@ type InstanceCheck = { version: string; superuser: boolean; roles: readonly stri
 type CheckedInsert = { allowed: boolean; created: SubmissionEntity | null; queued: number; reserved?: Set<string> };
 /** An attachment row the transactional checked insert reserves for the new instance (its storage path, unique). */
 export type AttachmentReservation = Pick<AttachmentEntity, 'filename' | 'name' | 'mimetype' | 'size' | 'fieldXpath'>;
+/** One row of the checked insert: the instance, its checks and (a new OpenRosa instance) its attachment rows. */
+type InsertItem = { row: InstanceRow; check: InstanceCheck; attachments?: AttachmentReservation[] };
 
 /**
  * Group commit of the one-statement intake: while BATCHES.maxInFlight statements run (each on a
@@ -29,7 +31,7 @@ const BATCHES = { maxInFlight: 2, maxItems: 64 };
 @Injectable()
 export class SubmissionsRepository {
   /** Group commit of the one-statement intake, per outbox statement (in practice one). */
-  private readonly batches = new Map<string, StatementBatches<{ row: InstanceRow; check: InstanceCheck }, CheckedInsert>>();
+  private readonly batches = new Map<string, StatementBatches<InsertItem, CheckedInsert>>();
 
   constructor(
     @InjectRepository(SubmissionEntity) private readonly submissions: Repository<SubmissionEntity>,
@@ -85,7 +87,7 @@ export class SubmissionsRepository {
    * caller reserves that file again under another name.
    */
   async insertCheckedWithAttachments(m: EntityManager, row: InstanceRow, check: InstanceCheck, attachments: AttachmentReservation[]): Promise<CheckedInsert & { reserved: Set<string> }> {
-    const [result] = await runInsertChecked((text, values) => preparedQueryIn(m, text, values), [{ row, check }], undefined, attachments);
+    const [result] = await runInsertChecked((text, values) => preparedQueryIn(m, text, values), [{ row, check, attachments }], { attachments: 'reserve' });
     return { ...result!, reserved: result!.reserved ?? new Set() };
   }
 
@@ -98,19 +100,39 @@ export class SubmissionsRepository {
    * statement"). Its text is fixed, so it runs as a named prepared statement: planning this CTE
    * on every call cost PostgreSQL more than executing it (docs/benchmarks.md, "CPU per request").
    */
-  insertCheckedAlone(row: InstanceRow, check: InstanceCheck, outboxSql: (inserted: string) => string): Promise<CheckedInsert> {
-    const outbox = outboxSql('inserted');
-    let batches = this.batches.get(outbox);
+  insertCheckedAlone(row: InstanceRow, check: InstanceCheck, outboxSql: (inserted: string, attached?: string) => string): Promise<CheckedInsert> {
+    return this.batchesFor(outboxSql, false).submit({ row, check });
+  }
+
+  /**
+   * `insertCheckedAlone` of a new OpenRosa instance whose attachment files are written already,
+   * each at a storage path it claimed (FileStorage.putBytesIfAbsent): the same statement also
+   * inserts their attachment rows, and its outbox rows see them (`outboxSql`'s `attached`). The
+   * row, its attachments and its outbox rows commit together or not at all: a path whose row
+   * exists already (its file was removed by hand) fails the statement (unique violation,
+   * `isAttachmentPathTaken`) and nothing is stored (docs/forms.md, "Intake: caches and one statement").
+   */
+  insertCheckedAloneWithAttachments(
+    row: InstanceRow, check: InstanceCheck, attachments: AttachmentReservation[], outboxSql: (inserted: string, attached?: string) => string,
+  ): Promise<CheckedInsert> {
+    return this.batchesFor(outboxSql, true).submit({ row, check, attachments });
+  }
+
+  /** The group commit of one statement text (per outbox statement, with or without attachment rows). */
+  private batchesFor(outboxSql: (inserted: string, attached?: string) => string, withAttachments: boolean): StatementBatches<InsertItem, CheckedInsert> {
+    const outbox = withAttachments ? outboxSql('inserted', 'attached') : outboxSql('inserted');
+    const key = `${withAttachments ? 'a' : '-'}${outbox}`;
+    let batches = this.batches.get(key);
     if (!batches) {
       const db = this.submissions.manager.connection;
       batches = new StatementBatches(
-        (items: Array<{ row: InstanceRow; check: InstanceCheck }>) => runInsertChecked((text, values) => preparedQuery(db, text, values), items, outbox),
+        (items: InsertItem[]) => runInsertChecked((text, values) => preparedQuery(db, text, values), items, { outbox, attachments: withAttachments ? 'insert' : undefined }),
         (item) => `${item.row.formId}/${item.row.uuid}`,
         BATCHES,
       );
-      this.batches.set(outbox, batches);
+      this.batches.set(key, batches);
     }
-    return batches.submit({ row, check });
+    return batches;
   }
 
   async replaceContent(m: EntityManager, id: number, changes: Pick<SubmissionEntity, 'uuid' | 'json' | 'xml' | 'contentHash' | 'version'>): Promise<SubmissionEntity> {
@@ -148,6 +170,11 @@ export class SubmissionsRepository {
     return rows.length > 0;
   }
 
+  /** Gives back a row `reserveAttachment` took in this transaction (its path's file is another submission's). */
+  async releaseAttachment(m: EntityManager, submissionId: number, filename: string): Promise<void> {
+    await preparedQueryIn(m, `DELETE FROM attachments WHERE submission_id = $1 AND filename = $2`, [submissionId, filename]);
+  }
+
   async hideAttachments(m: EntityManager, ids: number[]): Promise<void> {
     if (ids.length) await m.getRepository(AttachmentEntity).update({ id: In(ids) }, { deletedAt: new Date() });
   }
@@ -173,26 +200,31 @@ export class SubmissionsRepository {
  */
 async function runInsertChecked(
   run: (text: string, values: unknown[]) => Promise<unknown>,
-  items: Array<{ row: InstanceRow; check: InstanceCheck }>,
-  outbox?: string,
-  attachments?: AttachmentReservation[],
+  items: InsertItem[],
+  options: { outbox?: string; attachments?: 'reserve' | 'insert' } = {},
 ): Promise<CheckedInsert[]> {
-  // Attachment rows of a single item (the transactional path), read by index as the rows are.
-  if (attachments && items.length !== 1) throw new Error('attachment rows go with one instance');
+  const { outbox, attachments } = options;
+  // Attachment rows, read by index as the instance rows are, each naming its item (`input.n`).
+  // 'reserve' (the transactional path, one item): a path taken already is skipped and answered
+  // (`reserved`), the caller reserves that file again under another name. 'insert' (the
+  // one-statement path): a taken path fails the whole statement (unique violation).
+  const files = attachments ? items.flatMap((item, n) => (item.attachments ?? []).map((a) => ({ n: n + 1, a }))) : [];
   const attached = attachments
     ? `, attached AS (
        INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size, field_xpath)
-       SELECT ins.id, ins.form_id, ($11::varchar[])[j], ($12::varchar[])[j], ($13::varchar[])[j], ($14::bigint[])[j], ($15::varchar[])[j]
-       FROM inserted ins CROSS JOIN generate_subscripts($11::varchar[], 1) AS j
-       ON CONFLICT DO NOTHING
-       RETURNING filename
+       SELECT ins.id, ins.form_id, ($12::varchar[])[j], ($13::varchar[])[j], ($14::varchar[])[j], ($15::bigint[])[j], ($16::varchar[])[j]
+       FROM generate_subscripts($11::int[], 1) AS j
+         JOIN input i ON i.n = ($11::int[])[j]
+         JOIN inserted ins ON ins.form_id = i.form_id AND ins.uuid = i.uuid
+       ${attachments === 'reserve' ? 'ON CONFLICT DO NOTHING' : ''}
+       RETURNING *
      )`
     : '';
-  const column = <T>(f: (item: { row: InstanceRow; check: InstanceCheck }) => T): T[] => items.map(f);
+  const column = <T>(f: (item: InsertItem) => T): T[] => items.map(f);
   const rows = (await run(
     `WITH input AS (
        SELECT ($1::int[])[i] AS form_id, ($2::varchar[])[i] AS uuid, ($3::jsonb)->(i - 1) AS json, ($4::text[])[i] AS xml, ($5::varchar[])[i] AS content_hash,
-         ($6::int[])[i] AS submitted_by_id, ($7::varchar[])[i] AS version, ($8::varchar[])[i] AS check_version, ($9::boolean[])[i] AS superuser, ($10::text[])[i] AS roles
+         ($6::int[])[i] AS submitted_by_id, ($7::varchar[])[i] AS version, ($8::varchar[])[i] AS check_version, ($9::boolean[])[i] AS superuser, ($10::text[])[i] AS roles, i AS n
        FROM generate_subscripts($1::int[], 1) AS i
      ), allowed AS (
        SELECT i.*, EXISTS (SELECT 1 FROM forms f WHERE f.id = i.form_id AND f.deleted_at IS NULL AND f.accepting_submissions AND f.version = i.check_version)
@@ -203,16 +235,16 @@ async function runInsertChecked(
        SELECT form_id, uuid, json, xml, content_hash, submitted_by_id, version FROM allowed WHERE ok ORDER BY form_id, uuid
        ON CONFLICT (form_id, uuid) DO NOTHING
        RETURNING *
-     )${outbox ? `, queued AS (${outbox})` : ''}${attached}
+     )${attached}${outbox ? `, queued AS (${outbox})` : ''}
      SELECT a.form_id, a.uuid, a.ok, ins.id, ins.status, ins.date_created, ins.date_modified,
-       ${outbox ? '(SELECT count(*) FROM queued)::int' : '0'} AS queued${attachments ? ', ARRAY(SELECT filename FROM attached) AS attached' : ''}
+       ${outbox ? '(SELECT count(*) FROM queued)::int' : '0'} AS queued${attachments === 'reserve' ? ', ARRAY(SELECT filename FROM attached) AS attached' : ''}
      FROM allowed a LEFT JOIN inserted ins ON ins.form_id = a.form_id AND ins.uuid = a.uuid`,
     [
       column((i) => i.row.formId), column((i) => i.row.uuid), `[${column((i) => JSON.stringify(i.row.json)).join(',')}]`, column((i) => i.row.xml),
       column((i) => i.row.contentHash), column((i) => i.row.submittedById), column((i) => i.row.version), column((i) => i.check.version),
       column((i) => i.check.superuser), column((i) => i.check.roles.join(',')),
       ...(attachments
-        ? [attachments.map((a) => a.filename), attachments.map((a) => a.name), attachments.map((a) => a.mimetype), attachments.map((a) => a.size), attachments.map((a) => a.fieldXpath)]
+        ? [files.map((f) => f.n), files.map((f) => f.a.filename), files.map((f) => f.a.name), files.map((f) => f.a.mimetype), files.map((f) => f.a.size), files.map((f) => f.a.fieldXpath)]
         : []),
     ],
   )) as Array<{ form_id: number; uuid: string; ok: boolean; id: number | null; status: string; date_created: Date; date_modified: Date; queued: number; attached?: string[] }>;
@@ -229,4 +261,13 @@ async function runInsertChecked(
     queued = 0;
     return { allowed: true, created, queued: mine, ...(r.attached ? { reserved: new Set(r.attached) } : {}) };
   });
+}
+
+/**
+ * The one-statement insert with attachments failed because a storage path it claimed has a row
+ * already (attachments.filename is unique): nothing was stored; the caller takes the transactional path.
+ */
+export function isAttachmentPathTaken(err: unknown): boolean {
+  const e = err as { code?: string; table?: string };
+  return e?.code === '23505' && e.table === 'attachments';
 }

@@ -17,7 +17,7 @@ import { announcedMedia, contentHash, renderInstanceXml, stripUuidScheme, values
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
 import { SUBMISSION_OUTBOX, type SubmissionOutbox } from './submission-outbox.js';
-import { SubmissionsRepository, type AttachmentReservation } from './submissions.repository.js';
+import { isAttachmentPathTaken, SubmissionsRepository, type AttachmentReservation } from './submissions.repository.js';
 import type { SubmissionAck } from './submission.dto.js';
 
 export interface SubmissionResult {
@@ -169,8 +169,9 @@ export class SubmissionsService {
 
     const row = { formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, submittedById: user.id, version };
     const check = { version: form.version, superuser: user.isSuperuser, roles: SUBMIT_ROLES };
+    const isNew = !deprecatedId || deprecatedId === instanceId;
     // (An OpenRosa instance naming attachments still to come waits for them: the transactional path.)
-    if (!input.files.length && (!deprecatedId || deprecatedId === instanceId) && !(input.xml && missingMedia(record, form, new Set()).length)) {
+    if (!input.files.length && isNew && !(input.xml && missingMedia(record, form, new Set()).length)) {
       // A new instance without attachments (every JSON submission): ONE statement stores the row
       // and its outbox rows, no transaction around it (docs/architecture.md, "The walk of a
       // submission"). An instance that exists already takes the transactional path below.
@@ -187,6 +188,19 @@ export class SubmissionsService {
     // pool connection while waiting for a second one deadlocks under load (pool exhaustion).
     const role = input.role;
     const ownerName = input.files.length ? ((await this.formCache.username(form.ownerId)) ?? String(form.ownerId)) : '';
+    // A new OpenRosa instance with all its attachments, held in memory, on storage that claims
+    // paths by creating files (local disk): files first, then ONE statement, as a JSON submission.
+    if (
+      input.files.length && isNew && this.storage.putBytesIfAbsent && input.files.every((f) => f.bytes) &&
+      !missingMedia(record, form, new Set(input.files.map((f) => f.name))).length
+    ) {
+      const stored = await this.storeNewWithFilesAlone(form, ownerName, row, check, input.files);
+      if (stored) {
+        this.events.committed({ type: 'submission.created', formId: form.id, submissionId: stored.id, instanceUuid: instanceId });
+        return { outcome: 'created', submission: stored, form };
+      }
+      // The instance exists (a duplicate, or more files for it), or a claimed path had a row: the transactional path answers.
+    }
     const stored: string[] = [];
     let event: SubmissionEvent | null = null;
     const work = async (m: EntityManager): Promise<SubmissionResult> => {
@@ -245,6 +259,60 @@ export class SubmissionsService {
     }
   }
 
+  /**
+   * The one-statement path of a new OpenRosa instance with attachments (docs/forms.md, "Intake:
+   * caches and one statement"): each file is written first at a storage path it claims by
+   * creating it (the plain path, else a suffixed one: FileStorage.putBytesIfAbsent), then ONE
+   * statement, outside any transaction and group-committed, stores the instance, its attachment
+   * rows and its outbox rows, which see those rows. The files are whole before anything names
+   * them; when the statement stores nothing they are removed. Null: nothing stored, because the
+   * instance exists or a claimed path has a row already (its file removed by hand): the caller
+   * goes on with the transactional path.
+   */
+  private async storeNewWithFilesAlone(
+    form: FormEntity, owner: string, row: Parameters<SubmissionsRepository['insertCheckedAlone']>[0], check: Parameters<SubmissionsRepository['insertCheckedAlone']>[1],
+    files: UploadedFile[],
+  ): Promise<SubmissionEntity | null> {
+    const written: string[] = [];
+    let kept = false;
+    try {
+      const rows: AttachmentReservation[] = [];
+      for (const { file, row: attachment } of attachmentPlan(form, owner, answersByValue(row.json), files, new Set())) {
+        const path = await claimStoragePath(attachment.filename, (p) => this.storage.putBytesIfAbsent!(p, file.bytes!, file.mimetype));
+        written.push(path);
+        rows.push({ ...attachment, filename: path });
+      }
+      const { allowed, created, queued } = await this.repo.insertCheckedAloneWithAttachments(row, check, rows, (inserted, attached) => this.outbox.createdRowsSql(inserted, attached));
+      if (!allowed) throw new StaleFormAccess();
+      if (!created) return null;
+      kept = true;
+      this.outbox.createdRowsWritten(queued);
+      return created;
+    } catch (err) {
+      if (isAttachmentPathTaken(err)) return null;
+      throw err;
+    } finally {
+      if (!kept) await this.removeFiles(written);
+    }
+  }
+
+  /**
+   * Writes `file` to `path` unless something is there (true); false: the path is another
+   * submission's (local storage: another intake created the file first, its row follows).
+   */
+  private async place(path: string, file: UploadedFile): Promise<boolean> {
+    const s = this.storage;
+    if (file.bytes) {
+      if (s.putBytesIfAbsent) return s.putBytesIfAbsent(path, file.bytes, file.mimetype);
+      await s.putBytes(path, file.bytes, file.mimetype);
+      return true;
+    }
+    // Local storage links a spooled file (exclusive); upload.cleanup() removes the spooled one.
+    if (s.copyFileIfAbsent) return s.copyFileIfAbsent(path, file.tmpPath, file.mimetype);
+    file.taken = await s.moveFile(path, file.tmpPath, file.mimetype);
+    return true;
+  }
+
   private async removeFiles(paths: string[]): Promise<void> {
     await Promise.all(paths.map((p) => this.storage.delete(p).catch((e: unknown) => this.logger.warn({ err: e, path: p }, 'could not remove stored file'))));
   }
@@ -295,17 +363,22 @@ export class SubmissionsService {
       // submission with the same file name waits for our commit and then takes a suffixed
       // name, so no two records ever share (or overwrite) a file. The checked insert may have
       // reserved it already (`reserved`).
+      // On local storage the file must also be created new (place): a path whose file exists
+      // belongs to another submission (the one-statement path writes its files before its rows),
+      // so the row is given back and another name tried.
       let path = row.filename;
-      for (let attempt = 0; !reserved.has(path); attempt++) {
-        if (await this.repo.reserveAttachment(m, { ...row, submissionId: submission.id, formId: form.id, filename: path })) break;
+      let mine = reserved.has(path);
+      for (let attempt = 0; ; attempt++) {
+        if (!mine) mine = await this.repo.reserveAttachment(m, { ...row, submissionId: submission.id, formId: form.id, filename: path });
+        if (mine) {
+          if (await this.place(path, file)) break;
+          await this.repo.releaseAttachment(m, submission.id, path);
+          mine = false;
+        }
         if (attempt >= 5) throw new Error(`no free storage path for ${row.filename}`);
         path = withSuffix(row.filename, randomBytes(4).toString('hex'));
       }
       stored.push(path);
-      // A small upload is written from memory; a spooled one moved, not copied, where storage can
-      // (upload.cleanup() removes the rest).
-      if (file.bytes) await this.storage.putBytes(path, file.bytes, file.mimetype);
-      else file.taken = await this.storage.moveFile(path, file.tmpPath, file.mimetype);
     }
     return keep;
   }
@@ -413,6 +486,19 @@ function attachmentPlan(form: FormEntity, owner: string, answers: Map<string, st
 /** Announced attachments (media answers) not among `present`. */
 function missingMedia(record: SubmissionRecord, form: FormEntity, present: Set<string>): string[] {
   return [...announcedMedia(record, form.fields)].filter((name) => !present.has(name));
+}
+
+/**
+ * The storage path `plain`, else a suffixed one, that `create` could create (false: taken). A few
+ * attempts, then an error (random suffixes do not collide in practice).
+ */
+async function claimStoragePath(plain: string, create: (path: string) => Promise<boolean>): Promise<string> {
+  let path = plain;
+  for (let attempt = 0; !(await create(path)); attempt++) {
+    if (attempt >= 5) throw new Error(`no free storage path for ${plain}`);
+    path = withSuffix(plain, randomBytes(4).toString('hex'));
+  }
+  return path;
 }
 
 function withSuffix(path: string, suffix: string): string {
