@@ -85,15 +85,7 @@ export class LocalFileStorage implements FileStorage {
    */
   async moveFile(path: string, localFile: string, _contentType: string): Promise<boolean> {
     const target = this.full(path);
-    if (this.renaming) {
-      try {
-        await this.inDir(dirname(target), () => rename(localFile, target));
-        return true;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-        this.renaming = false;
-      }
-    }
+    if (await this.withinFileSystem('renaming', () => this.inDir(dirname(target), () => rename(localFile, target)))) return true;
     const tmp = `${target}.part-${process.pid}-${Date.now()}`;
     try {
       await this.inDir(dirname(target), () => copyFile(localFile, tmp));
@@ -146,15 +138,7 @@ export class LocalFileStorage implements FileStorage {
   async copyFileIfAbsent(path: string, localFile: string, _contentType: string): Promise<boolean> {
     const target = this.full(path);
     try {
-      if (this.linking) {
-        try {
-          await this.inDir(dirname(target), () => link(localFile, target));
-          return true;
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-          this.linking = false;
-        }
-      }
+      if (await this.withinFileSystem('linking', () => this.inDir(dirname(target), () => link(localFile, target)))) return true;
       // COPYFILE_EXCL fails with EEXIST before writing anything; any other failure is of our own copy.
       try {
         await this.inDir(dirname(target), () => copyFile(localFile, target, fsConstants.COPYFILE_EXCL));
@@ -169,11 +153,24 @@ export class LocalFileStorage implements FileStorage {
     }
   }
 
-  /** Links are tried until one crosses file systems (EXDEV): that will not change. */
-  private linking = true;
+  /** Links and renames are tried until one crosses file systems (EXDEV): that will not change. */
+  private readonly sameFileSystem = { linking: true, renaming: true };
 
-  /** Renames are tried until one crosses file systems (EXDEV): that will not change. */
-  private renaming = true;
+  /**
+   * Runs `op` (a link or rename: one file system only) unless one of its kind crossed file systems
+   * before: true when it ran, false when the caller must copy instead.
+   */
+  private async withinFileSystem(kind: 'linking' | 'renaming', op: () => Promise<void>): Promise<boolean> {
+    if (!this.sameFileSystem[kind]) return false;
+    try {
+      await op();
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      this.sameFileSystem[kind] = false;
+      return false;
+    }
+  }
 
   /**
    * Runs `write` in `dir`, creating the directory first unless this process did so before
