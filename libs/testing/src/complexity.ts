@@ -2,13 +2,16 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /**
- * A young-generation collection before each timed run, so no run pays for the garbage of the one
- * before it (without it a 5 ms parse measured anywhere from 5 to 75 ms here).
+ * A full collection before each timed run, so every run starts from the same heap: no run pays
+ * for the garbage of the one before it, nor for old-generation marking that an earlier run
+ * started. A young-generation collection alone left the XForm rows between 6 and 10 on one
+ * quiet machine and at 8.3 (best of three) in a CI run; with a full one they measured 3.8 to 4.4,
+ * also with both cores busy (docs/security.md, "Parsers of user input").
  */
 const collectGarbage: () => void = (() => {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as (options?: { type: 'major' | 'minor' }) => void;
-  return () => gc({ type: 'minor' });
+  return () => gc({ type: 'major' });
 })();
 
 /** How the work of a parser grows with its input, measured in one run (docs/security.md). */
