@@ -212,6 +212,10 @@ function runAs(user: ServerUser | null, file: string, args: string[]): ChildProc
       ...(user ? { uid: user.uid, gid: user.gid } : {}),
       env: { ...process.env, LC_MESSAGES: 'C' },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own: a terminal's Ctrl-C (SIGINT to the foreground group) must
+      // not stop the database under services that are still draining; whoever started it
+      // stops it after them (docs/operations.md, "Start-up").
+      detached: true,
     }),
   );
 }

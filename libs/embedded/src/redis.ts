@@ -17,6 +17,7 @@ export async function startRedis(options: { port?: number; log?: (line: string) 
   const child = trackChild(
     spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
       stdio: 'ignore',
+      detached: true, // as PostgreSQL's (postgres.ts): stopped after the services, not by the terminal's Ctrl-C
     }),
   );
   await waitFor(() => ping(port), 10_000, `redis-server on port ${port}`);
