@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { applyHttpServerLimits, configureHttpApp } from '@collect/platform';
+import { applyHttpServerLimits, configureHttpApp, startupLogger } from '@collect/platform';
 import { AppModule } from './app.module.js';
 import type { CasConfig } from './config/cas-config.js';
 import { runMigrations } from './database/data-source.js';
@@ -12,7 +12,7 @@ import { installCasHttpGuards } from './rate-limit/http-guards.js';
 /** Builds the HTTP application (not listening). Tests and main.ts both start here. */
 export async function createCasApp(config: CasConfig): Promise<NestExpressApplication> {
   if (config.MIGRATIONS_RUN) await runMigrations(config);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bufferLogs: true });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { logger: startupLogger('cas', config.LOG_LEVEL) });
   app.disable('x-powered-by');
   // Behind an ingress the client address (lockout) and https come from X-Forwarded-*, as
   // written by the CAS_TRUSTED_PROXY_HOPS proxies in front, never by the client (docs/security.md).

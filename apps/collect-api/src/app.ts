@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import helmet from 'helmet';
-import { applyHttpServerLimits, configureHttpApp, securityHeaders } from '@collect/platform';
+import { applyHttpServerLimits, configureHttpApp, securityHeaders, startupLogger } from '@collect/platform';
 import { AppModule } from './app.module.js';
 import type { CollectConfig } from './config/collect-config.js';
 import { runMigrations } from './data-source.js';
@@ -14,7 +14,7 @@ import { COLLECT_API_DOCS } from './openapi-document.js';
  */
 export async function createCollectApp(config: CollectConfig, options: { worker?: boolean } = {}): Promise<NestExpressApplication> {
   if (config.MIGRATIONS_RUN) await runMigrations(config);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options), { bufferLogs: true, bodyParser: true });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options), { logger: startupLogger('collect-api', config.LOG_LEVEL), bodyParser: true });
   // The client address (rate limits) is the X-Forwarded-For entry written by the N-th trusted
   // proxy from us, never one the client wrote itself (docs/security.md, "Client addresses").
   app.set('trust proxy', config.HTTP_TRUSTED_PROXY_HOPS);

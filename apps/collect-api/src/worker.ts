@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { loadConfigOrExit, installGracefulShutdown, READINESS_CHECKS, releaseStartUpMemory, type ReadinessCheck } from '@collect/platform';
+import { loadConfigOrExit, installGracefulShutdown, READINESS_CHECKS, releaseStartUpMemory, startupLogger, type ReadinessCheck } from '@collect/platform';
 import { Logger } from 'nestjs-pino';
 import { loadCollectConfig } from './config/collect-config.js';
 import { WorkerModule } from './worker.module.js';
@@ -15,7 +15,7 @@ import { workerProbeServer } from './worker-probes.js';
 async function main(): Promise<void> {
   const config = loadConfigOrExit(loadCollectConfig);
   // Migrations belong to the API process / the migrate Job; two processes racing them is not useful.
-  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot({ ...config, MIGRATIONS_RUN: false }), { bufferLogs: true });
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot({ ...config, MIGRATIONS_RUN: false }), { logger: startupLogger('collect-worker', config.LOG_LEVEL) });
   const logger = app.get(Logger);
   app.useLogger(logger);
   const probes = workerProbeServer(app.get<ReadinessCheck[]>(READINESS_CHECKS, { strict: false }), config);

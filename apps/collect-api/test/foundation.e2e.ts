@@ -1,10 +1,12 @@
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
-import { freePort, freshRedisPrefix, freshTestDatabase, sharedRedisUrl, startServiceProcess, waitFor } from '@collect/testing';
+import { freePort, freshRedisPrefix, freshTestDatabase, sharedRedisUrl, startServiceProcess, stopChild, trackChild, waitFor } from '@collect/testing';
 import { runMigrations } from '../src/data-source.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const WORKER = fileURLToPath(new URL('../dist/worker.js', import.meta.url));
 
 describe('collect-api foundation', () => {
   let sut: TestCollectApp;
@@ -66,6 +68,30 @@ describe('collect-api process', () => {
     expect(proc.output()).not.toMatch(/password|secret/i);
     expect(proc.output()).not.toContain('Unsupported runtime');
   });
+
+  it('says at once, as JSON, why start-up waits: a refused database connection while TypeORM retries', async () => {
+    // Logs were buffered until start-up ended: a worker whose database connections failed
+    // retried for 30 s in silence and, killed by a readiness timeout, printed nothing at all
+    // (docs/operations.md, "Start-up").
+    const port = await freePort();
+    const child = trackChild(spawn(process.execPath, [WORKER], {
+      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_URL: `postgres://u:hunter2@127.0.0.1:${await freePort()}/x`, REDIS_URL: sharedRedisUrl(), WORKER_PORT: String(port), COLLECT_PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }));
+    let out = '';
+    child.stdout?.on('data', (d) => (out += d.toString()));
+    child.stderr?.on('data', (d) => (out += d.toString()));
+    try {
+      await waitFor(async () => out.includes('Unable to connect to the database'), 45_000, 'the retry line');
+      expect(child.exitCode).toBeNull();
+      const line = JSON.parse(out.split('\n').find((l) => l.includes('Unable to connect to the database'))!) as Record<string, unknown>;
+      expect(line).toMatchObject({ level: 50, service: 'collect-worker', context: 'TypeOrmModule' });
+      expect(line.stack).toMatch(/ECONNREFUSED/);
+      expect(out).not.toContain('hunter2');
+    } finally {
+      await stopChild(child, 'SIGKILL');
+    }
+  }, 60_000);
 
   it('refuses to start on a bad port and names the variable', async () => {
     const port = await freePort();

@@ -12,4 +12,5 @@ export * from './rate-limit.js';
 export * from './validation-pipe.js';
 export * from './client-address.js';
 export * from './work-limiter.js';
+export * from './startup-logger.js';
 export * from './start-up-memory.js';
