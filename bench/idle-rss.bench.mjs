@@ -6,7 +6,7 @@
 // (the Helm chart's requests), not a speed, and does not move with the machine's load the way
 // throughput does. No profiler or probe is loaded into these processes.
 import { freePort, startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { CAS_DEV_SEED, CAS_MAIN, report, rssOf, sleep, startCollect, startService } from './bench-helpers.mjs';
+import { CAS_DEV_SEED, CAS_MAIN, hugePagesOf, report, rssOf, sleep, startCollect, startService } from './bench-helpers.mjs';
 
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 5);
 const MB = 1 << 20;
@@ -24,8 +24,10 @@ try {
   collect = await startCollect({ pg, redis, database: 'bench_idle_collect', worker: true, env: { CAS_ISSUER: `http://127.0.0.1:${casPort}` } });
   await sleep(IDLE_SECONDS * 1000);
   const processes = { 'collect-api': collect.api, 'collect-api worker': collect.worker, cas };
-  const memory = Object.fromEntries(Object.entries(processes).map(([name, p]) => [name, rssOf(p.child.pid)]));
-  for (const [name, m] of Object.entries(memory)) console.log(`${name}: RSS ${(m.rss / MB).toFixed(0)} MB, peak since start ${(m.peak / MB).toFixed(0)} MB (after ready + ${IDLE_SECONDS} s idle)`);
+  const memory = Object.fromEntries(Object.entries(processes).map(([name, p]) => [name, { ...rssOf(p.child.pid), huge: hugePagesOf(p.child.pid) }]));
+  for (const [name, m] of Object.entries(memory)) {
+    console.log(`${name}: RSS ${(m.rss / MB).toFixed(0)} MB (anonymous ${(m.anon / MB).toFixed(0)}, file-backed ${(m.file / MB).toFixed(0)}; huge pages: anonymous ${(m.huge.anon / MB).toFixed(0)}, file ${(m.huge.file / MB).toFixed(0)}), peak since start ${(m.peak / MB).toFixed(0)} MB (after ready + ${IDLE_SECONDS} s idle)`);
+  }
   for (const [name, m] of Object.entries(memory)) report(`idle RSS ${name}`, m.rss / MB, { goal: '<= 150', unit: 'MB', digits: 0 });
 } finally {
   await collect?.stop();

@@ -1,6 +1,6 @@
 import { once, type EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
-import { stringify } from 'csv-stringify';
+import { stringify } from 'csv-stringify/sync';
 import type { FormField } from '../forms/form.entity.js';
 import type { SubmissionExportRow } from '../submissions/submission-data.repository.js';
 import {
@@ -52,34 +52,38 @@ async function sheetDrained(sheet: unknown, out: Writable): Promise<void> {
   await drained(out);
 }
 
+/** RFC 4180 as csv-stringify writes it by default: `,`, `"` quoting when needed, LF, no BOM. */
+const CSV_OPTIONS = { bom: false } as const;
+
 /**
  * CSV (docs/exports.md): one row per submission, columns in form order with group paths,
  * repeats as `rep[i]/q` columns, select-multiples split on request, then the metadata; a
- * second header row of labels with `include_labels`. Streamed through csv-stringify.
+ * second header row of labels with `include_labels`. Each cursor batch is stringified by
+ * csv-stringify as one string and written at once, then the writer waits while `out` is full:
+ * one write per batch of 500 rows instead of a stream chunk per row (docs/exports.md,
+ * "Streaming and memory").
  */
 export async function writeCsv(plan: ExportPlan, o: ExportOptions, out: Writable, progress: Progress = () => undefined): Promise<void> {
   const tree = scopeTree(plan.fields);
   const columns: Column[] = csvColumns(tree, plan.repeatCounts, plan.choices, o);
   const meta = metadataColumns();
-  const csv = stringify({ bom: false });
-  csv.pipe(out);
-  const write = async (cells: unknown[]) => {
-    if (!csv.write(cells)) await Promise.race([once(csv, 'drain'), once(out, 'close')]);
-  };
-  await write([...columns.map((c) => c.header), ...meta.map((c) => c.header)]);
-  if (o.includeLabels) await write([...columns.map((c) => c.label), ...meta.map((c) => c.label)]);
+  const head = [[...columns.map((c) => c.header), ...meta.map((c) => c.header)]];
+  if (o.includeLabels) head.push([...columns.map((c) => c.label), ...meta.map((c) => c.label)]);
+  out.write(stringify(head, CSV_OPTIONS));
+  await drained(out);
   let done = 0;
   for await (const batch of plan.rows()) {
     if (out.destroyed) break;
-    for (const row of batch) {
+    const records = batch.map((row) => {
       const m = metadataOf(row);
       const answers = JSON.parse(row.json) as Record<string, unknown>;
-      await write([...columns.map((c) => c.cell(answers) ?? ''), ...meta.map((c) => c.cell(m) ?? '')]);
-    }
+      return [...columns.map((c) => c.cell(answers) ?? ''), ...meta.map((c) => c.cell(m) ?? '')];
+    });
+    out.write(stringify(records, CSV_OPTIONS));
     progress((done += batch.length), plan.total);
+    await drained(out);
   }
-  csv.end();
-  await once(csv, 'end');
+  if (!out.destroyed) out.end();
 }
 
 /**

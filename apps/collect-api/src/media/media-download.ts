@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { NotFoundException } from '@nestjs/common';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
+import type { FileSender } from '../storage/file-sender.js';
 import type { ByteRange, FileStorage, StoredFileInfo } from '../storage/file-storage.js';
 import { FileNotFoundError } from '../storage/file-storage.js';
 import { contentDisposition, servedContentType, setInertHeaders } from '../storage/served-content.js';
@@ -48,8 +50,9 @@ function etagMatches(header: string | undefined, etag: string): boolean {
 /**
  * Streams a stored file: Content-Type, Content-Length, Content-Disposition, ETag (304 on
  * If-None-Match), Range (206, 416), inert (CSP sandbox, nosniff, attachment; an active stored
- * type is served as application/octet-stream). Never buffers the file: the storage stream is
- * piped to the socket with backpressure.
+ * type is served as application/octet-stream). Never buffers the file: local files are written
+ * through two reused buffers (FileStorage.openForSend), other storage's stream is piped to the
+ * socket with backpressure.
  */
 export async function sendStoredFile(req: IncomingMessage, res: ServerResponse, storage: FileStorage, target: DownloadTarget, options: DownloadOptions = {}): Promise<void> {
   const info = await storage.stat(target.path);
@@ -84,9 +87,9 @@ export async function sendStoredFile(req: IncomingMessage, res: ServerResponse, 
       return;
     }
   }
-  let body;
+  let body: Readable | FileSender;
   try {
-    body = await storage.read(target.path, range ?? undefined);
+    body = storage.openForSend ? await storage.openForSend(target.path, range ?? undefined) : await storage.read(target.path, range ?? undefined);
   } catch (err) {
     if (err instanceof FileNotFoundError) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     throw err;
@@ -101,16 +104,26 @@ export async function sendStoredFile(req: IncomingMessage, res: ServerResponse, 
     res.setHeader('Content-Length', String(info.size));
   }
   if (req.method === 'HEAD') {
-    body.destroy();
+    await close(body);
     res.end();
     return;
   }
   try {
-    await pipeline(body, res);
+    if ('sendTo' in body) {
+      await body.sendTo(res);
+      res.end();
+    } else await pipeline(body, res);
   } catch {
     // Client went away or storage failed mid-stream: headers are out, all we can do is cut
     // the connection (the short body tells the client), and make sure the source is closed.
-    body.destroy();
     res.destroy();
+  } finally {
+    await close(body);
   }
+}
+
+/** Releases a read stream or an opened file, whatever state it is in. */
+async function close(body: Readable | FileSender): Promise<void> {
+  if ('sendTo' in body) await body.close().catch(() => undefined);
+  else body.destroy();
 }

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { FileSender } from './file-sender.js';
 
 export interface StoredFileInfo {
   size: number;
@@ -50,6 +51,12 @@ export interface FileStorage {
   putStream(path: string, body: Readable, contentType: string): Promise<number>;
   /** A read stream of the file (or of a byte range). Rejects with FileNotFoundError. */
   read(path: string, range?: ByteRange): Promise<Readable>;
+  /**
+   * Local storage only: the file (or a byte range) opened to be written to one response through
+   * two reused buffers (storage/file-sender.ts; a download then leaves no garbage per chunk).
+   * Rejects with FileNotFoundError; the caller closes it.
+   */
+  openForSend?(path: string, range?: ByteRange): Promise<FileSender>;
   stat(path: string): Promise<StoredFileInfo | null>;
   exists(path: string): Promise<boolean>;
   /** Deletes; a missing file is not an error. */

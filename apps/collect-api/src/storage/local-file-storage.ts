@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { closeSync, constants as fsConstants, openSync, unlinkSync, writevSync } from 'node:fs';
+import { closeSync, constants as fsConstants, open as openCallback, unlinkSync, writevSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { fileSender, type FileSender } from './file-sender.js';
 import { assertSafeStoragePath, FileNotFoundError, type ByteRange, type FileStorage, type StoredFileInfo } from './file-storage.js';
 
 const MADE_DIRS_MAX = 10_000;
+const openFd = promisify(openCallback);
 
 /** What is left of `chunks` once `written` bytes of them are written (a `writev` may write less than asked). */
 function unwritten(chunks: Buffer[], written: number): Buffer[] {
@@ -34,15 +37,17 @@ async function writeNew(file: string, chunks: Buffer[], flags: 'w' | 'wx'): Prom
 
 /**
  * `chunks` (an upload held in memory: at most IN_MEMORY_REQUEST_BYTES, openrosa/multipart.ts) as a
- * new file, with synchronous calls: false when a file is there. Three calls on the event loop
- * (tens of µs for such a size, written to the page cache) instead of three thread-pool round trips, each of
- * which woke a pool thread that took a core from the event loop on a busy machine (docs/benchmarks.md,
- * "OpenRosa (issue 20, session 7)"). A write that fails removes the file it created.
+ * new file: false when a file is there. The exclusive create goes to the thread pool: creating a
+ * file can take the file system's slow path (ext4 allocating an inode, a directory insert, a
+ * journal wait), timed at p50 0.1 to 0.6 ms, p99 2 ms and up to 20 ms on a busy machine, and on
+ * the event loop every other request waited for it; the `writev` (100 KB to the page cache,
+ * p50 about 40 µs) and `close` stay synchronous, sparing two thread-pool round trips
+ * (docs/benchmarks.md, "OpenRosa (issue 20, session 8)"). A write that fails removes the file it created.
  */
-function writeNewSync(file: string, chunks: Buffer[]): boolean {
+async function writeNewFromMemory(file: string, chunks: Buffer[]): Promise<boolean> {
   let fd: number;
   try {
-    fd = openSync(file, 'wx');
+    fd = await openFd(file, 'wx');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
@@ -121,13 +126,13 @@ export class LocalFileStorage implements FileStorage {
   }
 
   /**
-   * Bytes in memory, created new at `path` (open with `wx`, one `writev`, close: synchronous
-   * calls, writeNewSync) or not at all: false when a file is there (FileStorage.putBytesIfAbsent).
+   * Bytes in memory, created new at `path` (open with `wx`, one `writev`, close:
+   * writeNewFromMemory) or not at all: false when a file is there (FileStorage.putBytesIfAbsent).
    * A write that fails after the create removes the part it made.
    */
   async putBytesIfAbsent(path: string, chunks: Buffer[], _contentType: string): Promise<boolean> {
     const target = this.full(path);
-    return this.inDir(dirname(target), async () => writeNewSync(target, chunks));
+    return this.inDir(dirname(target), () => writeNewFromMemory(target, chunks));
   }
 
   /**
@@ -214,6 +219,17 @@ export class LocalFileStorage implements FileStorage {
     const info = await stat(full).catch(() => null);
     if (!info?.isFile()) throw new FileNotFoundError(path);
     return createReadStream(full, range ? { start: range.start, end: range.end } : {});
+  }
+
+  async openForSend(path: string, range?: ByteRange): Promise<FileSender> {
+    const handle = await open(this.full(path), 'r').catch(() => null);
+    if (!handle) throw new FileNotFoundError(path);
+    const info = await handle.stat().catch(() => null);
+    if (!info?.isFile()) {
+      await handle.close();
+      throw new FileNotFoundError(path);
+    }
+    return fileSender(handle, info.size, range);
   }
 
   async stat(path: string): Promise<StoredFileInfo | null> {
