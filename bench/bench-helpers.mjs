@@ -104,8 +104,14 @@ export function imageEnv(image) {
   return arenas ? { MALLOC_ARENA_MAX: arenas } : {};
 }
 
-/** The `NODE_OPTIONS=` of docker/<image>.Dockerfile's runtime stage, as node arguments. */
+/**
+ * The `NODE_OPTIONS=` of docker/<image>.Dockerfile's runtime stage, as node arguments.
+ * BENCH_NODE_OPTIONS_<IMAGE> (`BENCH_NODE_OPTIONS_COLLECT_API`, `BENCH_NODE_OPTIONS_CAS`)
+ * replaces it, to compare V8 options in one sitting (docs/benchmarks.md).
+ */
 export function imageNodeOptions(image) {
+  const override = process.env[`BENCH_NODE_OPTIONS_${image.toUpperCase().replace(/-/g, '_')}`];
+  if (override !== undefined) return override.split(/\s+/).filter(Boolean);
   const dockerfile = readFileSync(fileURLToPath(new URL(`../docker/${image}.Dockerfile`, import.meta.url)), 'utf8');
   const value = /NODE_OPTIONS="([^"]*)"/.exec(dockerfile)?.[1] ?? '';
   return value.split(/\s+/).filter(Boolean);
@@ -214,7 +220,14 @@ export async function startPostgresWithStatements(pg) {
 export function rssOf(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)[1]) * 1024;
-  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+  return { rss: kb('VmRSS'), peak: kb('VmHWM'), anon: kb('RssAnon'), file: kb('RssFile') };
+}
+
+/** Huge pages in a process's resident memory (/proc/<pid>/smaps_rollup): anonymous THP and file pages mapped by PMD. */
+export function hugePagesOf(pid) {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? 0) * 1024;
+  return { anon: kb('AnonHugePages'), file: kb('FilePmdMapped') };
 }
 
 /** Environment of a collect-api process (API or worker) for benches: quiet logs, loopback only. */
