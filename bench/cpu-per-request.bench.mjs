@@ -9,7 +9,7 @@
 import { createRequire } from 'node:module';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
 import { cpuOf, createForm, must, postgresCpu, postmasterPidOf, report, SMALL_FORM_FIELDS, smallSubmission, startCollect, userToken } from './bench-helpers.mjs';
-import { largeForm, largeSubmission, openRosaPhotoBody, photoJpeg, PHOTO_FORM_FIELDS } from './intake-fixtures.mjs';
+import { largeForm, largeSubmission, openRosaPhotoBodies, photoJpeg, PHOTO_FORM_FIELDS } from './intake-fixtures.mjs';
 import autocannon from 'autocannon';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 4);
@@ -30,14 +30,15 @@ try {
   const large = largeForm('soak', 250);
   await createForm(base, token, large);
   const jpeg = await photoJpeg(100 * 1024);
+  const photoBodies = openRosaPhotoBodies('bench_photo', jpeg);
   for (let i = 0; i < 100; i++) await must(fetch(`${base}/api/v1/submissions`, { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: smallSubmission('bench') }), 201);
   const cases = {
     user: { url: `${base}/api/v1/user`, headers: { authorization: token } },
     json: { url: `${base}/api/v1/submissions`, method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, requests: [{ setupRequest: (req) => ({ ...req, body: smallSubmission('bench') }) }] },
     'json-250': { url: `${base}/api/v1/submissions`, method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, requests: [{ setupRequest: (req) => ({ ...req, body: largeSubmission(large) }) }] },
     openrosa: {
-      url: `${base}/submission`, method: 'POST', headers: { authorization: token },
-      requests: [{ setupRequest: (req) => { const { body, contentType } = openRosaPhotoBody('bench_photo', jpeg); return { ...req, body, headers: { ...req.headers, 'content-type': contentType } }; } }],
+      url: `${base}/submission`, method: 'POST', headers: { authorization: token, 'content-type': photoBodies.contentType },
+      requests: [{ setupRequest: (req) => ({ ...req, body: photoBodies.next() }) }],
     },
     'data-page': { url: `${base}/api/v1/data/${form.formid}?page_size=100`, headers: { authorization: token } },
   };

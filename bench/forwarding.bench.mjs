@@ -4,8 +4,11 @@
 // second on a form with no service, measured in the same run with the same worker running
 // (goal >= 0.75: forwarding must not cost much more than intake itself). Rounds are
 // interleaved, medians used. Then p50/p99 submit-to-delivered latency of paced submissions at
-// half the delivered rate (goal p99 <= 50 ms). A bare PostgreSQL INSERT of rows of the same
-// size is printed for reference. The built API and worker run as their own processes on
+// half the delivered rate (goal p99 <= 50 ms), with what a tail is made of: the latency split
+// at the API's answer (submit → 201, 201 → delivered), the GC pauses of the API and the worker
+// over that phase (bench/event-loop-probe.mjs, preloaded into both) and any autovacuum or
+// autoanalyze of the delivery tables that ran meanwhile (docs/benchmarks.md, "Forwarding (issue
+// 20, session 8)"). A bare PostgreSQL INSERT of rows of the same size is printed for reference. The built API and worker run as their own processes on
 // embedded PostgreSQL + redis-server; the receiver listens on 127.0.0.1.
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -28,7 +31,7 @@ const pgServer = await startPostgres({ fast: true });
 const redis = await startRedis();
 let collect;
 try {
-  collect = await startCollect({ pg: pgServer, redis, database: 'bench_collect_forwarding', worker: true });
+  collect = await startCollect({ pg: pgServer, redis, database: 'bench_collect_forwarding', worker: true, probe: true });
   const base = collect.url;
   const token = await userToken(base);
   const forwarded = await createForm(base, token, { id_string: 'bench', title: 'Bench', fields: SMALL_FORM_FIELDS });
@@ -82,15 +85,23 @@ try {
   const rate = Math.max(1, deliveredRate / 2);
   const count = Math.round(rate * DURATION);
   const sentAt = new Map();
+  const answeredAt = new Map();
+  const vacuumsBefore = await vacuumCounts(collect.databaseUrl);
+  await Promise.all([collect.api.probe.read(), collect.worker.probe.read()]); // both histograms start with the phase
   await profiled('latency', () => paced({
     rate, count, send: async () => {
       const uuid = randomUUID();
       sentAt.set(uuid, performance.now());
       await must(post('bench', uuid), 201);
+      answeredAt.set(uuid, performance.now());
     },
   }));
   await until(() => [...sentAt.keys()].every((u) => arrivals.has(u)), 120_000, 'the paced deliveries');
+  const [apiLoop, workerLoop] = await Promise.all([collect.api.probe.read(), collect.worker.probe.read()]);
+  const vacuums = diffCounts(vacuumsBefore, await vacuumCounts(collect.databaseUrl));
   const lat = [...sentAt].map(([u, t]) => arrivals.get(u) - t);
+  const toAnswer = [...sentAt].map(([u, t]) => answeredAt.get(u) - t);
+  const toArrival = [...sentAt].map(([u]) => arrivals.get(u) - answeredAt.get(u));
 
   console.log(`bare PostgreSQL INSERT (${rowJson.length}-byte jsonb rows, ${CONNECTIONS} connections): ${Math.round(insertRate)} rows/s`);
   console.log(`JSON intake, form without a service: ${Math.round(intakeRate)}/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
@@ -98,6 +109,11 @@ try {
   report('ratio delivered/intake-no-service', deliveredRate / intakeRate, { goal: '>= 0.75' });
   report('ratio delivered/bare-insert', deliveredRate / insertRate, { digits: 3 });
   console.log(`latency submit-to-delivered at ${Math.round(rate)}/s (${count} submissions): p50 ${percentile(lat, 50).toFixed(0)} ms, p99 ${percentile(lat, 99).toFixed(0)} ms`);
+  const spread = (xs) => `p50 ${percentile(xs, 50).toFixed(0)}, p99 ${percentile(xs, 99).toFixed(0)}, max ${Math.max(...xs).toFixed(0)} ms`;
+  console.log(`  split: submit -> 201 ${spread(toAnswer)}; 201 -> delivered ${spread(toArrival)}`);
+  console.log(`  API: ${loopLine(apiLoop)}`);
+  console.log(`  worker: ${loopLine(workerLoop)}`);
+  console.log(`  autovacuum/autoanalyze runs meanwhile: ${vacuums || 'none'}`);
   report('p99 submit-to-delivered at half the delivered rate', percentile(lat, 99), { goal: '<= 50', unit: 'ms', digits: 0 });
   writeProfileWindows();
 } finally {
@@ -105,4 +121,32 @@ try {
   await redis.stop();
   await pgServer.stop();
   await receiver.close();
+}
+
+/** Event-loop delay and GC pauses of one service over a phase (bench/event-loop-probe.mjs). */
+function loopLine(loop) {
+  const gc = Object.entries(loop.gc ?? {}).map(([kind, g]) => `${kind} ${g.count} (${g.ms.toFixed(0)} ms, max ${g.max.toFixed(1)} ms)`).join('; ') || 'none';
+  return `event-loop delay p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(0)} ms; GC pauses ${gc}`;
+}
+
+/** Autovacuum and autoanalyze runs so far on the tables a forwarded submission writes. */
+async function vacuumCounts(databaseUrl) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      `SELECT relname, autovacuum_count::int AS vacuum, autoanalyze_count::int AS analyze FROM pg_stat_user_tables
+       WHERE relname IN ('submissions', 'rest_deliveries', 'rest_delivery_attempts', 'rest_services')`,
+    );
+    return Object.fromEntries(rows.map((r) => [r.relname, r]));
+  } finally {
+    await client.end();
+  }
+}
+
+function diffCounts(before, after) {
+  return Object.entries(after).flatMap(([rel, a]) => [
+    a.vacuum > (before[rel]?.vacuum ?? 0) ? `autovacuum ${rel}` : null,
+    a.analyze > (before[rel]?.analyze ?? 0) ? `autoanalyze ${rel}` : null,
+  ]).filter(Boolean).join(', ');
 }
