@@ -6,6 +6,11 @@
 // per case, divided by the requests answered. `json-250` is the soak's submission: 250 answers of a generated form, no
 // service (bench/soak.bench.mjs adds one). A figure for reading (no goal): the sum is what caps
 // throughput when both cores are busy, and its split says which side a change must shrink.
+// The API's CPU is also split by thread (/proc/<pid>/task/*/stat, named by Node 24): its main
+// thread, V8's worker threads (concurrent marking and sweeping of the garbage collector) and
+// libuv's thread pool (file-system calls): a major GC shows as V8 workers, a slow file create as
+// the pool (docs/benchmarks.md, "OpenRosa (issue 20, session 9)").
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
 import { cpuOf, createForm, must, postgresCpu, postmasterPidOf, report, SMALL_FORM_FIELDS, smallSubmission, startCollect, userToken } from './bench-helpers.mjs';
@@ -16,6 +21,27 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 // BENCH_CPU_CASES: a comma-separated subset of the cases (user, json, json-250, openrosa, data-page).
 const ONLY = process.env.BENCH_CPU_CASES ? new Set(process.env.BENCH_CPU_CASES.split(',')) : null;
+const TICK = 100; // USER_HZ: /proc counts clock ticks of 10 ms
+
+/** CPU µs of a process's threads by kind: main, V8 (V8Worker, the GC's helpers), pool (libuv-worker), other. */
+function threadCpu(pid) {
+  const sum = { main: 0, v8: 0, pool: 0, other: 0 };
+  let tasks = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch { /* ended */ }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const us = ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICK;
+      sum[Number(tid) === pid ? 'main' : name.startsWith('V8') ? 'v8' : name.startsWith('libuv') ? 'pool' : 'other'] += us;
+    } catch { /* the thread ended */ }
+  }
+  return sum;
+}
+
 const pg = await startPostgres({ fast: true });
 const redis = await startRedis();
 let collect;
@@ -45,14 +71,16 @@ try {
   for (const name of Object.keys(cases)) if (ONLY && !ONLY.has(name)) delete cases[name];
   for (const c of Object.values(cases)) await autocannon({ ...c, connections: CONNECTIONS, duration: 1 }); // warm-up
   for (const [name, c] of Object.entries(cases)) {
-    const before = { api: cpuOf(apiPid), pg: postgresCpu(postmaster), load: process.cpuUsage() };
+    const before = { api: cpuOf(apiPid), threads: threadCpu(apiPid), pg: postgresCpu(postmaster), load: process.cpuUsage() };
     const result = await autocannon({ ...c, connections: CONNECTIONS, duration: DURATION });
     const load = process.cpuUsage(before.load);
     const n = result.requests.total;
     const api = (cpuOf(apiPid) - before.api) / n;
     const db = (postgresCpu(postmaster) - before.pg) / n;
     const gen = (load.user + load.system) / n;
-    console.log(`${name}: ${n} requests (${result.non2xx} non-2xx), ${Math.round(n / DURATION)}/s; CPU per request: API ${Math.round(api)} µs, PostgreSQL ${Math.round(db)} µs, load generator ${Math.round(gen)} µs`);
+    const threads = threadCpu(apiPid);
+    const split = Object.keys(threads).map((k) => `${k} ${Math.round((threads[k] - before.threads[k]) / n)}`).join(', ');
+    console.log(`${name}: ${n} requests (${result.non2xx} non-2xx), ${Math.round(n / DURATION)}/s; CPU per request: API ${Math.round(api)} µs (${split}), PostgreSQL ${Math.round(db)} µs, load generator ${Math.round(gen)} µs`);
     report(`CPU per request ${name}: API`, api, { unit: 'µs', digits: 0 });
     report(`CPU per request ${name}: PostgreSQL`, db, { unit: 'µs', digits: 0 });
   }
