@@ -76,6 +76,9 @@ try {
   console.log(`delivered within ${GRACE_SECONDS} s after the last answer: ${lat.length} of ${outcome.accepted}; submit-to-delivered p50 ${percentile(lat, 50).toFixed(0)} ms, p99 ${percentile(lat, 99).toFixed(0)} ms`);
   console.log(`API event-loop delay over the soak: p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(0)} ms`);
   console.log(`API GC pauses over the soak: ${Object.entries(loop.gc ?? {}).map(([kind, g]) => `${kind} ${g.count} (${g.ms.toFixed(0)} ms, max ${g.max.toFixed(1)} ms, ${g.over10} of 10 ms or more)`).join('; ') || 'none'}`);
+  // Per 1,000 accepted submissions: comparable between runs that accepted different numbers (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
+  const per1000 = (kind) => (outcome.accepted ? ((loop.gc?.[kind]?.count ?? 0) * 1000) / outcome.accepted : 0).toFixed(1);
+  console.log(`API collections per 1,000 accepted: ${per1000('minor')} scavenges, ${per1000('major')} mark-compacts`);
   report(`soak accepted at ${RATE}/s`, (100 * outcome.accepted) / count, { goal: '>= 99.9', unit: '%', digits: 1 });
   report(`soak delivered at ${RATE}/s (of accepted, ${GRACE_SECONDS} s grace)`, outcome.accepted ? (100 * lat.length) / outcome.accepted : 0, { goal: '>= 99.9', unit: '%', digits: 1 });
   report(`soak p99 submit-to-delivered at ${RATE}/s`, percentile(lat, 99), { unit: 'ms', digits: 0 });

@@ -21,6 +21,10 @@ export interface PostgresOptions {
   port?: number;
   /** fsync off: for tests and benchmarks only. */
   fast?: boolean;
+  /** Server settings (`-c name=value`) on top of the defaults, e.g. to compare commit_delay in one sitting. */
+  settings?: Record<string, string>;
+  /** Each chunk of the server's log (stderr) as it comes, e.g. for a bench that turns on `log_lock_waits`. */
+  onLog?: (text: string) => void;
 }
 
 const USER = 'postgres';
@@ -59,9 +63,13 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
   }
   if (!existsSync(join(dataDir, 'PG_VERSION'))) await initdb(bin, dataDir, user, options.fast ?? false);
   const flags = options.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [];
-  const server = runAs(user, join(bin, 'postgres'), ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', ...flags]);
+  const settings = Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]);
+  const server = runAs(user, join(bin, 'postgres'), ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', ...flags, ...settings]);
   let log = '';
-  server.stderr?.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
+  server.stderr?.on('data', (d: Buffer) => {
+    log = (log + d.toString()).slice(-4000);
+    options.onLog?.(d.toString());
+  });
   server.once('error', (err) => (log += String(err)));
   const urlFor = (database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
   const adminUrl = urlFor('postgres');

@@ -77,19 +77,28 @@ function hasKeys(record: SubmissionRecord): boolean {
  * Scalars become strings; null/empty answers are left out; `_`-prefixed keys (metadata of the
  * output shape) are ignored. Throws 400 with the offending keys. Linear in the body: keys are
  * at most MAX_NAME_LENGTH long, nesting at most `maxDepth`, values at most `maxNodes` (413).
+ * `size`, when given, receives the number of keys of the record (saves the caller a copy of them).
+ * One pass over the body and nothing thrown away per answer but what the record keeps: for-in
+ * over the parsed objects (no Object.keys copy), the prefix compared in place, plain loops for
+ * the list checks (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
  */
-export function recordFromJson(input: Record<string, unknown>, limits: Pick<InputLimits, 'maxDepth' | 'maxNodes'> = DEFAULT_INPUT_LIMITS): SubmissionRecord {
+export function recordFromJson(input: Record<string, unknown>, limits: Pick<InputLimits, 'maxDepth' | 'maxNodes'> = DEFAULT_INPUT_LIMITS, size?: { keys: number }): SubmissionRecord {
   const problems: string[] = [];
   let nodes = 0;
+  let keys = 0;
   const fill = (obj: Record<string, unknown>, prefix: string, out: SubmissionRecord, depth: number) => {
     if (depth > limits.maxDepth) {
       problems.push(`${prefix}: nested too deeply`);
       return;
     }
-    for (const key of Object.keys(obj)) {
+    // `prefix/` once per object, not per key (a string per answer thrown away).
+    const base = prefix ? `${prefix}/` : '';
+    for (const key in obj) {
+      // Own keys only, as Object.keys gave them (a parsed body inherits nothing enumerable).
+      if (!Object.hasOwn(obj, key)) continue;
       const value = obj[key];
       if (++nodes > limits.maxNodes) throw inputTooLarge('submission', limits.maxNodes, 'INPUT_MAX_NODES');
-      if (!prefix && key.startsWith('_')) continue;
+      if (!prefix && key.charCodeAt(0) === 95) continue; // `_`
       // The key alone is checked: the prefix was checked one level up, so the work per key is
       // bounded by MAX_XPATH_LENGTH, not by the depth.
       if (key.length > MAX_XPATH_LENGTH || !XPATH_RE.test(key)) {
@@ -97,14 +106,14 @@ export function recordFromJson(input: Record<string, unknown>, limits: Pick<Inpu
         continue;
       }
       // Inside a repeat item, keys may already carry the repeat path (`rep/q`).
-      const xpath = prefix && !key.startsWith(`${prefix}/`) ? `${prefix}/${key}` : key;
+      const xpath = prefix && !startsWithStep(key, prefix) ? base + key : key;
       if (xpath.length > MAX_XPATH_LENGTH) {
         problems.push(`${key.slice(0, 100)}: the path is longer than ${MAX_XPATH_LENGTH} characters`);
         continue;
       }
       if (value === null || value === undefined || value === '') continue;
       if (Array.isArray(value)) {
-        if (value.every((v) => v && typeof v === 'object' && !Array.isArray(v))) {
+        if (everyItem(value, isPlainRecord)) {
           const existing = out[xpath];
           const items = Array.isArray(existing) ? existing : [];
           for (const v of value) {
@@ -113,11 +122,16 @@ export function recordFromJson(input: Record<string, unknown>, limits: Pick<Inpu
             if (hasKeys(item)) items.push(item);
           }
           // Appended in place: a repeat named by several keys (`g/r`, `{"g": {"r"}}`) must not copy the list each time.
-          if (items.length) out[xpath] = items;
-        } else if (value.every((v) => ['string', 'number', 'boolean'].includes(typeof v))) {
+          if (items.length) {
+            if (out === record && !(xpath in out)) keys++;
+            out[xpath] = items;
+          }
+        } else if (everyItem(value, isScalar)) {
           nodes += value.length;
-          // A multiple-choice answer given as a list: XForms stores it space-separated.
-          out[xpath] = value.map(String).join(' ');
+          // A multiple-choice answer given as a list: XForms stores it space-separated. join
+          // converts strings, numbers and booleans as String() does (no mapped copy).
+          if (out === record && !(xpath in out)) keys++;
+          out[xpath] = value.join(' ');
         } else problems.push(`${xpath}: a list must hold only objects (a repeat) or only plain values`);
         continue;
       }
@@ -125,13 +139,34 @@ export function recordFromJson(input: Record<string, unknown>, limits: Pick<Inpu
         fill(value as Record<string, unknown>, xpath, out, depth + 1);
         continue;
       }
+      if (out === record && !(xpath in out)) keys++;
       out[xpath] = String(value);
     }
   };
-  const out = emptyRecord();
-  fill(input, '', out, 0);
+  const record = emptyRecord();
+  fill(input, '', record, 0);
   if (problems.length) throw new FieldValidationError({ submission: problems.slice(0, 100) });
-  return out;
+  if (size) size.keys = keys;
+  return record;
+}
+
+/** `key` starts with `prefix/` (compared in place: no `${prefix}/` string per key). */
+function startsWithStep(key: string, prefix: string): boolean {
+  return key.length > prefix.length && key.charCodeAt(prefix.length) === 47 && key.startsWith(prefix);
+}
+
+function everyItem(list: unknown[], test: (v: unknown) => boolean): boolean {
+  for (const v of list) if (!test(v)) return false;
+  return true;
+}
+
+function isPlainRecord(v: unknown): boolean {
+  return !!v && typeof v === 'object' && !Array.isArray(v);
+}
+
+function isScalar(v: unknown): boolean {
+  const t = typeof v;
+  return t === 'string' || t === 'number' || t === 'boolean';
 }
 
 /** `uuid:abc` → `abc`; the instanceID is stored without its scheme. */
@@ -145,10 +180,20 @@ export function stripUuidScheme(id: string): string {
  * byte for byte `JSON.stringify` of a copy of the record with its keys sorted at every level.
  */
 export function contentHash(record: SubmissionRecord): string {
-  return createHash('sha256').update(canonicalJson(record)).digest('hex');
+  return contentHashOf(canonicalJson(record));
+}
+
+/** contentHash of a record whose canonicalJson the caller has already. */
+export function contentHashOf(canonical: string): string {
+  return createHash('sha256').update(canonical).digest('hex');
 }
 
 /**
+ * The record as sorted-key JSON (contentHash's input). Intake writes it once and uses it twice:
+ * hashed, and as the stored answers' JSON (jsonb keeps no key order, so these bytes store the
+ * same value as the record's own JSON; docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
+ * `keys`: the record's own keys (Object.keys) when the caller has them; they are sorted in place.
+ *
  * A flat record (string answers, no repeats: every JSON submission to a form without repeats)
  * is written by JSON.stringify with its sorted keys as the property list, which writes the keys
  * in the list's order: no sorted copy (about twice the record; a quarter of what a 250-answer
@@ -156,8 +201,7 @@ export function contentHash(record: SubmissionRecord): string {
  * digit may be integer-like, which an object lists first whatever its insertion order: such a
  * record, and any with repeats, is copied as before.
  */
-function canonicalJson(record: SubmissionRecord): string {
-  const keys = Object.keys(record);
+export function canonicalJson(record: SubmissionRecord, keys: string[] = Object.keys(record)): string {
   let flat = true;
   for (const key of keys) {
     const first = key.charCodeAt(0);
@@ -207,6 +251,8 @@ export function geolocationOf(record: SubmissionRecord, fields: FormField[]): [n
 interface FormLayout {
   rank: Map<string, number>;
   tags: Map<string, readonly [open: string, close: string]>;
+  /** Fields with children (groups, repeats): how many group tags a document may need. */
+  groups: number;
 }
 
 /** Per `fields` array (FormCache keeps it): built once per form, not per submission. */
@@ -217,7 +263,8 @@ function layoutOf(fields: FormField[]): FormLayout {
   if (!layout) {
     // Fields without an xpath (partial definitions in unit tests) get no tags; ranks never needed one.
     const tags = new Map(fields.filter((f) => typeof f.xpath === 'string').map((f) => [f.xpath, elementTags(f.xpath)] as const));
-    layouts.set(fields, (layout = { rank: new Map(fields.map((f, i) => [f.xpath, i])), tags }));
+    const groups = fields.filter((f) => f.type === 'group' || f.type === 'repeat').length;
+    layouts.set(fields, (layout = { rank: new Map(fields.map((f, i) => [f.xpath, i])), tags, groups }));
   }
   return layout;
 }
@@ -232,43 +279,61 @@ function elementTags(path: string): readonly [string, string] {
  * Renders a record as XForm instance XML (`<root id="id_string" version="...">...`), elements
  * in form order and unknown ones after. Used for JSON submissions and the generic_xml forwarder.
  * `extra`: top-level answers added after the record's own (the metadata of a stored instance),
- * as if the record held them; saves copying a large record to add them.
+ * as if the record held them; saves copying a large record to add them. `ownKeys`: the record's
+ * own keys in their order (Object.keys), when the caller has them already (intake: one copy
+ * of the keys serves this and canonicalJson).
  */
-export function renderInstanceXml(form: Pick<FormEntity, 'fields' | 'rootName' | 'idString' | 'version'>, record: SubmissionRecord, extra?: Record<string, string>): string {
+export function renderInstanceXml(
+  form: Pick<FormEntity, 'fields' | 'rootName' | 'idString' | 'version'>, record: SubmissionRecord, extra?: Record<string, string>, ownKeys?: string[],
+): string {
   const layout = layoutOf(form.fields);
-  const own = Object.keys(record);
-  const all = extra ? own.concat(Object.keys(extra).filter((k) => !Object.hasOwn(record, k))) : own;
+  const own = ownKeys ?? Object.keys(record);
+  // The extra keys the record does not hold, after its own (indexes m.. of the keys).
+  let added: string[] | null = null;
+  if (extra) for (const k in extra) if (Object.hasOwn(extra, k) && !Object.hasOwn(record, k)) (added ??= []).push(k);
+  const m = own.length;
   // Form order; keys the form does not know keep their order, after the known ones. Rank and
   // index packed into one number (rank x n + index: exact, far below 2^53) sort natively and
   // stably, with no object per key.
-  const n = all.length;
+  const n = m + (added?.length ?? 0);
   const unknown = form.fields.length;
   const sorted = new Float64Array(n);
-  for (let i = 0; i < n; i++) sorted[i] = (layout.rank.get(all[i]!) ?? unknown) * n + i;
+  for (let i = 0; i < n; i++) sorted[i] = (layout.rank.get(i < m ? own[i]! : added![i - m]!) ?? unknown) * n + i;
   sorted.sort();
-  const body = renderFlat(layout, record, extra, all, sorted) ?? renderTree(layout.rank, record, extra, all, sorted);
   const version = form.version ? ` version="${escapeXml(form.version)}"` : '';
-  return `<?xml version="1.0" encoding="UTF-8"?><${form.rootName} xmlns:jr="http://openrosa.org/javarosa" xmlns:orx="http://openrosa.org/xforms" id="${escapeXml(form.idString)}"${version}>${body}</${form.rootName}>`;
+  const head = `<?xml version="1.0" encoding="UTF-8"?><${form.rootName} xmlns:jr="http://openrosa.org/javarosa" xmlns:orx="http://openrosa.org/xforms" id="${escapeXml(form.idString)}"${version}>`;
+  const tail = `</${form.rootName}>`;
+  const flat = renderFlat(layout, record, extra, own, added, sorted, head, tail);
+  if (flat !== null) return flat;
+  return `${head}${renderTree(layout.rank, record, extra, added ? own.concat(added) : own, sorted)}${tail}`;
 }
 
 /**
- * The elements of a record written straight from its keys in form order, where that gives what
+ * The document of a record written straight from its keys in form order, where that gives what
  * renderTree gives: string answers only (no repeats), the keys of each group one after the
  * other, no path both a group and an answer; otherwise null. Through the tree a 250-answer
  * record allocated about 130 KB (a Map per group, an object per key, a string per piece of
  * output), a quarter of all its intake allocated (docs/benchmarks.md, "Soak (issue 20, session 7)").
+ * `head` and `tail` (the root element's tags) are pieces of the one join: the document is one
+ * flat string, not a concatenation that the database driver copies again to flatten it
+ * (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
  */
-function renderFlat(layout: FormLayout, rec: SubmissionRecord, more: Record<string, string> | undefined, keys: string[], sorted: Float64Array): string | null {
-  const n = keys.length;
-  // Three pieces per answer and two per group, in an array sized for them once (growing it step
-  // by step allocated about as much as the output).
-  const parts: string[] = new Array<string>(3 * n + 16);
+function renderFlat(
+  layout: FormLayout, rec: SubmissionRecord, more: Record<string, string> | undefined, own: string[], added: string[] | null, sorted: Float64Array, head: string, tail: string,
+): string | null {
+  const m = own.length;
+  const n = sorted.length;
+  // Three pieces per answer, two per group and the root's two, in an array sized for them once
+  // (growing it step by step allocated about as much as the output).
+  const parts: string[] = new Array<string>(3 * n + 2 * layout.groups + 8);
   let p = 0;
+  parts[p++] = head;
   const open: string[] = []; // paths of the open groups, outermost first
   let closed: Set<string> | null = null;
   const tags = (path: string) => layout.tags.get(path) ?? elementTags(path);
   for (let i = 0; i < n; i++) {
-    const key = keys[sorted[i]! % n]!;
+    const k = sorted[i]! % n;
+    const key = k < m ? own[k]! : added![k - m]!;
     // Close the open groups this key is not inside.
     while (open.length) {
       const group = open[open.length - 1]!;
@@ -293,6 +358,7 @@ function renderFlat(layout: FormLayout, rec: SubmissionRecord, more: Record<stri
     parts[p++] = element[1];
   }
   while (open.length) parts[p++] = tags(open.pop()!)[1];
+  parts[p++] = tail;
   parts.length = p;
   return parts.join('');
 }

@@ -6,7 +6,8 @@ import { StatementBatches } from '../database/statement-batches.js';
 import { AttachmentEntity, SubmissionEntity, type SubmissionRecord } from './submission.entity.js';
 
 /** A new instance's row as the intake's checked insert writes it. */
-type InstanceRow = { formId: number; uuid: string; json: SubmissionRecord; xml: string; contentHash: string; submittedById: number; version: string };
+/** `jsonText`: the answers' JSON when the caller wrote it already (intake's canonical JSON; any key order stores the same jsonb). */
+type InstanceRow = { formId: number; uuid: string; json: SubmissionRecord; jsonText?: string; xml: string; contentHash: string; submittedById: number; version: string };
 /** What the checked insert re-checks against the database: the cached form version and role. */
 type InstanceCheck = { version: string; superuser: boolean; roles: readonly string[] };
 /**
@@ -220,12 +221,23 @@ async function runInsertChecked(
        RETURNING *
      )`
     : '';
-  const column = <T>(f: (item: InsertItem) => T): T[] => items.map(f);
+  // One row (most statements under a steady load: StatementBatches groups only what waits) goes
+  // as scalar parameters: the answers' JSON and the XML are sent as they are, where arrays
+  // make the driver copy each again (`[...]` around the JSON, array quoting of the XML, then a
+  // flattening copy of each: about 18 KB per 250-answer submission, docs/benchmarks.md
+  // "Soak allocation (issue 20, session 9)"). Its own statement text, prepared once as well.
+  const single = items.length === 1;
+  const column = <T>(f: (item: InsertItem) => T): T[] | T => (single ? f(items[0]!) : items.map(f));
+  const answersJson = (item: InsertItem) => item.row.jsonText ?? JSON.stringify(item.row.json);
+  const input = single
+    ? `SELECT $1::int AS form_id, $2::varchar AS uuid, $3::jsonb AS json, $4::text AS xml, $5::varchar AS content_hash,
+         $6::int AS submitted_by_id, $7::varchar AS version, $8::varchar AS check_version, $9::boolean AS superuser, $10::text AS roles, 1 AS n`
+    : `SELECT ($1::int[])[i] AS form_id, ($2::varchar[])[i] AS uuid, ($3::jsonb)->(i - 1) AS json, ($4::text[])[i] AS xml, ($5::varchar[])[i] AS content_hash,
+         ($6::int[])[i] AS submitted_by_id, ($7::varchar[])[i] AS version, ($8::varchar[])[i] AS check_version, ($9::boolean[])[i] AS superuser, ($10::text[])[i] AS roles, i AS n
+       FROM generate_subscripts($1::int[], 1) AS i`;
   const rows = (await run(
     `WITH input AS (
-       SELECT ($1::int[])[i] AS form_id, ($2::varchar[])[i] AS uuid, ($3::jsonb)->(i - 1) AS json, ($4::text[])[i] AS xml, ($5::varchar[])[i] AS content_hash,
-         ($6::int[])[i] AS submitted_by_id, ($7::varchar[])[i] AS version, ($8::varchar[])[i] AS check_version, ($9::boolean[])[i] AS superuser, ($10::text[])[i] AS roles, i AS n
-       FROM generate_subscripts($1::int[], 1) AS i
+       ${input}
      ), allowed AS (
        SELECT i.*, EXISTS (SELECT 1 FROM forms f WHERE f.id = i.form_id AND f.deleted_at IS NULL AND f.accepting_submissions AND f.version = i.check_version)
          AND (i.superuser OR EXISTS (SELECT 1 FROM form_roles r WHERE r.form_id = i.form_id AND r.user_id = i.submitted_by_id AND r.role = ANY(string_to_array(i.roles, ',')))) AS ok
@@ -240,7 +252,7 @@ async function runInsertChecked(
        ${outbox ? '(SELECT count(*) FROM queued)::int' : '0'} AS queued${attachments === 'reserve' ? ', ARRAY(SELECT filename FROM attached) AS attached' : ''}
      FROM allowed a LEFT JOIN inserted ins ON ins.form_id = a.form_id AND ins.uuid = a.uuid`,
     [
-      column((i) => i.row.formId), column((i) => i.row.uuid), `[${column((i) => JSON.stringify(i.row.json)).join(',')}]`, column((i) => i.row.xml),
+      column((i) => i.row.formId), column((i) => i.row.uuid), single ? answersJson(items[0]!) : `[${items.map(answersJson).join(',')}]`, column((i) => i.row.xml),
       column((i) => i.row.contentHash), column((i) => i.row.submittedById), column((i) => i.row.version), column((i) => i.check.version),
       column((i) => i.check.superuser), column((i) => i.check.roles.join(',')),
       ...(attachments
@@ -255,7 +267,8 @@ async function runInsertChecked(
     const r = byKey.get(`${row.formId}/${row.uuid}`)!;
     if (!r.ok || r.id === null) return { allowed: r.ok, created: null, queued: 0 };
     const created: SubmissionEntity = {
-      ...row, id: r.id, status: r.status, edited: false, bambooDatasetId: '', dateCreated: r.date_created, dateModified: r.date_modified, deletedAt: null,
+      formId: row.formId, uuid: row.uuid, json: row.json, xml: row.xml, contentHash: row.contentHash, submittedById: row.submittedById, version: row.version,
+      id: r.id, status: r.status, edited: false, bambooDatasetId: '', dateCreated: r.date_created, dateModified: r.date_modified, deletedAt: null,
     };
     const mine = queued;
     queued = 0;

@@ -13,7 +13,7 @@ import type { UploadedFile } from '../openrosa/multipart.js';
 import { FILE_STORAGE, safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
 import { formatSubmissionTime } from '../wire-formats/api-time.js';
 import { buildSubmissionJson, type SubmissionJson } from './submission-json.js';
-import { announcedMedia, contentHash, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
+import { announcedMedia, canonicalJson, contentHashOf, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
 import { SUBMISSION_OUTBOX, type SubmissionOutbox } from './submission-outbox.js';
@@ -164,10 +164,15 @@ export class SubmissionsService {
     const deprecatedId = typeof record['meta/deprecatedID'] === 'string' ? stripUuidScheme(record['meta/deprecatedID']) : '';
     for (const key of META_KEYS) delete record[key];
     if (instanceId.length > 255) throw new FieldValidationError({ 'meta/instanceID': ['At most 255 characters.'] });
-    const hash = contentHash(record);
-    const xml = renderOrKeep(form, record, instanceId, deprecatedId, input.xml);
+    // One copy of the keys serves the instance XML (their order) and then the canonical JSON
+    // (sorted in place); that JSON is hashed and stored as the answers' JSON (jsonb keeps no key
+    // order): written once (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
+    const keys = Object.keys(record);
+    const xml = renderOrKeep(form, record, instanceId, deprecatedId, input.xml, keys);
+    const jsonText = canonicalJson(record, keys);
+    const hash = contentHashOf(jsonText);
 
-    const row = { formId: form.id, uuid: instanceId, json: record, xml, contentHash: hash, submittedById: user.id, version };
+    const row = { formId: form.id, uuid: instanceId, json: record, jsonText, xml, contentHash: hash, submittedById: user.id, version };
     const check = { version: form.version, superuser: user.isSuperuser, roles: SUBMIT_ROLES };
     const isNew = !deprecatedId || deprecatedId === instanceId;
     // (An OpenRosa instance naming attachments still to come waits for them: the transactional path.)
@@ -453,11 +458,11 @@ export class SubmissionsService {
 }
 
 /** The received XML stays as it was (ODK's bytes); JSON submissions get a rendered one. */
-function renderOrKeep(form: FormEntity, record: SubmissionRecord, instanceId: string, deprecatedId: string, xml: string | undefined): string {
+function renderOrKeep(form: FormEntity, record: SubmissionRecord, instanceId: string, deprecatedId: string, xml: string | undefined, keys: string[]): string {
   if (xml) return xml;
   const meta: Record<string, string> = { 'formhub/uuid': form.uuid.replace(/-/g, ''), 'meta/instanceID': `uuid:${instanceId}` };
   if (deprecatedId) meta['meta/deprecatedID'] = `uuid:${deprecatedId}`;
-  return renderInstanceXml(form, record, meta);
+  return renderInstanceXml(form, record, meta, keys);
 }
 
 /** Each answer value and the first question (xpath) that gives it. */
