@@ -169,6 +169,9 @@ function isScalar(v: unknown): boolean {
   return t === 'string' || t === 'number' || t === 'boolean';
 }
 
+/** Keys of a record that are metadata of the instance, not answers (intake takes them out of the stored answers). */
+export const METADATA_KEYS: readonly string[] = ['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'];
+
 /** `uuid:abc` → `abc`; the instanceID is stored without its scheme. */
 export function stripUuidScheme(id: string): string {
   return id.replace(/^uuid:/i, '').trim();

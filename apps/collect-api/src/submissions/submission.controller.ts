@@ -12,16 +12,13 @@ import { FormsRepository } from '../forms/forms.repository.js';
 import { unsupportedMediaType } from '../forms/forms.service.js';
 import type { FormRole } from '../forms/roles.js';
 import { setInertHeaders } from '../storage/served-content.js';
-import { recordFromJson, recordFromXml } from './submission-record.js';
+import { METADATA_KEYS, recordFromJson, recordFromXml } from './submission-record.js';
 import { certainJsonSubmission, JsonSubmissionDto, SubmissionAck } from './submission.dto.js';
 import { SubmissionsService, type SubmissionResult } from './submissions.service.js';
 import { contentTypeOf } from '../openrosa/body.js';
 import { isMultipart, readMultipartSubmission } from '../openrosa/multipart.js';
 import { setOpenRosaHeaders } from '../openrosa/openrosa-headers.js';
 import { child, escapeXml, inputLimitsOf, parseXml, XmlInputError, type XmlNode } from '../openrosa/xml.js';
-
-/** Keys of a JSON submission that are not answers. */
-const METADATA_KEYS = ['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'];
 
 type Res = { status(code: number): Res; setHeader(name: string, value: string): void; send(body: string): void; json(body: unknown): void; end(): void };
 type Req = IncomingMessage & { body?: unknown };

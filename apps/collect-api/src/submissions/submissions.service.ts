@@ -13,7 +13,7 @@ import type { UploadedFile } from '../openrosa/multipart.js';
 import { FILE_STORAGE, safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
 import { formatSubmissionTime } from '../wire-formats/api-time.js';
 import { buildSubmissionJson, type SubmissionJson } from './submission-json.js';
-import { announcedMedia, canonicalJson, contentHashOf, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
+import { announcedMedia, canonicalJson, contentHashOf, METADATA_KEYS, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
 import { SUBMISSION_OUTBOX, type SubmissionOutbox } from './submission-outbox.js';
@@ -31,7 +31,6 @@ export interface PageRequest {
   pageSize: number;
 }
 
-const META_KEYS = ['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'];
 const SUBMIT_ROLES = FORM_ROLES.filter((r) => roleAtLeast(r, MIN_ROLE.submit));
 
 /** The form or role read from FormCache no longer holds: resolve again from the database. */
@@ -162,7 +161,7 @@ export class SubmissionsService {
     const record = input.record;
     const instanceId = stripUuidScheme(typeof record['meta/instanceID'] === 'string' ? record['meta/instanceID'] : '') || randomUUID();
     const deprecatedId = typeof record['meta/deprecatedID'] === 'string' ? stripUuidScheme(record['meta/deprecatedID']) : '';
-    for (const key of META_KEYS) delete record[key];
+    for (const key of METADATA_KEYS) delete record[key];
     if (instanceId.length > 255) throw new FieldValidationError({ 'meta/instanceID': ['At most 255 characters.'] });
     // One copy of the keys serves the instance XML (their order) and then the canonical JSON
     // (sorted in place); that JSON is hashed and stored as the answers' JSON (jsonb keeps no key
