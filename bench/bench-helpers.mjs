@@ -146,13 +146,38 @@ const TICK = 100; // USER_HZ: /proc/<pid>/stat counts clock ticks of 10 ms
 /** utime + stime of a process in µs; with `reaped`, plus cutime + cstime (its children that ended). */
 export function cpuOf(pid, reaped = false) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0);
-    return (ticks * 1e6) / TICK;
+    return cpuOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'), reaped);
   } catch {
     return 0; // the process ended in between
   }
+}
+
+/** CPU µs in a /proc stat line (utime + stime, and the reaped children's with `reaped`). */
+function cpuOfStat(stat, reaped = false) {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0);
+  return (ticks * 1e6) / TICK;
+}
+
+/**
+ * CPU µs of a process's threads by kind (/proc/<pid>/task/<tid>/stat, named by Node 24): main, v8
+ * (V8's worker threads: the garbage collector's concurrent marking and sweeping), pool (libuv's
+ * thread pool: file-system calls), other (docs/benchmarks.md, "OpenRosa (issue 20, session 9)").
+ */
+export function threadCpu(pid) {
+  const sum = { main: 0, v8: 0, pool: 0, other: 0 };
+  let tasks = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch { /* ended */ }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      sum[Number(tid) === pid ? 'main' : name.startsWith('V8') ? 'v8' : name.startsWith('libuv') ? 'pool' : 'other'] += cpuOfStat(stat);
+    } catch { /* the thread ended */ }
+  }
+  return sum;
 }
 
 /**

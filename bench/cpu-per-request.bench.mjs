@@ -10,10 +10,9 @@
 // thread, V8's worker threads (concurrent marking and sweeping of the garbage collector) and
 // libuv's thread pool (file-system calls): a major GC shows as V8 workers, a slow file create as
 // the pool (docs/benchmarks.md, "OpenRosa (issue 20, session 9)").
-import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { cpuOf, createForm, must, postgresCpu, postmasterPidOf, report, SMALL_FORM_FIELDS, smallSubmission, startCollect, userToken } from './bench-helpers.mjs';
+import { cpuOf, createForm, must, postgresCpu, postmasterPidOf, report, SMALL_FORM_FIELDS, smallSubmission, startCollect, threadCpu, userToken } from './bench-helpers.mjs';
 import { largeForm, largeSubmission, openRosaPhotoBodies, photoJpeg, PHOTO_FORM_FIELDS } from './intake-fixtures.mjs';
 import autocannon from 'autocannon';
 
@@ -21,26 +20,6 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 // BENCH_CPU_CASES: a comma-separated subset of the cases (user, json, json-250, openrosa, data-page).
 const ONLY = process.env.BENCH_CPU_CASES ? new Set(process.env.BENCH_CPU_CASES.split(',')) : null;
-const TICK = 100; // USER_HZ: /proc counts clock ticks of 10 ms
-
-/** CPU µs of a process's threads by kind: main, V8 (V8Worker, the GC's helpers), pool (libuv-worker), other. */
-function threadCpu(pid) {
-  const sum = { main: 0, v8: 0, pool: 0, other: 0 };
-  let tasks = [];
-  try {
-    tasks = readdirSync(`/proc/${pid}/task`);
-  } catch { /* ended */ }
-  for (const tid of tasks) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const us = ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICK;
-      sum[Number(tid) === pid ? 'main' : name.startsWith('V8') ? 'v8' : name.startsWith('libuv') ? 'pool' : 'other'] += us;
-    } catch { /* the thread ended */ }
-  }
-  return sum;
-}
 
 const pg = await startPostgres({ fast: true });
 const redis = await startRedis();
