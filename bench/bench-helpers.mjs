@@ -23,6 +23,14 @@ export function percentile(xs, p) {
 export const BENCH_NAME = basename(process.argv[1] ?? 'bench').replace(/\.bench\.mjs$/, '');
 
 /**
+ * The GC pauses an event-loop probe read (bench/event-loop-probe.mjs), by kind: count, total and
+ * longest; with `over10`, how many took 10 ms or more.
+ */
+export function gcPausesText(gc, { over10 = false } = {}) {
+  return Object.entries(gc ?? {}).map(([kind, g]) => `${kind} ${g.count} (${g.ms.toFixed(0)} ms, max ${g.max.toFixed(1)} ms${over10 ? `, ${g.over10} of 10 ms or more` : ''})`).join('; ') || 'none';
+}
+
+/**
  * One result line, the form run.mjs collects into its summary table:
  * `<label>: <value>[ unit] (goal <op> <target>)`, or `(no goal set)` for a figure printed for
  * reading only. `goal` is e.g. '>= 0.5' or '<= 50'.

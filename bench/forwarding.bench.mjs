@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
 import {
-  addJsonService, createForm, httpPost, median, must, paced, percentile, profiled, report, requestsPerSecond, SMALL_FORM_FIELDS, smallSubmission, startCollect,
+  addJsonService, createForm, gcPausesText, httpPost, median, must, paced, percentile, profiled, report, requestsPerSecond, SMALL_FORM_FIELDS, smallSubmission, startCollect,
   startReceiver, until, userToken, writeProfileWindows,
 } from './bench-helpers.mjs';
 
@@ -206,8 +206,7 @@ try {
 
 /** Event-loop delay and GC pauses of one service over a phase (bench/event-loop-probe.mjs). */
 function loopLine(loop) {
-  const gc = Object.entries(loop.gc ?? {}).map(([kind, g]) => `${kind} ${g.count} (${g.ms.toFixed(0)} ms, max ${g.max.toFixed(1)} ms)`).join('; ') || 'none';
-  return `event-loop delay p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(0)} ms; GC pauses ${gc}`;
+  return `event-loop delay p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(0)} ms; GC pauses ${gcPausesText(loop.gc)}`;
 }
 
 /** Autovacuum and autoanalyze runs so far on the tables a forwarded submission writes. */

@@ -12,7 +12,7 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { addJsonService, createForm, httpPost, must, paced, percentile, profiled, report, sleep, startCollect, startReceiver, until, userToken, writeProfileWindows } from './bench-helpers.mjs';
+import { addJsonService, createForm, gcPausesText, httpPost, must, paced, percentile, profiled, report, sleep, startCollect, startReceiver, until, userToken, writeProfileWindows } from './bench-helpers.mjs';
 import { largeForm, largeSubmission } from './intake-fixtures.mjs';
 
 const RATE = Number(process.env.BENCH_SOAK_RATE ?? 500);
@@ -75,7 +75,7 @@ try {
   console.log(`answers: ${outcome.accepted} accepted (201), ${outcome.refused} refused ${JSON.stringify(statuses)}, ${outcome.failed} failed/timed out, ${skipped} not sent (sender bound reached)`);
   console.log(`delivered within ${GRACE_SECONDS} s after the last answer: ${lat.length} of ${outcome.accepted}; submit-to-delivered p50 ${percentile(lat, 50).toFixed(0)} ms, p99 ${percentile(lat, 99).toFixed(0)} ms`);
   console.log(`API event-loop delay over the soak: p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(0)} ms`);
-  console.log(`API GC pauses over the soak: ${Object.entries(loop.gc ?? {}).map(([kind, g]) => `${kind} ${g.count} (${g.ms.toFixed(0)} ms, max ${g.max.toFixed(1)} ms, ${g.over10} of 10 ms or more)`).join('; ') || 'none'}`);
+  console.log(`API GC pauses over the soak: ${gcPausesText(loop.gc, { over10: true })}`);
   // Per 1,000 accepted submissions: comparable between runs that accepted different numbers (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
   const per1000 = (kind) => (outcome.accepted ? ((loop.gc?.[kind]?.count ?? 0) * 1000) / outcome.accepted : 0).toFixed(1);
   console.log(`API collections per 1,000 accepted: ${per1000('minor')} scavenges, ${per1000('major')} mark-compacts`);
