@@ -82,6 +82,11 @@ function makeSut(opts: { attempts: number; deleted?: boolean; active?: boolean }
   return { sut, repo, recorded };
 }
 
+/** The real attempt log with a linger that never runs out: whether ends gather depends only on the claim. */
+class PatientLog extends DeliveryAttemptLog {
+  protected override lingerMs = 3_600_000;
+}
+
 /** One relay pass as the worker runs it: claim the due row, send it, wait for its attempt to end. */
 async function sendOne(sut: DeliveryService): Promise<void> {
   await sut.sendDue(1, new AbortController().signal);
@@ -145,5 +150,24 @@ describe('DeliveryService: retry classification (repository mocked, real receive
     expect(inactive.recorded).toEqual([]);
     expect(inactive.repo.mock.callsOf('release')).toEqual([[9, 'held']]);
     expect(hits).toBe(0);
+  });
+
+  it('writes the attempt ends of one claim in one statement (issue 20)', async () => {
+    answer = { status: 200 };
+    const { repo } = makeSut({ attempts: 1 });
+    const [row] = await repo.claimDue(1, 0);
+    const rows = [1, 2, 3].map((id) => ({ ...row, id, deliveryId: `7d3c1c2e-0000-4000-8000-00000000000${id}` }));
+    const statements: number[][] = [];
+    const claimRepo = mockOf<RestServicesRepository>({
+      claimDue: async () => rows,
+      findService: () => repo.findService(row.serviceId),
+      recordAttempts: async (list) => void statements.push(list.map((a) => a.deliveryRowId)),
+    });
+    const sut = new DeliveryService(claimRepo, mockOf<SubmissionsService>({ loadSubmissionJson: async () => ({ json: { _id: 40 }, submission: { id: 40 } as SubmissionEntity, form: { id: 1 } as FormEntity }) }), mockOf<SheetsService>(), mockOf<FormsRepository>(), mockOf<DeliveryOutbox>(), new PatientLog(claimRepo), gate, new NetworkGuard(['127.0.0.0/8']), config);
+    suts.push(sut);
+    await sut.sendDue(3, new AbortController().signal);
+    await sut.drain();
+    expect(statements).toHaveLength(1);
+    expect(statements[0].sort()).toEqual([1, 2, 3]);
   });
 });

@@ -100,10 +100,14 @@ export class DeliveryService implements OnApplicationShutdown {
       this.slots.give(rows.length); // the rows stay leased
       throw err;
     }
+    // The claim's answers come back close together: their attempt ends go in one write.
+    this.attemptLog.expect(prepared.map((p) => p.row.id));
     for (const send of prepared) {
       const attempt: Promise<void> = this.deliverRow(send)
         .catch((err: unknown) => this.logger.warn({ deliveryId: send.row.deliveryId, err: (err as Error).message }, 'delivery attempt failed; the row is retried when its lease ends'))
         .finally(() => {
+          // Released, finished or failed without an attempt entry: the claim's others need not wait for it.
+          this.attemptLog.ended(send.row.id);
           this.inFlight.delete(attempt);
           this.slots.give();
         });
