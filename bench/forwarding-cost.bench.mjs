@@ -6,6 +6,7 @@
 // Redis commands (INFO commandstats) and SQL statements (pg_stat_statements). The difference
 // of the two phases is what forwarding costs. Figures for reading (no goal): on the 2-core
 // machine the sum is what caps the delivered rate of forwarding.bench.mjs.
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -64,12 +65,20 @@ try {
     `SELECT query, calls::int, total_exec_time::float8 AS ms, total_plan_time::float8 AS plan, wal_bytes::float8 AS wal FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT ILIKE '%pg_stat_statements%'`,
   )).rows;
 
+  // Per table: scans and row versions written (a plan that reads a whole table shows as seq_tup_read).
+  const tableCounts = async () => Object.fromEntries((await db.query(
+    `SELECT relname, seq_scan::int8 AS seq, seq_tup_read::int8 AS seq_rows, coalesce(idx_scan, 0)::int8 AS idx, n_tup_ins::int8 AS ins, n_tup_upd::int8 AS upd, n_tup_hot_upd::int8 AS hot
+     FROM pg_stat_user_tables WHERE relname IN ('submissions', 'rest_deliveries', 'rest_delivery_attempts', 'rest_services')`,
+  )).rows.map((r) => [r.relname, r]));
   const phases = {};
   for (const [phase, idString] of [['intake, no service', 'bench_plain'], ['forwarded', 'bench']]) {
     await db.query('SELECT pg_stat_statements_reset()');
     const redisBefore = await redisCommands();
     const cpuBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuOf(pid)]));
     const pgBefore = postgresCpu(postmaster);
+    const pgKindsBefore = postgresCpuByKind(postmaster);
+    await db.query('SELECT pg_stat_force_next_flush()');
+    const tablesBefore = await tableCounts();
     const loadBefore = process.cpuUsage();
     const arrivedBefore = arrivals.size;
     const n = await profiled(phase === 'forwarded' ? 'forwarded' : 'intake', async () => {
@@ -83,11 +92,21 @@ try {
     const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, (cpuOf(pid) - cpuBefore[k]) / n]));
     cpu.PostgreSQL = (postgresCpu(postmaster) - pgBefore) / n;
     cpu['load generator'] = (load.user + load.system) / n;
+    const pgKindsAfter = postgresCpuByKind(postmaster);
+    const pgKinds = Object.entries(pgKindsAfter).map(([k, v]) => [k, (v - (pgKindsBefore[k] ?? 0)) / n]).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
     const redisAfter = await redisCommands();
+    await new Promise((r) => setTimeout(r, 1100)); // backends flush their table counters at most once a second
+    const tablesAfter = await tableCounts();
     const byCommand = Object.entries(redisAfter).map(([c, calls]) => [c, (calls - (redisBefore[c] ?? 0)) / n]).filter(([, x]) => x > 0).sort((a, b) => b[1] - a[1]);
     const sql = (await statements()).sort((a, b) => b.calls - a.calls);
     phases[phase] = { n, cpu, redis: byCommand.reduce((s, [, x]) => s + x, 0), sql: sql.reduce((s, r) => s + r.calls, 0) / n };
     console.log(`${phase}: ${n} submissions${phase === 'forwarded' ? ', all delivered' : ''}; CPU µs per submission: ${Object.entries(cpu).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')}`);
+    console.log(`  PostgreSQL CPU µs per submission by process kind: ${pgKinds.map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')}`);
+    for (const [t, a] of Object.entries(tablesAfter)) {
+      const b = tablesBefore[t];
+      const per = (k) => ((Number(a[k]) - Number(b?.[k] ?? 0)) / n).toFixed(2);
+      console.log(`  ${t} per submission: seq scans ${per('seq')} (rows read ${per('seq_rows')}), index scans ${per('idx')}, inserted ${per('ins')}, updated ${per('upd')} (HOT ${per('hot')})`);
+    }
     console.log(`  Redis commands per submission ${phases[phase].redis.toFixed(1)}: ${byCommand.map(([c, x]) => `${c} ${x.toFixed(2)}`).join(', ')}`);
     console.log(`  SQL statements per submission ${phases[phase].sql.toFixed(2)} (calls, execution and planning time, WAL per submission):`);
     for (const s of sql.slice(0, 12)) console.log(`    ${(s.calls / n).toFixed(2).padStart(6)} ${Math.round((s.ms * 1000) / n).toString().padStart(5)} µs exec ${Math.round((s.plan * 1000) / n).toString().padStart(5)} µs plan ${Math.round(s.wal / n).toString().padStart(6)} B WAL  ${s.query.replace(/\s+/g, ' ').slice(0, 150)}`);
@@ -106,4 +125,31 @@ try {
   await redis.stop();
   await pgServer.stop();
   await receiver.close();
+}
+
+/**
+ * The server's CPU by process kind (the process title: client backends, autovacuum workers,
+ * the WAL writer, io workers, ...): whether a forwarded submission's PostgreSQL time is spent in
+ * its statements or in the work they leave behind. Ended processes (autovacuum workers, most
+ * often) count in the postmaster's reaped children as "ended".
+ */
+function postgresCpuByKind(postmasterPid) {
+  const kinds = {};
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      if (Number(entry) === postmasterPid) {
+        kinds.postmaster = (kinds.postmaster ?? 0) + cpuOf(entry);
+        kinds.ended = (kinds.ended ?? 0) + cpuOf(entry, true) - cpuOf(entry);
+        continue;
+      }
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== postmasterPid) continue;
+      const kind = /\(\d+\)/.test(title) ? 'client backends' : title.replace(/^postgres:\s*/, '').replace(/^(autovacuum worker|io worker|parallel worker)\b.*$/, '$1');
+      kinds[kind] = (kinds[kind] ?? 0) + cpuOf(entry);
+    } catch { /* gone */ }
+  }
+  return kinds;
 }

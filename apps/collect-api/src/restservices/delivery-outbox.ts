@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { preparedQueryIn } from '../database/prepared-query.js';
+import { preparedQuery, preparedQueryIn } from '../database/prepared-query.js';
 import type { SubmissionEvent } from '../submissions/submission-events.js';
 import type { SubmissionOutbox } from '../submissions/submission-outbox.js';
 import { attachmentsSql, snapshotOfRowSql, snapshotSql } from './delivery-snapshot.js';
@@ -9,6 +9,7 @@ import type { DeliveryEvent } from './restservice.entities.js';
 
 /** NOTIFY channel of new outbox rows; the worker's relay LISTENs on it (delivery-relay.ts). */
 export const DELIVERY_CHANNEL = 'rest_deliveries';
+const WAKE_SQL = `SELECT pg_notify('${DELIVERY_CHANNEL}', '')`;
 
 const EVENT: Record<SubmissionEvent['type'], DeliveryEvent> = {
   'submission.created': 'created',
@@ -107,9 +108,14 @@ export class DeliveryOutbox implements SubmissionOutbox {
     if (refreshed && !missingMedia.length) this.due.add(m);
   }
 
-  /** Wakes the worker's relay after rows were made due outside an outbox write (manual retry, re-enable, an ordered successor). */
+  /**
+   * Wakes the worker's relay after rows were made due outside an outbox write (manual retry,
+   * re-enable, an ordered successor), and after intake commits (wakeSoon). A prepared statement
+   * on the pool, not TypeORM's query runner: under forwarded load the API sends one for about
+   * every fourth submission.
+   */
   async wake(): Promise<void> {
-    await this.ds.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
+    await preparedQuery(this.ds, WAKE_SQL, []);
   }
 }
 

@@ -40,6 +40,32 @@ const CANDIDATES = 100;
 
 const LEASE = (ms: string) => `lease_until = now() + (${ms} || ' milliseconds')::interval, next_attempt_at = now() + (${ms} || ' milliseconds')::interval`;
 
+/**
+ * The attempt write (recordAttempts). The rows it moves are found through the primary key
+ * (`d.id = ANY($1)`) and not only by the join with the input: a prepared statement keeps the
+ * generic plan it made on its first executions, and one made while rest_deliveries was small
+ * joined by reading the whole table, in every call after, however large the table had grown
+ * (316 µs of PostgreSQL CPU per forwarded submission in the forwarding-cost bench, a third of its
+ * server's; docs/benchmarks.md, "Forwarding (issue 20, session 10)"). Exported for the plan's test.
+ */
+export const ATTEMPT_WRITE_SQL = `WITH input AS (
+         SELECT * FROM unnest($1::bigint[], $2::int[], $3::int[], $4::varchar[], $5::int[], $6::int[], $7::text[], $8::text[], $9::varchar[], $10::timestamptz[])
+           WITH ORDINALITY AS t(row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event, retry_at, ord)),
+       logged AS (
+         INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event)
+         SELECT row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event FROM input ORDER BY ord),
+       moved AS (
+         UPDATE rest_deliveries d SET status = i.status, next_attempt_at = COALESCE(i.retry_at, d.next_attempt_at), lease_until = NULL, date_modified = now()
+         FROM input i WHERE d.id = i.row_id AND d.id = ANY($1::bigint[])),
+       health AS (
+         SELECT service_id, (array_agg(status ORDER BY ord DESC))[1] AS last_status, max(ord) FILTER (WHERE status = 'success') AS last_success,
+                count(*) FILTER (WHERE status = 'failed') AS failed
+         FROM input WHERE status <> 'skipped' GROUP BY service_id)
+       UPDATE rest_services s SET last_delivery_at = now(), last_status = h.last_status,
+         failure_count = CASE WHEN h.last_success IS NULL THEN s.failure_count + h.failed
+           ELSE (SELECT count(*) FROM input i WHERE i.service_id = h.service_id AND i.status = 'failed' AND i.ord > h.last_success) END
+       FROM health h WHERE s.id = h.service_id`;
+
 /** Delivery health of a service over the last 24 hours (docs/restservices.md, "Health"). */
 export interface ServiceHealth {
   successRate: number;
@@ -196,23 +222,7 @@ export class RestServicesRepository {
     const col = <K extends keyof AttemptRecord>(k: K) => list.map((a) => a[k]);
     await preparedQuery<Record<string, unknown>>(
       this.deliveries.manager.connection,
-      `WITH input AS (
-         SELECT * FROM unnest($1::bigint[], $2::int[], $3::int[], $4::varchar[], $5::int[], $6::int[], $7::text[], $8::text[], $9::varchar[], $10::timestamptz[])
-           WITH ORDINALITY AS t(row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event, retry_at, ord)),
-       logged AS (
-         INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event)
-         SELECT row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event FROM input ORDER BY ord),
-       moved AS (
-         UPDATE rest_deliveries d SET status = i.status, next_attempt_at = COALESCE(i.retry_at, d.next_attempt_at), lease_until = NULL, date_modified = now()
-         FROM input i WHERE d.id = i.row_id),
-       health AS (
-         SELECT service_id, (array_agg(status ORDER BY ord DESC))[1] AS last_status, max(ord) FILTER (WHERE status = 'success') AS last_success,
-                count(*) FILTER (WHERE status = 'failed') AS failed
-         FROM input WHERE status <> 'skipped' GROUP BY service_id)
-       UPDATE rest_services s SET last_delivery_at = now(), last_status = h.last_status,
-         failure_count = CASE WHEN h.last_success IS NULL THEN s.failure_count + h.failed
-           ELSE (SELECT count(*) FROM input i WHERE i.service_id = h.service_id AND i.status = 'failed' AND i.ord > h.last_success) END
-       FROM health h WHERE s.id = h.service_id`,
+      ATTEMPT_WRITE_SQL,
       [col('deliveryRowId'), col('serviceId'), col('attempt'), col('status'), col('statusCode'), col('latencyMs'), col('error'), col('responseExcerpt'), col('event'), col('retryAt')],
     );
   }

@@ -1,0 +1,65 @@
+import request from 'supertest';
+import { DataSource, type QueryRunner } from 'typeorm';
+import { ATTEMPT_WRITE_SQL } from '../src/restservices/restservices.repository.js';
+import { demoXForm } from './forms-fixtures.js';
+import { startTestCollectApp, type TestCollectApp } from './test-app.js';
+import { createTestUser } from './test-users.js';
+
+/**
+ * The worker's attempt write is a named prepared statement (RestServicesRepository.prepared):
+ * each connection keeps the generic plan it made on its first calls. A plan made while
+ * rest_deliveries was small must not read the whole table once it has grown
+ * (docs/benchmarks.md, "Forwarding (issue 20, session 10)").
+ */
+describe('rest services: the attempt write keeps an index plan as rest_deliveries grows', () => {
+  let sut: TestCollectApp;
+  let db: DataSource;
+  let runner: QueryRunner;
+  let serviceId: number;
+  let submissionId: number;
+
+  beforeAll(async () => {
+    sut = await startTestCollectApp();
+    db = sut.app.get(DataSource);
+    const owner = await createTestUser(sut.app);
+    const formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm('plans_form')), 'form.xml').expect(201)).body.formid;
+    serviceId = (await request(sut.url).post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'generic_json', service_url: 'http://127.0.0.1:9/hook' }).expect(201)).body.id;
+    await request(sut.url).post('/api/v1/submissions').set('Authorization', owner.token).send({ id: 'plans_form', submission: { name: 'x' } }).expect(201);
+    submissionId = (await request(sut.url).get(`/api/v1/data/${formId}`).set('Authorization', owner.token).expect(200)).body[0]._id;
+    runner = db.createQueryRunner();
+    await runner.connect();
+  });
+  afterAll(async () => {
+    await runner?.release();
+    await sut?.close();
+  });
+
+  const insertRows = async (count: number): Promise<number[]> =>
+    ((await runner.query(
+      `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, status, attempts, next_attempt_at)
+       SELECT gen_random_uuid(), $1, $2, 'created', 'sending', 1, now() FROM generate_series(1, $3) RETURNING id`,
+      [serviceId, submissionId, count],
+    )) as Array<{ id: string }>).map((r) => Number(r.id));
+
+  /** The plan the connection uses for a call of `ids` (EXPLAIN EXECUTE takes no bind parameters: array literals). */
+  const plan = async (ids: number[]): Promise<string> => {
+    const of = (value: string | number) => `'{${ids.map(() => value).join(',')}}'`;
+    const rows = (await runner.query(
+      `EXPLAIN EXECUTE attempt_write('{${ids.join(',')}}', ${of(serviceId)}, ${of(1)}, ${of('success')}, ${of(200)}, ${of(3)}, ${of('NULL')}, ${of('ok')}, ${of('created')}, ${of('NULL')})`,
+    )) as Array<{ 'QUERY PLAN': string }>;
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  };
+
+  it('moves the rows through the primary key, with the generic plan made on a small table', async () => {
+    await runner.query(`SET plan_cache_mode = force_generic_plan`);
+    await runner.query(`PREPARE attempt_write AS ${ATTEMPT_WRITE_SQL}`);
+    // Planned now, on a table of a few rows; the plan is kept for every later call.
+    const small = await plan(await insertRows(4));
+    expect(small).not.toMatch(/Seq Scan on rest_deliveries/);
+    expect(small).toMatch(/Index Scan (using|on) rest_deliveries_pkey/);
+    await insertRows(20_000);
+    const grown = await plan(await insertRows(4));
+    expect(grown).not.toMatch(/Seq Scan on rest_deliveries/);
+    expect(grown).toMatch(/Index Scan (using|on) rest_deliveries_pkey/);
+  });
+});
