@@ -87,7 +87,7 @@ const CPU_PROF_DIR = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_
  */
 export async function startService(role, entry, env, port, { probe = false, timeoutMs = 60_000 } = {}) {
   // As the images run them: the V8 options their NODE_OPTIONS sets and their MALLOC_ARENA_MAX (docker/*.Dockerfile).
-  const nodeArgs = [...imageNodeOptions(entry === CAS_MAIN ? 'cas' : 'collect-api')];
+  const nodeArgs = [...imageNodeOptions(entry === CAS_MAIN ? 'cas' : 'collect-api', role)];
   const probePort = probe ? await freePort() : null;
   if (probe) nodeArgs.push(`--import=${PROBE}`);
   if (CPU_PROF_DIR) {
@@ -115,10 +115,11 @@ export function imageEnv(image) {
 /**
  * The `NODE_OPTIONS=` of docker/<image>.Dockerfile's runtime stage, as node arguments.
  * BENCH_NODE_OPTIONS_<IMAGE> (`BENCH_NODE_OPTIONS_COLLECT_API`, `BENCH_NODE_OPTIONS_CAS`)
- * replaces it, to compare V8 options in one sitting (docs/benchmarks.md).
+ * replaces it, to compare V8 options in one sitting (docs/benchmarks.md); for the collect-api
+ * worker process alone, BENCH_NODE_OPTIONS_WORKER replaces it in turn.
  */
-export function imageNodeOptions(image) {
-  const override = process.env[`BENCH_NODE_OPTIONS_${image.toUpperCase().replace(/-/g, '_')}`];
+export function imageNodeOptions(image, role = null) {
+  const override = (role === 'worker' ? process.env.BENCH_NODE_OPTIONS_WORKER : undefined) ?? process.env[`BENCH_NODE_OPTIONS_${image.toUpperCase().replace(/-/g, '_')}`];
   if (override !== undefined) return override.split(/\s+/).filter(Boolean);
   const dockerfile = readFileSync(fileURLToPath(new URL(`../docker/${image}.Dockerfile`, import.meta.url)), 'utf8');
   const value = /NODE_OPTIONS="([^"]*)"/.exec(dockerfile)?.[1] ?? '';

@@ -67,4 +67,13 @@ describe('containsNul', () => {
     expect(containsNul('\u0000')).toBe(true);
     expect(containsNul('ok')).toBe(false);
   });
+
+  it('walks objects without a prototype (query strings) and enumerable inherited keys too', async () => {
+    const { containsNul } = await import('./nul-guard.js');
+    const query = Object.assign(Object.create(null) as Record<string, unknown>, { q: 'x', nested: { ['k\u0000']: 'v' } });
+    expect(containsNul(query)).toBe(true);
+    expect(containsNul(Object.assign(Object.create(null) as Record<string, unknown>, { q: 'x' }))).toBe(false);
+    // for-in also meets enumerable inherited keys: stricter than own keys, and parsed bodies have none.
+    expect(containsNul(Object.create({ inherited: 'a\u0000' }) as object)).toBe(true);
+  });
 });
