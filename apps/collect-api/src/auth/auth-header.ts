@@ -46,3 +46,59 @@ export const WWW_AUTHENTICATE: Record<AuthScheme, string> = {
   temptoken: 'TempToken',
   bearer: 'Bearer',
 };
+
+/**
+ * What the scheme's package refused with before its verify callback ran: 400 for a malformed
+ * header, 401 (with the challenge) for an empty or missing credential.
+ */
+export type RefusedUnchecked = 400 | 401;
+
+/**
+ * The user id passport-http 0.3's `BasicStrategy.authenticate` hands its verify callback, or what
+ * it refused with first (lib/passport-http/strategies/basic.js, ported line by line): the guard
+ * calls `BasicStrategy.validate` directly (auth.guard.ts says why), and refuses what the package
+ * refused. It splits the raw header on one space, so a tab or a double space before the
+ * credential is a 400 even where parseAuthorization accepts it; a pair without a colon is a 400;
+ * an empty user id or an empty second colon-separated piece (`user:`, `user::pass`) is a 401.
+ */
+export function basicUserid(header: string): string | RefusedUnchecked {
+  const parts = header.split(' ');
+  if (parts.length < 2) return 400;
+  const pieces = Buffer.from(parts[1]!, 'base64').toString().split(':');
+  if (!/Basic/i.test(parts[0]!)) return 401;
+  if (pieces.length < 2) return 400;
+  if (!pieces[0] || !pieces[1]) return 401;
+  return pieces[0];
+}
+
+/**
+ * The token passport-http-bearer 1.0's `Strategy.authenticate` hands its verify callback, or what
+ * it refused with first (lib/strategy.js, ported line by line; the guard calls
+ * `BearerStrategy.validate` directly): a header not made of exactly two space-separated words is
+ * a 400, so is an `access_token` in the body or query beside a header token (RFC 6750 §2: one
+ * method per request); no token is a 401. Like the package, a header whose first word is not
+ * exactly `Bearer` (`Bearer<TAB> x`, which parseAuthorization reads as Bearer) gives no token,
+ * and then one in the body or query is used; kept so as not to change behaviour (session 11).
+ */
+export function bearerToken(req: { headers: { authorization?: string }; body?: unknown; query?: unknown }): string | RefusedUnchecked {
+  let token: unknown;
+  const header = req.headers.authorization;
+  if (header) {
+    const parts = header.split(' ');
+    if (parts.length !== 2) return 400;
+    if (/^Bearer$/i.test(parts[0]!)) token = parts[1];
+  }
+  const inBody = (req.body as { access_token?: unknown } | null | undefined)?.access_token;
+  if (inBody) {
+    if (token) return 400;
+    token = inBody;
+  }
+  const inQuery = (req.query as { access_token?: unknown } | null | undefined)?.access_token;
+  if (inQuery) {
+    if (token) return 400;
+    token = inQuery;
+  }
+  if (!token) return 401;
+  // As the package: a body or query value goes to the resolvers as the parser made it.
+  return token as string;
+}

@@ -1,6 +1,7 @@
 import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Strategy } from 'passport-custom';
+import { UnauthorizedError } from '@collect/contracts';
 import { loadCollectConfig } from '../config/collect-config.js';
 import { AuthGuard } from './auth.guard.js';
 import { AuthThrottleService } from './auth-throttle.service.js';
@@ -97,5 +98,98 @@ describe('AuthGuard', () => {
     const { ctx, req } = context(handler(SkipAuth(), RequireAuth()), { authorization: 'Token nope' });
     await expect(sut.canActivate(ctx)).resolves.toBe(true);
     expect(req.user).toBeUndefined();
+  });
+});
+
+/**
+ * Basic and Bearer: the guard refuses what passport-http and passport-http-bearer refused before
+ * their verify callback (auth-header.ts), calls the strategy's `validate` otherwise, and counts
+ * a failure for the address unless Basic's password check ran (PasswordLoginService counts that).
+ */
+describe('AuthGuard: Basic and Bearer through their validate', () => {
+  class CountingThrottle extends AuthThrottleService {
+    counted = 0;
+    override async failedOther(): Promise<void> {
+      this.counted++;
+    }
+  }
+  const b64 = (pair: string) => Buffer.from(pair).toString('base64');
+  const checked: string[] = [];
+  const basic = {
+    validate: async (_req: unknown, userid: string): Promise<AuthenticatedUser> => {
+      checked.push(`basic:${userid}`);
+      if (userid === 'alice') return { ...alice, scheme: 'basic' };
+      throw new UnauthorizedError('Invalid username/password.', 'Basic realm="api"');
+    },
+  };
+  const bearer = {
+    validate: async (token: string): Promise<AuthenticatedUser> => {
+      checked.push(`bearer:${token}`);
+      if (token === 'good') return { ...alice, scheme: 'bearer', scopes: ['read'] };
+      throw new UnauthorizedError('Invalid token.', 'Bearer');
+    },
+  };
+  let sut: AuthGuard;
+  let throttle: CountingThrottle;
+
+  function call(req: Record<string, unknown>, h: object = handler()) {
+    const full = { method: 'GET', ...req };
+    const ctx = {
+      getType: () => 'http',
+      getHandler: () => h,
+      getClass: () => class {},
+      switchToHttp: () => ({ getRequest: () => full, getResponse: () => ({}) }),
+    } as unknown as ExecutionContext;
+    return sut.canActivate(ctx).then(
+      () => ({ user: full.user as AuthenticatedUser | undefined }),
+      (err: UnauthorizedError) => ({ status: err.getStatus(), detail: (err.getResponse() as { detail: string }).detail, challenge: err.headers['WWW-Authenticate'] }),
+    );
+  }
+
+  beforeEach(() => {
+    const config = loadCollectConfig({ NODE_ENV: 'test', RATE_LIMIT_ENABLED: 'false' });
+    const s = tokenStrategy();
+    throttle = new CountingThrottle(config);
+    checked.length = 0;
+    sut = new AuthGuard(new Reflector(), config, basic as never, s as never, s as never, bearer as never, throttle);
+  });
+
+  it('Basic: the user id before the first colon goes to validate; its refusal is not counted again', async () => {
+    expect(await call({ headers: { authorization: `Basic ${b64('alice:pw:with:colons')}` } })).toEqual({ user: { ...alice, scheme: 'basic' } });
+    expect(await call({ headers: { authorization: `Basic ${b64('bob:wrong')}` } })).toEqual({ status: 401, detail: 'Invalid username/password.', challenge: 'Basic realm="api"' });
+    expect(checked).toEqual(['basic:alice', 'basic:bob']);
+    expect(throttle.counted).toBe(0);
+  });
+
+  it('Basic refused before the password check, and counted: no colon, empty user or password, not one space', async () => {
+    const notBase64 = { status: 401, detail: 'Invalid basic header. Credentials not correctly base64 encoded.', challenge: 'Basic realm="api"' };
+    const empty = { status: 401, detail: 'Invalid username/password.', challenge: 'Basic realm="api"' };
+    expect(await call({ headers: { authorization: `Basic ${b64('alice')}` } })).toEqual(notBase64);
+    expect(await call({ headers: { authorization: `Basic ${b64('alice:')}` } })).toEqual(empty);
+    expect(await call({ headers: { authorization: `Basic ${b64(':pw')}` } })).toEqual(empty);
+    // passport-http keeps only the piece between the first and second colon as its password.
+    expect(await call({ headers: { authorization: `Basic ${b64('alice::pw')}` } })).toEqual(empty);
+    expect(await call({ headers: { authorization: `Basic\t${b64('alice:pw')}` } })).toEqual(notBase64);
+    expect(await call({ headers: { authorization: 'Basic !!!' } })).toEqual(notBase64);
+    expect(checked).toEqual([]);
+    expect(throttle.counted).toBe(6);
+  });
+
+  it('Bearer: the header token goes to validate; scopes apply; a wrong token is counted', async () => {
+    const h = handler(RequireAuth());
+    expect(await call({ headers: { authorization: 'Bearer good' } }, h)).toEqual({ user: { ...alice, scheme: 'bearer', scopes: ['read'] } });
+    expect(await call({ headers: { authorization: 'Bearer good' }, method: 'POST' }, h)).toMatchObject({ status: 403 });
+    expect(await call({ headers: { authorization: 'Bearer nope' } })).toEqual({ status: 401, detail: 'Invalid token.', challenge: 'Bearer' });
+    expect(checked).toEqual(['bearer:good', 'bearer:good', 'bearer:nope']);
+    expect(throttle.counted).toBe(1);
+  });
+
+  it('Bearer with an access_token in the query or body beside the header: refused unchecked, counted', async () => {
+    const twice = { status: 401, detail: 'Invalid token header. Send the access token in the Authorization header only.', challenge: 'Bearer' };
+    expect(await call({ headers: { authorization: 'Bearer good' }, query: { access_token: 'good' } })).toEqual(twice);
+    expect(await call({ headers: { authorization: 'Bearer good' }, body: { access_token: 'other' } })).toEqual(twice);
+    expect(await call({ headers: { authorization: 'Bearer\tgood' } })).toEqual(twice);
+    expect(checked).toEqual([]);
+    expect(throttle.counted).toBe(3);
   });
 });

@@ -1,11 +1,10 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import passport from 'passport';
-import { requestAddress, type HttpRequest as Request, type HttpResponse as Response } from './http-types.js';
+import { requestAddress, type HttpRequest as Request } from './http-types.js';
 import { AuthThrottleService } from './auth-throttle.service.js';
 import { HttpErrorWithHeaders, TooManyRequestsError, UnauthorizedError } from '@collect/contracts';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { BASIC_NOT_BASE64, parseAuthorization, WWW_AUTHENTICATE } from './auth-header.js';
+import { BASIC_NOT_BASE64, basicUserid, bearerToken, parseAuthorization, WWW_AUTHENTICATE, type RefusedUnchecked } from './auth-header.js';
 import { holdsScopedCredential, type AuthenticatedUser, type AuthScheme } from './authenticated-user.js';
 import { AUTH_REQUIREMENT, SKIP_AUTH, type AuthRequirement } from './require-auth.decorator.js';
 import { BasicStrategy } from './strategies/basic.strategy.js';
@@ -20,42 +19,35 @@ const SCOPED_CREDENTIAL = 'An access token cannot reveal or create credentials; 
 type AuthRequest = Request & { user?: AuthenticatedUser; authCredentials?: string };
 
 /**
- * Global guard: resolves the Authorization header to `request.user` through the passport
- * strategy of its scheme (only the schemes in AUTH_SCHEMES), then applies `@RequireAuth()`.
- * Bad credentials are a 401 on every endpoint (as DRF does); no credentials are a 401 only
- * where `@RequireAuth()` asks for a user. A Bearer token needs scope `read` for safe methods
- * and `write` for the others (403 otherwise).
+ * Global guard: resolves the Authorization header to `request.user` through the strategy of its
+ * scheme (only the schemes in AUTH_SCHEMES), then applies `@RequireAuth()`. Bad credentials are a
+ * 401 on every endpoint (as DRF does); no credentials are a 401 only where `@RequireAuth()` asks
+ * for a user. A Bearer token needs scope `read` for safe methods and `write` for the others (403
+ * otherwise).
+ *
+ * Every scheme is checked by its strategy's `validate` directly, not through
+ * `passport.authenticate`: with passport on the path, every request's objects (request, response,
+ * headers, the body of an OpenRosa submission) outlived V8's young-generation collections and
+ * waited for a major one, on one connection too: 660 to 780 KB survived each scavenge of the Token
+ * GET against 3 to 5 KB without it (docs/benchmarks.md, "OpenRosa retainer" and "Basic and Bearer
+ * without passport.authenticate (issue 20, session 11)"). What passport-http and
+ * passport-http-bearer check before their verify callback is ported in auth-header.ts
+ * (basicUserid, bearerToken), so the same requests are refused with the same answers.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  /** Our own passport instance: strategies of several apps in one process must not mix. */
-  private readonly passport = new passport.Passport();
   private readonly enabled: Set<AuthScheme>;
-  /**
-   * Token and TempToken are checked by their strategy's `validate` directly, not through
-   * `passport.authenticate`: with passport on the path, every request's objects (request,
-   * response, headers, the body of an OpenRosa submission) outlived V8's young-generation
-   * collections and waited for a major one, on one connection too: 660 to 780 KB survived each
-   * scavenge of the Token GET against 3 to 5 KB without it (docs/benchmarks.md, "OpenRosa
-   * retainer (issue 20, session 11)"). Same outcome: validate resolves the caller or throws.
-   */
-  private readonly keyStrategies: Partial<Record<AuthScheme, { validate(req: Request): Promise<AuthenticatedUser | false> }>>;
 
   constructor(
     private readonly reflector: Reflector,
     @Inject(COLLECT_CONFIG) config: CollectConfig,
-    basic: BasicStrategy,
-    token: TokenStrategy,
-    tempToken: TempTokenStrategy,
-    bearer: BearerStrategy,
+    private readonly basic: BasicStrategy,
+    private readonly token: TokenStrategy,
+    private readonly tempToken: TempTokenStrategy,
+    private readonly bearer: BearerStrategy,
     private readonly throttle: AuthThrottleService,
   ) {
     this.enabled = new Set(config.AUTH_SCHEMES);
-    this.keyStrategies = { token, temptoken: tempToken };
-    this.passport.use('basic', basic);
-    this.passport.use('token', token);
-    this.passport.use('temptoken', tempToken);
-    this.passport.use('bearer', bearer);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -63,8 +55,7 @@ export class AuthGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(SKIP_AUTH, targets)) return true;
     const req = context.switchToHttp().getRequest<AuthRequest>();
-    const res = context.switchToHttp().getResponse<Response>();
-    const user = (req.user = await this.authenticate(req, res));
+    const user = (req.user = await this.authenticate(req));
     const requirement = this.reflector.getAllAndOverride<AuthRequirement | undefined>(AUTH_REQUIREMENT, targets);
     if (!requirement) {
       this.checkScopes(req.method, user, []);
@@ -90,7 +81,7 @@ export class AuthGuard implements CanActivate {
     if (missing) throw new HttpErrorWithHeaders(403, `The access token lacks the '${missing}' scope.`, {});
   }
 
-  private async authenticate(req: AuthRequest, res: Response): Promise<AuthenticatedUser | undefined> {
+  private async authenticate(req: AuthRequest): Promise<AuthenticatedUser | undefined> {
     const parsed = parseAuthorization(req.headers.authorization);
     // A scheme the server does not enable is ignored, like an authentication class not installed.
     if (parsed.kind === 'none' || !this.enabled.has(parsed.scheme)) return undefined;
@@ -106,24 +97,10 @@ export class AuthGuard implements CanActivate {
     // Refused by the strategy before its check ran (a malformed credential): never counted elsewhere.
     let refusedUnchecked = false;
     try {
-      const direct = this.keyStrategies[parsed.scheme];
-      if (direct) {
-        const user = await direct.validate(req);
-        if (user) return user;
-        // As passport's fail() below: a strategy that answers no caller without an error.
-        refusedUnchecked = true;
-        throw new UnauthorizedError(refusal(parsed.scheme, undefined), WWW_AUTHENTICATE[parsed.scheme]);
-      }
-      return await new Promise<AuthenticatedUser>((resolve, reject) => {
-        this.passport.authenticate(parsed.scheme, { session: false }, (err: unknown, found: unknown, _challenge: unknown, status?: number) => {
-          const user = found as AuthenticatedUser | false;
-          if (err) reject(err);
-          else if (!user) {
-            refusedUnchecked = true;
-            reject(new UnauthorizedError(refusal(parsed.scheme, status), WWW_AUTHENTICATE[parsed.scheme]));
-          } else resolve(user);
-        })(req, res, reject);
-      });
+      const found = await this.verify(parsed.scheme, req);
+      if (typeof found === 'object') return found;
+      refusedUnchecked = true;
+      throw new UnauthorizedError(refusal(parsed.scheme, found), WWW_AUTHENTICATE[parsed.scheme]);
     } catch (err) {
       // Basic counts its own password attempts before the check (PasswordLoginService).
       if (err instanceof UnauthorizedError && (parsed.scheme !== 'basic' || refusedUnchecked)) await this.throttle.failedOther(ip);
@@ -134,14 +111,34 @@ export class AuthGuard implements CanActivate {
       req.authCredentials = undefined;
     }
   }
+
+  /**
+   * The caller, or the status the scheme's package refused with before its check. A `validate`
+   * that answers no caller without throwing counts as a 401 (passport's `fail()`).
+   */
+  private async verify(scheme: AuthScheme, req: AuthRequest): Promise<AuthenticatedUser | RefusedUnchecked> {
+    let found: AuthenticatedUser | false;
+    if (scheme === 'token') found = await this.token.validate(req);
+    else if (scheme === 'temptoken') found = await this.tempToken.validate(req);
+    else if (scheme === 'basic') {
+      const userid = basicUserid(req.headers.authorization!);
+      if (typeof userid === 'number') return userid;
+      found = await this.basic.validate(req, userid);
+    } else {
+      const token = bearerToken(req);
+      if (typeof token === 'number') return token;
+      found = await this.bearer.validate(token);
+    }
+    return found || 401;
+  }
 }
 
 /**
- * Why a strategy refused before checking the credential (its verify callback names the other
- * reasons itself). passport-http and passport-http-bearer fail with 400 for a malformed header:
- * Basic without a colon, Bearer beside an `access_token` in the body or query (RFC 6750 §2).
+ * Why a strategy refused before checking the credential (its `validate` names the other reasons
+ * itself). passport-http and passport-http-bearer refuse a malformed header with 400: Basic
+ * without a colon, Bearer beside an `access_token` in the body or query (RFC 6750 §2).
  */
-function refusal(scheme: AuthScheme, status: number | undefined): string {
+function refusal(scheme: AuthScheme, status: RefusedUnchecked): string {
   if (scheme === 'basic') return status === 400 ? BASIC_NOT_BASE64 : 'Invalid username/password.';
   if (scheme === 'bearer' && status === 400) return 'Invalid token header. Send the access token in the Authorization header only.';
   return 'Invalid token.';

@@ -9,8 +9,9 @@ import { PasswordLoginService } from '../password-login.service.js';
 import { credentialsOf } from './credentials.js';
 
 /**
- * `Authorization: Basic base64(username:password)` through passport-http's BasicStrategy, with the
- * per-user lockout. The AuthGuard has already refused a credential that is not base64.
+ * `Authorization: Basic base64(username:password)`, with the per-user lockout. The AuthGuard calls
+ * `validate` directly, after the checks passport-http's BasicStrategy makes first (auth-header.ts
+ * basicUserid) and after refusing a credential that is not base64.
  */
 @Injectable()
 export class BasicStrategy extends PassportStrategy(HttpBasicStrategy, 'collect-basic') {

@@ -7,10 +7,11 @@ import type { AuthenticatedUser } from '../authenticated-user.js';
 import { BearerResolvers } from '../bearer-resolvers.js';
 
 /**
- * `Authorization: Bearer <ACCESS_TOKEN>` through passport-http-bearer; each registered token
- * source (local /o/ tokens, CAS JWTs) is asked in turn. The AuthGuard runs this strategy only for
- * a Bearer header, so a token in a query string or body is never used (RFC 6750 §2.3 allows it,
- * but it ends up in logs); with one beside the header the request is refused (§2: one method only).
+ * `Authorization: Bearer <ACCESS_TOKEN>`; each registered token source (local /o/ tokens, CAS JWTs)
+ * is asked in turn. The AuthGuard calls `validate` directly, only for a Bearer header and after
+ * the checks passport-http-bearer makes first (auth-header.ts bearerToken), so a token in a query
+ * string or body is not used (RFC 6750 §2.3 allows it, but it ends up in logs); with one beside
+ * the header the request is refused (§2: one method only).
  */
 @Injectable()
 export class BearerStrategy extends PassportStrategy(HttpBearerStrategy, 'collect-bearer') {
