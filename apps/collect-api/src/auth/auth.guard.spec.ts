@@ -25,8 +25,8 @@ function tokenStrategy() {
   return Object.assign(new Strategy((req, done) => done(null, caller(req))), { validate: async (req: unknown) => caller(req) });
 }
 
-function context(handler: object, headers: Record<string, string> = {}, method = 'GET') {
-  const req: Record<string, unknown> = { headers, method };
+function context(handler: object, headers: Record<string, string> = {}, method = 'GET', extra: Record<string, unknown> = {}) {
+  const req: Record<string, unknown> = { headers, method, ...extra };
   const ctx = {
     getType: () => 'http',
     getHandler: () => handler,
@@ -132,16 +132,10 @@ describe('AuthGuard: Basic and Bearer through their validate', () => {
   let sut: AuthGuard;
   let throttle: CountingThrottle;
 
-  function call(req: Record<string, unknown>, h: object = handler()) {
-    const full = { method: 'GET', ...req };
-    const ctx = {
-      getType: () => 'http',
-      getHandler: () => h,
-      getClass: () => class {},
-      switchToHttp: () => ({ getRequest: () => full, getResponse: () => ({}) }),
-    } as unknown as ExecutionContext;
+  function call({ headers, method, ...extra }: { headers: Record<string, string>; method?: string; [field: string]: unknown }, h: object = handler()) {
+    const { ctx, req } = context(h, headers, method, extra);
     return sut.canActivate(ctx).then(
-      () => ({ user: full.user as AuthenticatedUser | undefined }),
+      () => ({ user: req.user as AuthenticatedUser | undefined }),
       (err: UnauthorizedError) => ({ status: err.getStatus(), detail: (err.getResponse() as { detail: string }).detail, challenge: err.headers['WWW-Authenticate'] }),
     );
   }
