@@ -12,7 +12,7 @@ import { TempTokenStrategy } from './strategies/temp-token.strategy.js';
 import { TokenStrategy } from './strategies/token.strategy.js';
 
 /**
- * Authentication for every route: the global AuthGuard and its four passport strategies,
+ * Authentication for every route: the global AuthGuard and its four strategies (their `validate`),
  * the Bearer token sources, the login lockout and CORS. Global, so feature modules inject
  * BearerResolvers or PasswordLoginService without importing it.
  */
