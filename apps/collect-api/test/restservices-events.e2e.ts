@@ -200,6 +200,35 @@ describe('rest services: events, fidelity, ordering, media wait', () => {
       expect(rx.to('/split')).toHaveLength(1);
     });
 
+    it('keeps the instance XML in a row\'s snapshot only for services that send it; a service made generic_xml before the send reloads it', async () => {
+      const form = await newForm('events_xmlsnap');
+      const json = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/xs-json` }).expect(201)).body;
+      const xmlService = (await create({ xform: form, name: 'generic_xml', service_url: `${rx.url}/xs-xml` }).expect(201)).body;
+      const switched = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/xs-switch` }).expect(201)).body;
+      const hasXml = async () => Object.fromEntries(((await sut.app.get(DataSource).query(
+        `SELECT service_id, snapshot->'submission' ? 'xml' AS has_xml FROM rest_deliveries WHERE service_id = ANY($1) ORDER BY id`, [[json.id, xmlService.id, switched.id]],
+      )) as Array<{ service_id: number; has_xml: boolean }>).map((r) => [r.service_id, r.has_xml]));
+      // Both intake paths: the one-statement JSON intake, and the transaction of an OpenRosa POST.
+      await submit('events_xmlsnap', randomUUID(), 'Json intake');
+      await until('the JSON submission at all three', () => rx.to('/xs-json').length >= 1 && rx.to('/xs-xml').length >= 1 && rx.to('/xs-switch').length >= 1);
+      expect(await hasXml()).toEqual({ [json.id]: false, [xmlService.id]: true, [switched.id]: false });
+      expect(rx.to('/xs-xml')[0].body.toString()).toContain('<name>Json intake</name>');
+      // An OpenRosa submission waiting for its media: its rows are written, not sent yet.
+      const f = await files();
+      const xml = demoInstance({ instanceId: randomUUID(), idString: 'events_xmlsnap' });
+      await post(xml, [['house.jpg', f.house, 'image/jpeg'], ['yard.png', f.yard, 'image/png']]).expect(201);
+      expect(await hasXml()).toEqual({ [json.id]: false, [xmlService.id]: true, [switched.id]: false });
+      await api().patch(`/api/v1/restservices/${switched.id}`).set('Authorization', owner.token).send({ name: 'generic_xml' }).expect(200);
+      await post(xml, [['voice.wav', f.voice, 'audio/wav']]).expect(202);
+      const [, sentXml] = await until('the OpenRosa submission at generic_xml', () => rx.to('/xs-xml').length >= 2 && rx.to('/xs-xml'));
+      const [, sentSwitched] = await until('the OpenRosa submission at the switched service', () => rx.to('/xs-switch').length >= 2 && rx.to('/xs-switch'));
+      const [, sentJson] = await until('the OpenRosa submission at generic_json', () => rx.to('/xs-json').length >= 2 && rx.to('/xs-json'));
+      expect(sentXml.body.toString()).toBe(xml);
+      expect(sentSwitched.headers['content-type']).toBe('application/xml');
+      expect(sentSwitched.body.toString()).toBe(xml);
+      expect(sentJson.headers['content-type']).toBe('application/json');
+    });
+
     it('goes anyway after FORWARD_MEDIA_WAIT_SECONDS and says so in the log', async () => {
       const warn = jest.spyOn(Logger.prototype, 'warn');
       try {
