@@ -100,6 +100,21 @@ describe('rest services: events, fidelity, ordering, media wait', () => {
     expect(rx.to('/d-default').map((r) => r.headers['x-submission-event'])).toEqual(['created']);
   });
 
+  it('deleting a service deletes its deliveries and their log entries (the others stay)', async () => {
+    const form = await newForm('events_service_delete');
+    const gone = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/sd-gone` }).expect(201)).body;
+    const kept = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/sd-kept` }).expect(201)).body;
+    await submit('events_service_delete', randomUUID(), 'One');
+    const db = sut.app.get(DataSource);
+    const counts = async (serviceId: number) => ((await db.query(
+      `SELECT (SELECT count(*)::int FROM rest_deliveries WHERE service_id = $1) AS deliveries, (SELECT count(*)::int FROM rest_delivery_attempts WHERE service_id = $1) AS attempts`, [serviceId],
+    )) as Array<{ deliveries: number; attempts: number }>)[0];
+    await until('both deliveries, recorded', async () => (await counts(gone.id)).attempts === 1 && (await counts(kept.id)).attempts === 1);
+    await api().delete(`/api/v1/restservices/${gone.id}`).set('Authorization', owner.token).expect(204);
+    expect(await counts(gone.id)).toEqual({ deliveries: 0, attempts: 0 });
+    expect(await counts(kept.id)).toEqual({ deliveries: 1, attempts: 1 });
+  });
+
   it('a receiver failing twice while the submission is edited in between gets identical bytes on all three attempts, then the edit', async () => {
     const form = await newForm('events_fidelity');
     // The first answer is held back long enough for the edit to be stored meanwhile.
