@@ -236,7 +236,7 @@ function insertCheckedSql(single: boolean, { outbox, attachments }: InsertChecke
        RETURNING *
      )`
     : '';
-  // One row (most statements under a steady load: StatementBatches groups only what waits) goes
+  // One row (a statement that found nothing waiting: StatementBatches groups only what waits) goes
   // as scalar parameters: the answers' JSON and the XML are sent as they are, where arrays
   // make the driver copy each again (`[...]` around the JSON, array quoting of the XML, then a
   // flattening copy of each: about 18 KB per 250-answer submission, docs/benchmarks.md
