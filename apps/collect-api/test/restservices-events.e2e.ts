@@ -100,6 +100,21 @@ describe('rest services: events, fidelity, ordering, media wait', () => {
     expect(rx.to('/d-default').map((r) => r.headers['x-submission-event'])).toEqual(['created']);
   });
 
+  it('deleting a service deletes its deliveries and their log entries (the others stay)', async () => {
+    const form = await newForm('events_service_delete');
+    const gone = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/sd-gone` }).expect(201)).body;
+    const kept = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/sd-kept` }).expect(201)).body;
+    await submit('events_service_delete', randomUUID(), 'One');
+    const db = sut.app.get(DataSource);
+    const counts = async (serviceId: number) => ((await db.query(
+      `SELECT (SELECT count(*)::int FROM rest_deliveries WHERE service_id = $1) AS deliveries, (SELECT count(*)::int FROM rest_delivery_attempts WHERE service_id = $1) AS attempts`, [serviceId],
+    )) as Array<{ deliveries: number; attempts: number }>)[0];
+    await until('both deliveries, recorded', async () => (await counts(gone.id)).attempts === 1 && (await counts(kept.id)).attempts === 1);
+    await api().delete(`/api/v1/restservices/${gone.id}`).set('Authorization', owner.token).expect(204);
+    expect(await counts(gone.id)).toEqual({ deliveries: 0, attempts: 0 });
+    expect(await counts(kept.id)).toEqual({ deliveries: 1, attempts: 1 });
+  });
+
   it('a receiver failing twice while the submission is edited in between gets identical bytes on all three attempts, then the edit', async () => {
     const form = await newForm('events_fidelity');
     // The first answer is held back long enough for the edit to be stored meanwhile.
@@ -198,6 +213,35 @@ describe('rest services: events, fidelity, ordering, media wait', () => {
       expect((bodyOf(sent)._attachments as Array<{ name: string }>).map((a) => a.name).sort()).toEqual(['house.jpg', 'voice.wav', 'yard.png']);
       await new Promise((r) => setTimeout(r, 300));
       expect(rx.to('/split')).toHaveLength(1);
+    });
+
+    it('keeps the instance XML in a row\'s snapshot only for services that send it; a service made generic_xml before the send reloads it', async () => {
+      const form = await newForm('events_xmlsnap');
+      const json = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/xs-json` }).expect(201)).body;
+      const xmlService = (await create({ xform: form, name: 'generic_xml', service_url: `${rx.url}/xs-xml` }).expect(201)).body;
+      const switched = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/xs-switch` }).expect(201)).body;
+      const hasXml = async () => Object.fromEntries(((await sut.app.get(DataSource).query(
+        `SELECT service_id, snapshot->'submission' ? 'xml' AS has_xml FROM rest_deliveries WHERE service_id = ANY($1) ORDER BY id`, [[json.id, xmlService.id, switched.id]],
+      )) as Array<{ service_id: number; has_xml: boolean }>).map((r) => [r.service_id, r.has_xml]));
+      // Both intake paths: the one-statement JSON intake, and the transaction of an OpenRosa POST.
+      await submit('events_xmlsnap', randomUUID(), 'Json intake');
+      await until('the JSON submission at all three', () => rx.to('/xs-json').length >= 1 && rx.to('/xs-xml').length >= 1 && rx.to('/xs-switch').length >= 1);
+      expect(await hasXml()).toEqual({ [json.id]: false, [xmlService.id]: true, [switched.id]: false });
+      expect(rx.to('/xs-xml')[0].body.toString()).toContain('<name>Json intake</name>');
+      // An OpenRosa submission waiting for its media: its rows are written, not sent yet.
+      const f = await files();
+      const xml = demoInstance({ instanceId: randomUUID(), idString: 'events_xmlsnap' });
+      await post(xml, [['house.jpg', f.house, 'image/jpeg'], ['yard.png', f.yard, 'image/png']]).expect(201);
+      expect(await hasXml()).toEqual({ [json.id]: false, [xmlService.id]: true, [switched.id]: false });
+      await api().patch(`/api/v1/restservices/${switched.id}`).set('Authorization', owner.token).send({ name: 'generic_xml' }).expect(200);
+      await post(xml, [['voice.wav', f.voice, 'audio/wav']]).expect(202);
+      const [, sentXml] = await until('the OpenRosa submission at generic_xml', () => rx.to('/xs-xml').length >= 2 && rx.to('/xs-xml'));
+      const [, sentSwitched] = await until('the OpenRosa submission at the switched service', () => rx.to('/xs-switch').length >= 2 && rx.to('/xs-switch'));
+      const [, sentJson] = await until('the OpenRosa submission at generic_json', () => rx.to('/xs-json').length >= 2 && rx.to('/xs-json'));
+      expect(sentXml.body.toString()).toBe(xml);
+      expect(sentSwitched.headers['content-type']).toBe('application/xml');
+      expect(sentSwitched.body.toString()).toBe(xml);
+      expect(sentJson.headers['content-type']).toBe('application/json');
     });
 
     it('goes anyway after FORWARD_MEDIA_WAIT_SECONDS and says so in the log', async () => {

@@ -4,7 +4,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 import { preparedQuery, preparedQueryIn } from '../database/prepared-query.js';
 import type { SubmissionEvent } from '../submissions/submission-events.js';
 import type { SubmissionOutbox } from '../submissions/submission-outbox.js';
-import { attachmentsSql, snapshotOfRowSql, snapshotSql } from './delivery-snapshot.js';
+import { attachmentsSql, snapshotForServiceSql, snapshotOfRowSql, snapshotSql } from './delivery-snapshot.js';
 import type { DeliveryEvent } from './restservice.entities.js';
 
 /** NOTIFY channel of new outbox rows; the worker's relay LISTENs on it (delivery-relay.ts). */
@@ -127,7 +127,7 @@ export class DeliveryOutbox implements SubmissionOutbox {
  */
 function outboxRowsSql(o: { join?: string; submissionId: string; formId: string; event: string; snapshot: string; due: string }): string {
   return `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, snapshot, next_attempt_at)
-       SELECT gen_random_uuid(), rs.id, ${o.submissionId}, ${o.event}, ${o.snapshot}, ${o.due}
+       SELECT gen_random_uuid(), rs.id, ${o.submissionId}, ${o.event}, ${snapshotForServiceSql(o.snapshot, 'rs.name')}, ${o.due}
        FROM rest_services rs ${o.join ?? ''}
        WHERE rs.form_id = ${o.formId} AND rs.active AND ${o.event} = ANY(rs.events)
        RETURNING 1`;

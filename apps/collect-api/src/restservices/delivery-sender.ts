@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
+import { urlToHttpOptions } from 'node:url';
 import type { DestinationAgents } from './destination-agents.js';
 import type { NetworkGuard } from './network-guard.js';
 import type { OutgoingRequest } from './forwarders/index.js';
@@ -66,16 +67,44 @@ export async function sendOnce(req: OutgoingRequest, headers: Record<string, str
   return first.staleConnection ? attempt(req, headers, guard, timeoutMs, started, agents) : first;
 }
 
+/** A request target parsed once: the URL, its host as the guard sees it, node:http's options of it. */
+interface Target {
+  url: URL;
+  host: string;
+  options: http.RequestOptions;
+}
+
+const TARGETS_KEPT = 1_000;
+const targets = new Map<string, Target>();
+
+/**
+ * The parsed target of a service URL, kept (at most TARGETS_KEPT, oldest out first): a worker
+ * sends most deliveries to a few URLs, and parsing each request's URL and turning it into
+ * node:http options (`new URL` + urlToHttpOptions, which node:http does for a URL argument)
+ * was per delivery (docs/benchmarks.md, "Forwarding (issue 20, session 10)", the worker's
+ * profile). Null for a URL that does not parse.
+ */
+function targetOf(href: string): Target | null {
+  const hit = targets.get(href);
+  if (hit) return hit;
+  let url: URL;
+  try {
+    url = new URL(href);
+  } catch {
+    return null;
+  }
+  const target = { url, host: url.hostname.replace(/^\[|\]$/g, ''), options: urlToHttpOptions(url) as http.RequestOptions };
+  if (targets.size >= TARGETS_KEPT) targets.delete(targets.keys().next().value!);
+  targets.set(href, target);
+  return target;
+}
+
 function attempt(req: OutgoingRequest, headers: Record<string, string>, guard: NetworkGuard, timeoutMs: number, started: bigint, agents?: DestinationAgents): Promise<SendResult & { staleConnection?: boolean }> {
   const latency = () => Number((process.hrtime.bigint() - started) / 1_000_000n);
   return new Promise((resolve) => {
-    let url: URL;
-    try {
-      url = new URL(req.url);
-    } catch {
-      return resolve({ statusCode: null, latencyMs: 0, error: 'invalid URL', responseExcerpt: null, retryAfterMs: null });
-    }
-    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const target = targetOf(req.url);
+    if (!target) return resolve({ statusCode: null, latencyMs: 0, error: 'invalid URL', responseExcerpt: null, retryAfterMs: null });
+    const { url, host } = target;
     // IP literals skip `lookup`, so they are checked here.
     const refused = isIP(host) ? guard.refusal(host) : null;
     if (refused) return resolve({ statusCode: null, latencyMs: 0, error: `refused: ${refused}`, responseExcerpt: null, retryAfterMs: null });
@@ -87,7 +116,8 @@ function attempt(req: OutgoingRequest, headers: Record<string, string>, guard: N
         resolve(r);
       }
     };
-    const request = client.request(url, { method: req.method, headers, lookup: guard.lookup as never, agent: agents ? agents.for(url) : false, timeout: timeoutMs }, (res) => {
+    // Options only (no URL argument): node:http copies them into its own object.
+    const request = client.request({ ...target.options, method: req.method, headers, lookup: guard.lookup as never, agent: agents ? agents.for(url) : false, timeout: timeoutMs }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {

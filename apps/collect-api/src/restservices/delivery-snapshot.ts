@@ -43,6 +43,21 @@ export function snapshotOfRowSql(alias: string, missing: string, attachmentsFrom
       'missing_media', ${missing})`;
 }
 
+/** The services whose requests carry the instance XML (forwarders/generic-xml.forwarder.ts). */
+export const XML_SERVICES: readonly string[] = ['generic_xml'];
+
+/**
+ * SQL: snapshot `snapshot` as stored for a service named `serviceName` (SQL expressions): without
+ * the submission's `xml` unless the service sends it. Every other forwarder builds its request
+ * from the JSON, and a delivery row is written three times (outbox insert, claim, attempt end)
+ * with none of its updates HOT, so the XML was copied three times into the table and the WAL
+ * for nothing (docs/benchmarks.md, "Forwarding (issue 20, session 11)"). A row whose service
+ * became a generic_xml one later reloads the live submission (DeliveryService.payloadOf).
+ */
+export function snapshotForServiceSql(snapshot: string, serviceName: string): string {
+  return `CASE WHEN ${serviceName} IN (${XML_SERVICES.map((n) => `'${n}'`).join(', ')}) THEN ${snapshot} ELSE ${snapshot} #- '{submission,xml}' END`;
+}
+
 /** SQL: the live attachments of a submission as a jsonb array (from the table, or a CTE of its rows). */
 export function attachmentsSql(submissionId: string, from = 'attachments'): string {
   return `COALESCE((SELECT jsonb_agg(to_jsonb(a) ORDER BY a.id) FROM ${from} a WHERE a.submission_id = ${submissionId} AND a.deleted_at IS NULL), '[]'::jsonb)`;

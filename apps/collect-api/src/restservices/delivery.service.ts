@@ -9,7 +9,7 @@ import { SubmissionsService } from '../submissions/submissions.service.js';
 import { DeliveryAttemptLog } from './delivery-attempt-log.js';
 import { DeliveryOutbox } from './delivery-outbox.js';
 import { DestinationAgents } from './destination-agents.js';
-import { snapshotJson } from './delivery-snapshot.js';
+import { snapshotJson, XML_SERVICES } from './delivery-snapshot.js';
 import { deliveryMetrics } from './delivery-metrics.js';
 import { DestinationGate, type GateDecision } from './destination-gate.js';
 import { ServiceCredentials, withServiceAuth } from './service-credentials.js';
@@ -158,7 +158,7 @@ export class DeliveryService implements OnApplicationShutdown {
     const reserved = slot!;
     if (!reserved.send) return this.repo.release(row.id, reserved.retryAt);
 
-    const loaded = await this.payloadOf(row);
+    const loaded = await this.payloadOf(row, XML_SERVICES.includes(service.name));
     if (!loaded) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
 
     const secrets = this.credentials.secrets(service);
@@ -213,11 +213,15 @@ export class DeliveryService implements OnApplicationShutdown {
    * What the delivery is about: the snapshot taken when the event was recorded, with the form as
    * it is now; null when it must not be sent (spec §6.2: a created or updated event whose
    * submission was deleted meanwhile, soft or hard, or whose form is gone). Rows written before
-   * snapshots existed reload the live submission.
+   * snapshots existed reload the live submission, and so does a row for a service that sends the
+   * instance XML whose snapshot was stored without it (the service was another kind then;
+   * delivery-snapshot.ts, snapshotForServiceSql).
    */
-  private async payloadOf(row: ClaimedDelivery): Promise<{ json: SubmissionJson; submission: SubmissionEntity; form: FormEntity } | null> {
+  private async payloadOf(row: ClaimedDelivery, needsXml = false): Promise<{ json: SubmissionJson; submission: SubmissionEntity; form: FormEntity } | null> {
     if (row.event !== 'deleted' && row.submissionGone) return null;
-    if (!row.snapshot) return row.event === 'deleted' ? null : this.submissions.loadSubmissionJson(row.submissionId);
+    if (!row.snapshot || (needsXml && row.event !== 'deleted' && typeof row.snapshot.submission.xml !== 'string')) {
+      return row.event === 'deleted' ? null : this.submissions.loadSubmissionJson(row.submissionId);
+    }
     const form = await this.formOf(row.snapshot.submission.form_id as number);
     if (!form) return null;
     if (row.event === 'created' && row.snapshot.missing_media?.length) {
