@@ -12,14 +12,16 @@ const root: AuthenticatedUser = { id: 2, username: 'root', isSuperuser: true, sc
 
 /** A passport strategy that accepts `Token alice|root|readonly`, refuses anything else. */
 function tokenStrategy() {
-  return new Strategy((req, done) => {
-    const key = (req as unknown as { authCredentials: string }).authCredentials;
-    if (key === 'alice') return done(null, alice);
-    if (key === 'root') return done(null, root);
-    if (key === 'readonly') return done(null, { ...alice, scheme: 'bearer', scopes: ['read'] });
-    if (key === 'readwrite') return done(null, { ...alice, scheme: 'bearer', scopes: ['read', 'write', 'groups'] });
-    return done(null, false);
-  });
+  const caller = (req: unknown): AuthenticatedUser | false => {
+    const key = (req as { authCredentials: string }).authCredentials;
+    if (key === 'alice') return alice;
+    if (key === 'root') return root;
+    if (key === 'readonly') return { ...alice, scheme: 'bearer', scopes: ['read'] };
+    if (key === 'readwrite') return { ...alice, scheme: 'bearer', scopes: ['read', 'write', 'groups'] };
+    return false;
+  };
+  // `validate`: what the guard calls for Token and TempToken (as @nestjs/passport's strategies have it).
+  return Object.assign(new Strategy((req, done) => done(null, caller(req))), { validate: async (req: unknown) => caller(req) });
 }
 
 function context(handler: object, headers: Record<string, string> = {}, method = 'GET') {

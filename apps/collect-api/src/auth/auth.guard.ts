@@ -31,6 +31,15 @@ export class AuthGuard implements CanActivate {
   /** Our own passport instance: strategies of several apps in one process must not mix. */
   private readonly passport = new passport.Passport();
   private readonly enabled: Set<AuthScheme>;
+  /**
+   * Token and TempToken are checked by their strategy's `validate` directly, not through
+   * `passport.authenticate`: with passport on the path, every request's objects (request,
+   * response, headers, the body of an OpenRosa submission) outlived V8's young-generation
+   * collections and waited for a major one, on one connection too: 660 to 780 KB survived each
+   * scavenge of the Token GET against 3 to 5 KB without it (docs/benchmarks.md, "OpenRosa
+   * retainer (issue 20, session 11)"). Same outcome: validate resolves the caller or throws.
+   */
+  private readonly keyStrategies: Partial<Record<AuthScheme, { validate(req: Request): Promise<AuthenticatedUser | false> }>>;
 
   constructor(
     private readonly reflector: Reflector,
@@ -42,6 +51,7 @@ export class AuthGuard implements CanActivate {
     private readonly throttle: AuthThrottleService,
   ) {
     this.enabled = new Set(config.AUTH_SCHEMES);
+    this.keyStrategies = { token, temptoken: tempToken };
     this.passport.use('basic', basic);
     this.passport.use('token', token);
     this.passport.use('temptoken', tempToken);
@@ -96,6 +106,14 @@ export class AuthGuard implements CanActivate {
     // Refused by the strategy before its check ran (a malformed credential): never counted elsewhere.
     let refusedUnchecked = false;
     try {
+      const direct = this.keyStrategies[parsed.scheme];
+      if (direct) {
+        const user = await direct.validate(req);
+        if (user) return user;
+        // As passport's fail() below: a strategy that answers no caller without an error.
+        refusedUnchecked = true;
+        throw new UnauthorizedError(refusal(parsed.scheme, undefined), WWW_AUTHENTICATE[parsed.scheme]);
+      }
       return await new Promise<AuthenticatedUser>((resolve, reject) => {
         this.passport.authenticate(parsed.scheme, { session: false }, (err: unknown, found: unknown, _challenge: unknown, status?: number) => {
           const user = found as AuthenticatedUser | false;

@@ -1,5 +1,7 @@
+import { tmpdir } from 'node:os';
+import { Readable } from 'node:stream';
 import { detectMimetype } from '../storage/content-type.js';
-import { headOf } from './multipart.js';
+import { headOf, readMultipartSubmission } from './multipart.js';
 
 describe('headOf (the bytes a held attachment is sniffed by)', () => {
   const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, ...Buffer.from('JFIF and then the rest of a photo')]);
@@ -31,5 +33,23 @@ describe('headOf (the bytes a held attachment is sniffed by)', () => {
     expect(head.buffer.byteLength).toBeLessThan(big.length);
     head[0] = 1;
     expect(big[0]).toBe(7);
+  });
+});
+
+describe('readMultipartSubmission: parts held in memory', () => {
+  it('cleanup drops them, chunk arrays emptied (docs/benchmarks.md, "OpenRosa retainer (issue 20, session 11)")', async () => {
+    const body = Buffer.from(
+      '--b0\r\nContent-Disposition: form-data; name="xml_submission_file"; filename="s.xml"\r\nContent-Type: text/xml\r\n\r\n<data id="x"/>\r\n' +
+        '--b0\r\nContent-Disposition: form-data; name="p.jpg"; filename="p.jpg"\r\nContent-Type: image/jpeg\r\n\r\nabcdef\r\n--b0--\r\n',
+    );
+    const req = Object.assign(Readable.from([body]), { headers: { 'content-type': 'multipart/form-data; boundary=b0', 'content-length': String(body.length) } });
+    const upload = await readMultipartSubmission(req as never, { attachmentMaxBytes: 1000, xmlMaxBytes: 1000, maxFiles: 5, tmpDir: tmpdir() }, async (xml) => xml);
+    expect(upload.authorized).toBe('<data id="x"/>');
+    const chunks = upload.files[0].bytes!;
+    expect(upload.files[0].tmpPath).toBe('');
+    expect(Buffer.concat(chunks).toString()).toBe('abcdef');
+    await upload.cleanup();
+    expect(upload.files[0].bytes).toBeUndefined();
+    expect(chunks).toHaveLength(0);
   });
 });

@@ -28,7 +28,7 @@ export interface MultipartSubmission<T> {
   files: UploadedFile[];
   /** What `authorize` answered for the XML part. */
   authorized: T;
-  /** Removes the temporary files; always call it (finally). */
+  /** Removes the temporary files and drops the parts held in memory (`bytes`); always call it (finally), once they are stored. */
   cleanup(): Promise<void>;
 }
 
@@ -127,6 +127,17 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
   const cleanup = async () => {
     inMemoryTotal -= held;
     held = 0;
+    // The parts held in memory are stored by now: let go of their chunks. They are views of the
+    // socket's 64 KB read buffers, and the request's objects can outlive young-generation
+    // collections (a retainer outside this function); a chunk array still reachable from them
+    // kept ~100 KB of external memory per submission until a major collection
+    // (docs/benchmarks.md, "OpenRosa retainer (issue 20, session 11)").
+    for (const f of files) {
+      if (f?.bytes) {
+        f.bytes.length = 0;
+        f.bytes = undefined;
+      }
+    }
     const taken = new Set(files.filter((f) => f?.taken).map((f) => f.tmpPath));
     await Promise.all(temps.filter((t) => !taken.has(t)).map((t) => unlink(t).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
@@ -206,6 +217,8 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
       stream.on('limit', () => fail(413, 'The submission XML is too large.'));
       writes.push(new Promise((resolve) => stream.on('close', () => {
         xmlDone(failure ? null : Buffer.concat(chunks).toString('utf8'));
+        // Views of the same socket buffers as the photo's first bytes (see cleanup).
+        chunks.length = 0;
         resolve();
       })));
       return;
