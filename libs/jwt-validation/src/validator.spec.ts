@@ -131,6 +131,27 @@ describe('JwtValidator', () => {
       await expectRefused(v, `${h}!.${p}.${s}`, 'token_malformed');
     });
 
+    it('binds the exact token string: no other spelling of the signed bytes is accepted', async () => {
+      const v = make();
+      const token = await issuer.sign({ sub: 'client-1' });
+      await expect(v.verify(token)).resolves.toMatchObject({ subject: 'client-1' });
+      const [h, p, s] = token.split('.');
+      // A payload character moved up by 256 keeps its low byte: latin1 would sign it as the
+      // original, and Node's base64url decoder reads it as the original too.
+      const shifted = String.fromCharCode(p.charCodeAt(7) + 256);
+      await expectRefused(v, `${h}.${p.slice(0, 7)}${shifted}${p.slice(8)}.${s}`, 'signature_invalid');
+      // The signature in base64 (not url) spelling, with padding, or with a non-canonical last
+      // character decodes to the same bytes; only its exact base64url form is accepted.
+      const sig = Buffer.from(s, 'base64url');
+      expect(sig.toString('base64')).toMatch(/[+/]/); // this key's signature has one of them (else re-sign)
+      await expectRefused(v, `${h}.${p}.${sig.toString('base64').replace(/=+$/, '')}`, 'signature_invalid');
+      await expectRefused(v, `${h}.${p}.${s}==`, 'signature_invalid');
+      const last = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.indexOf(s.at(-1)!);
+      const nonCanonical = s.slice(0, -1) + 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'[last | 1];
+      expect(Buffer.from(nonCanonical, 'base64url').equals(sig)).toBe(true);
+      if (nonCanonical !== s) await expectRefused(v, `${h}.${p}.${nonCanonical}`, 'signature_invalid');
+    });
+
     it('refuses malformed tokens: garbage, two parts, JWE (five parts), non-JSON header', async () => {
       const v = make();
       await expectRefused(v, 'not-a-jwt', 'token_malformed');

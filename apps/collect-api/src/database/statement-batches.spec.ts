@@ -53,6 +53,30 @@ describe('StatementBatches (group commit)', () => {
     expect(r.batches).toEqual([['a'], ['b'], ['c', 'd']]);
   });
 
+  it('spareAfterMs: the calls that wait go together behind the statement on its way', async () => {
+    const r = recorder();
+    const batches = new StatementBatches(r.run, key, { maxInFlight: 2, maxItems: 10, spareAfterMs: 60_000 });
+    const all = ['a', 'b', 'c', 'd'].map((i) => batches.submit(i));
+    expect(r.batches).toEqual([['a']]);
+    await r.answerAll();
+    expect(await Promise.all(all)).toEqual(['done a', 'done b', 'done c', 'done d']);
+    expect(r.batches).toEqual([['a'], ['b', 'c', 'd']]);
+  });
+
+  it('spareAfterMs: a statement that stalls does not hold up the calls behind it', async () => {
+    const r = recorder();
+    const batches = new StatementBatches(r.run, key, { maxInFlight: 2, maxItems: 10, spareAfterMs: 20 });
+    const first = batches.submit('a');
+    const rest = ['b', 'c'].map((i) => batches.submit(i));
+    expect(r.batches).toEqual([['a']]);
+    // 'a' is never answered meanwhile: the second statement starts by itself (no further call).
+    while (r.batches.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(r.batches).toEqual([['a'], ['b', 'c']]);
+    await r.answerAll();
+    expect(await first).toBe('done a');
+    expect(await Promise.all(rest)).toEqual(['done b', 'done c']);
+  });
+
   it('a failed batch runs each item alone: only the bad one fails', async () => {
     const r = recorder((items) => items.includes('bad'));
     const batches = new StatementBatches(r.run, key, { maxInFlight: 1, maxItems: 10 });

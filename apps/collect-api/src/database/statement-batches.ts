@@ -6,6 +6,13 @@
  * latency, and under load the batch grows by itself with the time the statement takes
  * (docs/architecture.md, "The walk of a submission").
  *
+ * `spareAfterMs`: a statement beyond the first starts only once every statement on its way has
+ * run that long (a stall: a lock wait, a slow disk), so under a steady load the calls that wait
+ * go together behind the one statement instead of a second lane taking them one by one (each
+ * row of a one-row statement cost PostgreSQL about twice what a row of a batch did;
+ * docs/benchmarks.md, "JSON intake (issue 20, session 11)"). A stalled statement still does not
+ * hold up the rest: one timer per stall lets the waiting calls go.
+ *
  * Each call keeps its own answer: `run` returns one result per item, in order. Two items with
  * the same `key` never share a batch (the later one runs in a following batch, so it sees the
  * earlier one's row as any second request would). When a batch of several fails, every item is
@@ -15,11 +22,14 @@
 export class StatementBatches<I, O> {
   private readonly waiting: Array<{ item: I; resolve: (o: O) => void; reject: (e: unknown) => void }> = [];
   private inFlight = 0;
+  /** When the latest statement on its way started (performance.now()), for `spareAfterMs`. */
+  private lastStart = 0;
+  private spareTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly run: (items: I[]) => Promise<O[]>,
     private readonly key: (item: I) => string,
-    private readonly options: { maxInFlight: number; maxItems: number },
+    private readonly options: { maxInFlight: number; maxItems: number; spareAfterMs?: number },
   ) {}
 
   submit(item: I): Promise<O> {
@@ -31,6 +41,17 @@ export class StatementBatches<I, O> {
 
   private next(): void {
     while (this.inFlight < this.options.maxInFlight && this.waiting.length) {
+      if (this.inFlight > 0 && this.options.spareAfterMs !== undefined) {
+        const wait = this.lastStart + this.options.spareAfterMs - performance.now();
+        if (wait > 0) {
+          // Behind the statement on its way, unless it stalls: then these go without it.
+          this.spareTimer ??= setTimeout(() => {
+            this.spareTimer = null;
+            this.next();
+          }, Math.ceil(wait)).unref();
+          return;
+        }
+      }
       const batch: typeof this.waiting = [];
       const keys = new Set<string>();
       const later: typeof this.waiting = [];
@@ -44,6 +65,7 @@ export class StatementBatches<I, O> {
       }
       this.waiting.splice(0, this.waiting.length, ...later);
       this.inFlight++;
+      this.lastStart = performance.now();
       void this.runBatch(batch).finally(() => {
         this.inFlight--;
         this.next();

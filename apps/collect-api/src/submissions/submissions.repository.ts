@@ -20,19 +20,30 @@ type CheckedInsert = { allowed: boolean; created: SubmissionEntity | null; queue
 export type AttachmentReservation = Pick<AttachmentEntity, 'filename' | 'name' | 'mimetype' | 'size' | 'fieldXpath'>;
 /** One row of the checked insert: the instance, its checks and (a new OpenRosa instance) its attachment rows. */
 type InsertItem = { row: InstanceRow; check: InstanceCheck; attachments?: AttachmentReservation[] };
+/** SubmissionOutbox.createdRowsSql: the outbox CTE of the one-statement insert, reading `inserted` (and `attached`). */
+type OutboxSql = (inserted: string, attached?: string) => string;
 
 /**
- * Group commit of the one-statement intake: while BATCHES.maxInFlight statements run (each on a
- * pool connection of its own), further submissions wait and go together in the next one, at
- * most maxItems rows (bounds the statement's parameters and the time one batch holds its row locks).
+ * Group commit of the one-statement intake: while a statement runs, further submissions wait and
+ * go together in the next one, at most maxItems rows (bounds the statement's parameters and the
+ * time one batch holds its row locks). A second statement (a pool connection of its own) starts
+ * only when the one on its way has run spareAfterMs: a second lane at once took the submissions
+ * one by one under a steady load, and a row of a one-row statement cost PostgreSQL about twice a
+ * row of a batch (docs/benchmarks.md, "JSON intake (issue 20, session 11)").
  */
-const BATCHES = { maxInFlight: 2, maxItems: 64 };
+const BATCHES = { maxInFlight: 2, maxItems: 64, spareAfterMs: 5 };
 
 /** Queries on `submissions` and `attachments`. Write paths take the transaction's EntityManager. */
 @Injectable()
 export class SubmissionsRepository {
   /** Group commit of the one-statement intake, per outbox statement (in practice one). */
   private readonly batches = new Map<string, StatementBatches<InsertItem, CheckedInsert>>();
+  /**
+   * The same by the caller's `outboxSql` function (with, without attachment rows): a caller that
+   * passes the same function each time gets its batches without its SQL being written and
+   * looked up again per submission (a fresh string of kilobytes is hashed on every lookup).
+   */
+  private readonly batchesByFunction = [new WeakMap<OutboxSql, StatementBatches<InsertItem, CheckedInsert>>(), new WeakMap<OutboxSql, StatementBatches<InsertItem, CheckedInsert>>()];
 
   constructor(
     @InjectRepository(SubmissionEntity) private readonly submissions: Repository<SubmissionEntity>,
@@ -76,7 +87,7 @@ export class SubmissionsRepository {
    * entity hydration (docs/benchmarks.md, issue 20).
    */
   async insertChecked(m: EntityManager, row: InstanceRow, check: InstanceCheck): Promise<CheckedInsert> {
-    const [result] = await runInsertChecked((text, values) => preparedQueryIn(m, text, values), [{ row, check }]);
+    const [result] = await runInsertChecked((text, values) => preparedQueryIn(m, text, values), [{ row, check }], CHECKED_TEXTS.plain);
     return result!;
   }
 
@@ -88,7 +99,7 @@ export class SubmissionsRepository {
    * caller reserves that file again under another name.
    */
   async insertCheckedWithAttachments(m: EntityManager, row: InstanceRow, check: InstanceCheck, attachments: AttachmentReservation[]): Promise<CheckedInsert & { reserved: Set<string> }> {
-    const [result] = await runInsertChecked((text, values) => preparedQueryIn(m, text, values), [{ row, check, attachments }], { attachments: 'reserve' });
+    const [result] = await runInsertChecked((text, values) => preparedQueryIn(m, text, values), [{ row, check, attachments }], CHECKED_TEXTS.reserve);
     return { ...result!, reserved: result!.reserved ?? new Set() };
   }
 
@@ -101,7 +112,7 @@ export class SubmissionsRepository {
    * statement"). Its text is fixed, so it runs as a named prepared statement: planning this CTE
    * on every call cost PostgreSQL more than executing it (docs/benchmarks.md, "CPU per request").
    */
-  insertCheckedAlone(row: InstanceRow, check: InstanceCheck, outboxSql: (inserted: string, attached?: string) => string): Promise<CheckedInsert> {
+  insertCheckedAlone(row: InstanceRow, check: InstanceCheck, outboxSql: OutboxSql): Promise<CheckedInsert> {
     return this.batchesFor(outboxSql, false).submit({ row, check });
   }
 
@@ -114,25 +125,30 @@ export class SubmissionsRepository {
    * `isAttachmentPathTaken`) and nothing is stored (docs/forms.md, "Intake: caches and one statement").
    */
   insertCheckedAloneWithAttachments(
-    row: InstanceRow, check: InstanceCheck, attachments: AttachmentReservation[], outboxSql: (inserted: string, attached?: string) => string,
+    row: InstanceRow, check: InstanceCheck, attachments: AttachmentReservation[], outboxSql: OutboxSql,
   ): Promise<CheckedInsert> {
     return this.batchesFor(outboxSql, true).submit({ row, check, attachments });
   }
 
   /** The group commit of one statement text (per outbox statement, with or without attachment rows). */
-  private batchesFor(outboxSql: (inserted: string, attached?: string) => string, withAttachments: boolean): StatementBatches<InsertItem, CheckedInsert> {
+  private batchesFor(outboxSql: OutboxSql, withAttachments: boolean): StatementBatches<InsertItem, CheckedInsert> {
+    const byFunction = this.batchesByFunction[withAttachments ? 1 : 0]!;
+    const known = byFunction.get(outboxSql);
+    if (known) return known;
     const outbox = withAttachments ? outboxSql('inserted', 'attached') : outboxSql('inserted');
     const key = `${withAttachments ? 'a' : '-'}${outbox}`;
     let batches = this.batches.get(key);
     if (!batches) {
       const db = this.submissions.manager.connection;
+      const texts = insertCheckedTexts({ outbox, attachments: withAttachments ? 'insert' : undefined });
       batches = new StatementBatches(
-        (items: InsertItem[]) => runInsertChecked((text, values) => preparedQuery(db, text, values), items, { outbox, attachments: withAttachments ? 'insert' : undefined }),
+        (items: InsertItem[]) => runInsertChecked((text, values) => preparedQuery(db, text, values), items, texts),
         (item) => `${item.row.formId}/${item.row.uuid}`,
         BATCHES,
       );
       this.batches.set(key, batches);
     }
+    byFunction.set(outboxSql, batches);
     return batches;
   }
 
@@ -188,6 +204,66 @@ export class SubmissionsRepository {
   }
 }
 
+type InsertCheckedOptions = { outbox?: string; attachments?: 'reserve' | 'insert' };
+/** The checked insert's statement texts for one set of options: one row, several rows. */
+type InsertCheckedTexts = { options: InsertCheckedOptions; single: string; multi: string };
+
+/**
+ * The texts of runInsertChecked, written once per set of options: the same string object on
+ * every call, so neither the prepared statement's name lookup (database/prepared-query.ts) nor
+ * the driver's check against the text it prepared reads kilobytes of SQL per submission.
+ */
+function insertCheckedTexts(options: InsertCheckedOptions): InsertCheckedTexts {
+  return { options, single: insertCheckedSql(true, options), multi: insertCheckedSql(false, options) };
+}
+
+/** The transactional path's texts (one row each; no outbox CTE). */
+const CHECKED_TEXTS = { plain: insertCheckedTexts({}), reserve: insertCheckedTexts({ attachments: 'reserve' }) };
+
+function insertCheckedSql(single: boolean, { outbox, attachments }: InsertCheckedOptions): string {
+  // Attachment rows, read by index as the instance rows are, each naming its item (`input.n`).
+  // 'reserve' (the transactional path, one item): a path taken already is skipped and answered
+  // (`reserved`), the caller reserves that file again under another name. 'insert' (the
+  // one-statement path): a taken path fails the whole statement (unique violation).
+  const attached = attachments
+    ? `, attached AS (
+       INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size, field_xpath)
+       SELECT ins.id, ins.form_id, ($12::varchar[])[j], ($13::varchar[])[j], ($14::varchar[])[j], ($15::bigint[])[j], ($16::varchar[])[j]
+       FROM generate_subscripts($11::int[], 1) AS j
+         JOIN input i ON i.n = ($11::int[])[j]
+         JOIN inserted ins ON ins.form_id = i.form_id AND ins.uuid = i.uuid
+       ${attachments === 'reserve' ? 'ON CONFLICT DO NOTHING' : ''}
+       RETURNING *
+     )`
+    : '';
+  // One row (a statement that found nothing waiting: StatementBatches groups only what waits) goes
+  // as scalar parameters: the answers' JSON and the XML are sent as they are, where arrays
+  // make the driver copy each again (`[...]` around the JSON, array quoting of the XML, then a
+  // flattening copy of each: about 18 KB per 250-answer submission, docs/benchmarks.md
+  // "Soak allocation (issue 20, session 9)"). Its own statement text, prepared once as well.
+  const input = single
+    ? `SELECT $1::int AS form_id, $2::varchar AS uuid, $3::jsonb AS json, $4::text AS xml, $5::varchar AS content_hash,
+         $6::int AS submitted_by_id, $7::varchar AS version, $8::varchar AS check_version, $9::boolean AS superuser, $10::text AS roles, 1 AS n`
+    : `SELECT ($1::int[])[i] AS form_id, ($2::varchar[])[i] AS uuid, ($3::jsonb)->(i - 1) AS json, ($4::text[])[i] AS xml, ($5::varchar[])[i] AS content_hash,
+         ($6::int[])[i] AS submitted_by_id, ($7::varchar[])[i] AS version, ($8::varchar[])[i] AS check_version, ($9::boolean[])[i] AS superuser, ($10::text[])[i] AS roles, i AS n
+       FROM generate_subscripts($1::int[], 1) AS i`;
+  return `WITH input AS (
+       ${input}
+     ), allowed AS (
+       SELECT i.*, EXISTS (SELECT 1 FROM forms f WHERE f.id = i.form_id AND f.deleted_at IS NULL AND f.accepting_submissions AND f.version = i.check_version)
+         AND (i.superuser OR EXISTS (SELECT 1 FROM form_roles r WHERE r.form_id = i.form_id AND r.user_id = i.submitted_by_id AND r.role = ANY(string_to_array(i.roles, ',')))) AS ok
+       FROM input i
+     ), inserted AS (
+       INSERT INTO submissions (form_id, uuid, json, xml, content_hash, submitted_by_id, version)
+       SELECT form_id, uuid, json, xml, content_hash, submitted_by_id, version FROM allowed WHERE ok ORDER BY form_id, uuid
+       ON CONFLICT (form_id, uuid) DO NOTHING
+       RETURNING *
+     )${attached}${outbox ? `, queued AS (${outbox})` : ''}
+     SELECT a.form_id, a.uuid, a.ok, ins.id, ins.status, ins.date_created, ins.date_modified,
+       ${outbox ? '(SELECT count(*) FROM queued)::int' : '0'} AS queued${attachments === 'reserve' ? ', ARRAY(SELECT filename FROM attached) AS attached' : ''}
+     FROM allowed a LEFT JOIN inserted ins ON ins.form_id = a.form_id AND ins.uuid = a.uuid`;
+}
+
 /**
  * The checked insert of `items` (one or many) as ONE statement: the rows come as one array
  * parameter per column (the answers as one jsonb array: no array quoting of their JSON text), read
@@ -202,55 +278,15 @@ export class SubmissionsRepository {
 async function runInsertChecked(
   run: (text: string, values: unknown[]) => Promise<unknown>,
   items: InsertItem[],
-  options: { outbox?: string; attachments?: 'reserve' | 'insert' } = {},
+  texts: InsertCheckedTexts,
 ): Promise<CheckedInsert[]> {
-  const { outbox, attachments } = options;
-  // Attachment rows, read by index as the instance rows are, each naming its item (`input.n`).
-  // 'reserve' (the transactional path, one item): a path taken already is skipped and answered
-  // (`reserved`), the caller reserves that file again under another name. 'insert' (the
-  // one-statement path): a taken path fails the whole statement (unique violation).
+  const { attachments } = texts.options;
   const files = attachments ? items.flatMap((item, n) => (item.attachments ?? []).map((a) => ({ n: n + 1, a }))) : [];
-  const attached = attachments
-    ? `, attached AS (
-       INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size, field_xpath)
-       SELECT ins.id, ins.form_id, ($12::varchar[])[j], ($13::varchar[])[j], ($14::varchar[])[j], ($15::bigint[])[j], ($16::varchar[])[j]
-       FROM generate_subscripts($11::int[], 1) AS j
-         JOIN input i ON i.n = ($11::int[])[j]
-         JOIN inserted ins ON ins.form_id = i.form_id AND ins.uuid = i.uuid
-       ${attachments === 'reserve' ? 'ON CONFLICT DO NOTHING' : ''}
-       RETURNING *
-     )`
-    : '';
-  // One row (most statements under a steady load: StatementBatches groups only what waits) goes
-  // as scalar parameters: the answers' JSON and the XML are sent as they are, where arrays
-  // make the driver copy each again (`[...]` around the JSON, array quoting of the XML, then a
-  // flattening copy of each: about 18 KB per 250-answer submission, docs/benchmarks.md
-  // "Soak allocation (issue 20, session 9)"). Its own statement text, prepared once as well.
   const single = items.length === 1;
   const column = <T>(f: (item: InsertItem) => T): T[] | T => (single ? f(items[0]!) : items.map(f));
   const answersJson = (item: InsertItem) => item.row.jsonText ?? JSON.stringify(item.row.json);
-  const input = single
-    ? `SELECT $1::int AS form_id, $2::varchar AS uuid, $3::jsonb AS json, $4::text AS xml, $5::varchar AS content_hash,
-         $6::int AS submitted_by_id, $7::varchar AS version, $8::varchar AS check_version, $9::boolean AS superuser, $10::text AS roles, 1 AS n`
-    : `SELECT ($1::int[])[i] AS form_id, ($2::varchar[])[i] AS uuid, ($3::jsonb)->(i - 1) AS json, ($4::text[])[i] AS xml, ($5::varchar[])[i] AS content_hash,
-         ($6::int[])[i] AS submitted_by_id, ($7::varchar[])[i] AS version, ($8::varchar[])[i] AS check_version, ($9::boolean[])[i] AS superuser, ($10::text[])[i] AS roles, i AS n
-       FROM generate_subscripts($1::int[], 1) AS i`;
   const rows = (await run(
-    `WITH input AS (
-       ${input}
-     ), allowed AS (
-       SELECT i.*, EXISTS (SELECT 1 FROM forms f WHERE f.id = i.form_id AND f.deleted_at IS NULL AND f.accepting_submissions AND f.version = i.check_version)
-         AND (i.superuser OR EXISTS (SELECT 1 FROM form_roles r WHERE r.form_id = i.form_id AND r.user_id = i.submitted_by_id AND r.role = ANY(string_to_array(i.roles, ',')))) AS ok
-       FROM input i
-     ), inserted AS (
-       INSERT INTO submissions (form_id, uuid, json, xml, content_hash, submitted_by_id, version)
-       SELECT form_id, uuid, json, xml, content_hash, submitted_by_id, version FROM allowed WHERE ok ORDER BY form_id, uuid
-       ON CONFLICT (form_id, uuid) DO NOTHING
-       RETURNING *
-     )${attached}${outbox ? `, queued AS (${outbox})` : ''}
-     SELECT a.form_id, a.uuid, a.ok, ins.id, ins.status, ins.date_created, ins.date_modified,
-       ${outbox ? '(SELECT count(*) FROM queued)::int' : '0'} AS queued${attachments === 'reserve' ? ', ARRAY(SELECT filename FROM attached) AS attached' : ''}
-     FROM allowed a LEFT JOIN inserted ins ON ins.form_id = a.form_id AND ins.uuid = a.uuid`,
+    single ? texts.single : texts.multi,
     [
       column((i) => i.row.formId), column((i) => i.row.uuid), single ? answersJson(items[0]!) : `[${items.map(answersJson).join(',')}]`, column((i) => i.row.xml),
       column((i) => i.row.contentHash), column((i) => i.row.submittedById), column((i) => i.row.version), column((i) => i.check.version),

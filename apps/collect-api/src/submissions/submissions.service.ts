@@ -39,6 +39,11 @@ class StaleFormAccess extends Error {}
 @Injectable()
 export class SubmissionsService {
   private readonly logger = new Logger(SubmissionsService.name);
+  /**
+   * The outbox CTE of the one-statement insert, the same function on every call: the repository
+   * keeps its group commit (and statement texts) by it, without writing the SQL per submission.
+   */
+  private readonly createdRowsSql = (inserted: string, attached?: string): string => this.outbox.createdRowsSql(inserted, attached);
 
   constructor(
     private readonly repo: SubmissionsRepository,
@@ -179,7 +184,7 @@ export class SubmissionsService {
       // A new instance without attachments (every JSON submission): ONE statement stores the row
       // and its outbox rows, no transaction around it (docs/architecture.md, "The walk of a
       // submission"). An instance that exists already takes the transactional path below.
-      const { allowed, created, queued } = await this.repo.insertCheckedAlone(row, check, (inserted) => this.outbox.createdRowsSql(inserted));
+      const { allowed, created, queued } = await this.repo.insertCheckedAlone(row, check, this.createdRowsSql);
       if (!allowed) throw new StaleFormAccess();
       if (created) {
         this.outbox.createdRowsWritten(queued);
@@ -286,7 +291,7 @@ export class SubmissionsService {
         written.push(path);
         rows.push({ ...attachment, filename: path });
       }
-      const { allowed, created, queued } = await this.repo.insertCheckedAloneWithAttachments(row, check, rows, (inserted, attached) => this.outbox.createdRowsSql(inserted, attached));
+      const { allowed, created, queued } = await this.repo.insertCheckedAloneWithAttachments(row, check, rows, this.createdRowsSql);
       if (!allowed) throw new StaleFormAccess();
       if (!created) return null;
       kept = true;
