@@ -74,9 +74,20 @@ describe('basicUserid and bearerToken against passport-http and passport-http-be
       { headers: { authorization: 'Bearer  abc' } },
       { headers: { authorization: 'Bearer \tabc' } },
       { headers: { authorization: 'Bearer\t abc' } },
-      { headers: { authorization: 'Bearer\t abc' }, query: { access_token: 'q' } },
       { headers: { authorization: 'Bearer abc' }, body: null, query: { access_token: '' } },
     ];
     for (const req of cases) expect([req, bearerToken(req as never)]).toEqual([req, run(bearer, req)]);
+  });
+
+  // The one departure: beside a header whose first word is not exactly `Bearer` the package
+  // takes a token from the query or body; a token in a URL is never used here.
+  it('Bearer: no token from the query or body beside a malformed Bearer header', () => {
+    for (const req of [
+      { headers: { authorization: 'Bearer\t abc' }, query: { access_token: 'q' } },
+      { headers: { authorization: 'Bearer\tx y' }, body: { access_token: 'q' } },
+    ]) {
+      expect(run(bearer, req)).toBe('q');
+      expect(bearerToken(req as never)).toBe(400);
+    }
   });
 });
