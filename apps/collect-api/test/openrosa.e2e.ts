@@ -94,6 +94,20 @@ describe('OpenRosa form list and download', () => {
       await request(sut.url).post(`/${owner.username}/submission`).attach('xml_submission_file', Buffer.from(demoInstance({ instanceId: randomUUID(), idString: 'scoped_survey' })), 'submission.xml').expect(401);
     });
 
+    it('the OpenRosa answer: XML of its declared length, inert, without an ETag (written whole, not through send())', async () => {
+      const owner = await createTestUser(sut.app);
+      await newForm(owner, 'answer_survey');
+      for (const path of ['/submission', `/${owner.username}/submission`]) {
+        const res = await submit(owner, 'answer_survey', path).expect(201);
+        expect(res.text).toContain('<message nature="submit_success">Successful submission.</message>');
+        expect(res.headers).toMatchObject({
+          'content-type': 'text/xml; charset=utf-8', 'content-length': String(Buffer.byteLength(res.text)),
+          'content-security-policy': "default-src 'none'; sandbox", 'x-content-type-options': 'nosniff', 'x-openrosa-version': '1.0',
+        });
+        expect(res.headers.etag).toBeUndefined();
+      }
+    });
+
     it('HEAD /{owner}/submission: 401 with WWW-Authenticate anonymous, 204 with credentials, 404 for an unknown owner', async () => {
       const owner = await createTestUser(sut.app);
       const anonymous = await request(sut.url).head(`/${owner.username}/submission`).expect(401);
