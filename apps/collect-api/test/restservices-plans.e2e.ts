@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { DataSource, type QueryRunner } from 'typeorm';
-import { ATTEMPT_WRITE_SQL } from '../src/restservices/restservices.repository.js';
+import { ATTEMPT_WRITE_SQL, RestServicesRepository, type AttemptRecord } from '../src/restservices/restservices.repository.js';
 import { demoXForm } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser } from './test-users.js';
@@ -61,6 +61,24 @@ describe('rest services: the attempt write keeps an index plan as rest_deliverie
     const grown = await plan(await insertRows(4));
     expect(grown).not.toMatch(/Seq Scan on rest_deliveries/);
     expect(grown).toMatch(/Index Scan (using|on) rest_deliveries_pkey/);
+  });
+
+  // The log has no foreign key to rest_deliveries (migration 1764920000200): the write itself
+  // keeps entries of deleted deliveries out, and a delete takes the entries with it.
+  it('logs no attempt of a delivery deleted before the write, the batch\'s others are logged, and deleting deliveries deletes their entries', async () => {
+    const [kept, gone] = await insertRows(2);
+    await runner.query(`DELETE FROM rest_deliveries WHERE id = $1`, [gone]);
+    const entry = (id: number): AttemptRecord => ({
+      deliveryRowId: id, serviceId, attempt: 1, status: 'success', statusCode: 200, latencyMs: 3, error: null, responseExcerpt: 'ok', event: 'created', retryAt: null,
+    });
+    await sut.app.get(RestServicesRepository).recordAttempts([entry(kept), entry(gone)]);
+    const logged = async () => ((await runner.query(
+      `SELECT delivery_row_id::int AS id FROM rest_delivery_attempts WHERE delivery_row_id = ANY($1::bigint[]) ORDER BY id`, [[kept, gone]],
+    )) as Array<{ id: number }>).map((r) => r.id);
+    expect(await logged()).toEqual([kept]);
+    expect((await runner.query(`SELECT status FROM rest_deliveries WHERE id = $1`, [kept]))[0].status).toBe('success');
+    await runner.query(`DELETE FROM rest_deliveries WHERE id = $1`, [kept]);
+    expect(await logged()).toEqual([]);
   });
 });
 

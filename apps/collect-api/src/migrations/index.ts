@@ -25,6 +25,7 @@ import { DeliveriesWithoutQueued1764900000000 } from './1764900000000-deliveries
 import { SubmissionCounts1764910000000 } from './1764910000000-submission-counts.js';
 import { DataChanges1764910000001 } from './1764910000001-data-changes.js';
 import { DeliveriesWithoutServiceFk1764920000100 } from './1764920000100-deliveries-without-service-fk.js';
+import { AttemptsWithoutDeliveryFk1764920000200 } from './1764920000200-attempts-without-delivery-fk.js';
 import { DeliveriesWithoutDeliveryIdIndex1764930000000 } from './1764930000000-deliveries-without-delivery-id-index.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
@@ -46,5 +47,5 @@ migrations.push(DeliveryEvents1764840000000);
 migrations.push(SheetsBackfillReplays1764840000001);
 migrations.push(DeliveriesWithoutQueued1764900000000);
 migrations.push(SubmissionCounts1764910000000, DataChanges1764910000001);
-migrations.push(DeliveriesWithoutServiceFk1764920000100);
+migrations.push(DeliveriesWithoutServiceFk1764920000100, AttemptsWithoutDeliveryFk1764920000200);
 migrations.push(DeliveriesWithoutDeliveryIdIndex1764930000000);

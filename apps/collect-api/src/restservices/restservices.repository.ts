@@ -47,16 +47,22 @@ const LEASE = (ms: string) => `lease_until = now() + (${ms} || ' milliseconds'):
  * joined by reading the whole table, in every call after, however large the table had grown
  * (316 µs of PostgreSQL CPU per forwarded submission in the forwarding-cost bench, a third of its
  * server's; docs/benchmarks.md, "Forwarding (issue 20, session 10)"). Exported for the plan's test.
+ * Log entries are written for the rows `moved` updated only: the log has no foreign key to
+ * rest_deliveries (its check was one more SPI statement per entry; migration 1764920000200), and
+ * the UPDATE's row lock keeps a concurrent delete of the delivery (and its trigger that deletes
+ * the entries) after this commit. An entry of a delivery deleted meanwhile is dropped, not an
+ * error that failed the whole batch.
  */
 export const ATTEMPT_WRITE_SQL = `WITH input AS (
          SELECT * FROM unnest($1::bigint[], $2::int[], $3::int[], $4::varchar[], $5::int[], $6::int[], $7::text[], $8::text[], $9::varchar[], $10::timestamptz[])
            WITH ORDINALITY AS t(row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event, retry_at, ord)),
-       logged AS (
-         INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event)
-         SELECT row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event FROM input ORDER BY ord),
        moved AS (
          UPDATE rest_deliveries d SET status = i.status, next_attempt_at = COALESCE(i.retry_at, d.next_attempt_at), lease_until = NULL, date_modified = now()
-         FROM input i WHERE d.id = i.row_id AND d.id = ANY($1::bigint[])),
+         FROM input i WHERE d.id = i.row_id AND d.id = ANY($1::bigint[])
+         RETURNING d.id),
+       logged AS (
+         INSERT INTO rest_delivery_attempts (delivery_row_id, service_id, attempt, status, status_code, latency_ms, error, response_excerpt, event)
+         SELECT i.row_id, i.service_id, i.attempt, i.status, i.status_code, i.latency_ms, i.error, i.response_excerpt, i.event FROM input i JOIN moved m ON m.id = i.row_id ORDER BY i.ord),
        health AS (
          SELECT service_id, (array_agg(status ORDER BY ord DESC))[1] AS last_status, max(ord) FILTER (WHERE status = 'success') AS last_success,
                 count(*) FILTER (WHERE status = 'failed') AS failed
