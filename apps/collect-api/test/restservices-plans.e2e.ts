@@ -80,26 +80,13 @@ describe('rest services: the attempt write keeps an index plan as rest_deliverie
     await runner.query(`DELETE FROM rest_deliveries WHERE id = $1`, [kept]);
     expect(await logged()).toEqual([]);
   });
-});
 
-/**
- * Every version of a delivery row (outbox insert, claim, attempt write) takes an entry in each
- * of the table's indexes: an index on the random `delivery_id`, which no query reads, was the
- * costliest of them (migration 1764930000000; docs/benchmarks.md, "Forwarding (issue 20,
- * session 12)").
- */
-describe('rest services: rest_deliveries indexes', () => {
-  let sut: TestCollectApp;
-
-  beforeAll(async () => {
-    sut = await startTestCollectApp();
-  });
-  afterAll(async () => {
-    await sut?.close();
-  });
-
+  // Every version of a delivery row (outbox insert, claim, attempt write) takes an entry in each
+  // of the table's indexes: an index on the random `delivery_id`, which no query reads, was the
+  // costliest of them (migration 1764930000000; docs/benchmarks.md, "The machine, the harness and
+  // the delivery row (issue 20, session 12)").
   it('keeps no index on delivery_id', async () => {
-    const rows = (await sut.app.get(DataSource).query(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'rest_deliveries'`)) as Array<{ indexname: string; indexdef: string }>;
+    const rows = (await runner.query(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'rest_deliveries'`)) as Array<{ indexname: string; indexdef: string }>;
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.filter((r) => /\bdelivery_id\b/.test(r.indexdef)).map((r) => r.indexname)).toEqual([]);
   });
