@@ -6,10 +6,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * random bits) and only travels out, in `X-Delivery-Id`, `webhook-id` and the delivery log. Its
  * B-tree index took an entry at a random leaf for every version of every row (the outbox insert,
  * the claim and the attempt write: none of them HOT), the costliest of the table's index entries
- * (with full_page_writes, a random leaf is a full page image after every checkpoint); measured in
- * docs/benchmarks.md, "Forwarding (issue 20, session 12)". Uniqueness rests on the generator: a
- * repeat among 10^12 deliveries has a probability of about 10^-13 (docs/restservices.md,
- * "Connections and batches").
+ * (with full_page_writes, a random leaf is a full page image after every checkpoint); measured
+ * in docs/benchmarks.md, "The machine, the harness and the delivery row (issue 20, session 12)".
+ * Uniqueness rests on the generator: a repeat among 10^12 deliveries has a probability of about
+ * 10^-13 (docs/restservices.md, "Connections and batches").
  */
 export class DeliveriesWithoutDeliveryIdIndex1764930000000 implements MigrationInterface {
   name = 'DeliveriesWithoutDeliveryIdIndex1764930000000';
