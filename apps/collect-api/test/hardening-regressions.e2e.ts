@@ -39,7 +39,7 @@ describe('hardening: regressions found by fuzzing (collect-api)', () => {
     const json = await request(sut.url).post('/api/v1/submissions').set('Authorization', user.token).send({ id: 'household_survey', submission: { name: 'a\u0000b' } });
     expect(json.status).toBe(400);
     expect(json.body).toEqual({ detail: expect.stringContaining('NUL') });
-    // The same escape in a key, and in a UTF-16 body (its bytes differ: nul-guard.ts walks it).
+    // The same escape in a key; a UTF-16 body (whose bytes would not show the escape) is refused too.
     const inKey = await request(sut.url).post('/api/v1/submissions').set('Authorization', user.token).send({ id: 'household_survey', submission: { ['na\u0000me']: 'x' } });
     expect(inKey.status).toBe(400);
     const utf16 = await request(sut.url).post('/api/v1/submissions').set('Authorization', user.token).set('Content-Type', 'application/json; charset=utf-16le')
