@@ -39,6 +39,15 @@ describe('hardening: regressions found by fuzzing (collect-api)', () => {
     const json = await request(sut.url).post('/api/v1/submissions').set('Authorization', user.token).send({ id: 'household_survey', submission: { name: 'a\u0000b' } });
     expect(json.status).toBe(400);
     expect(json.body).toEqual({ detail: expect.stringContaining('NUL') });
+    // The same escape in a key; a UTF-16 body (whose bytes would not show the escape) is refused too.
+    const inKey = await request(sut.url).post('/api/v1/submissions').set('Authorization', user.token).send({ id: 'household_survey', submission: { ['na\u0000me']: 'x' } });
+    expect(inKey.status).toBe(400);
+    const utf16 = await request(sut.url).post('/api/v1/submissions').set('Authorization', user.token).set('Content-Type', 'application/json; charset=utf-16le')
+      .send(Buffer.from(JSON.stringify({ id: 'household_survey', submission: { name: 'a\u0000b' } }), 'utf16le'));
+    expect(utf16.status).toBe(400);
+    // The escape's text without a NUL (an escaped backslash) is an answer like any other.
+    const text = await request(sut.url).post('/api/v1/submissions').set('Authorization', user.token).send({ id: 'household_survey', submission: { name: 'a\\u0000b' } });
+    expect(text.status).toBe(201);
     await request(sut.url).get('/api/v1/users/a%00b').set('Authorization', user.token).expect(400);
     const xml = demoInstance({ instanceId: 'nul-1', name: 'YK\u0000YK' });
     const openRosa = await request(sut.url).post('/api/v1/submissions').set('Authorization', user.token).attach('xml_submission_file', Buffer.from(xml), 'submission.xml');

@@ -4,7 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { HttpErrorFilter } from './http-exception.filter.js';
-import { NulCharacterGuard } from './nul-guard.js';
+import { markNulFreeJson, NulCharacterGuard } from './nul-guard.js';
 import { buildOpenApiDocument, type OpenApiInfo } from './openapi.js';
 import { ApiValidationPipe } from './validation-pipe.js';
 
@@ -32,7 +32,10 @@ export interface HttpServerLimits {
  * let a slow-loris connection outlive `headersTimeout` by that much.
  */
 export function applyHttpServerLimits(app: NestExpressApplication, limits: HttpServerLimits): void {
-  app.useBodyParser('json', { limit: limits.bodyLimitBytes });
+  // Nest's option type leaves `verify` out because its own rawBody option sets one; these
+  // services do not use rawBody, so body-parser gets ours (nul-guard.ts, markNulFreeJson).
+  const json = { limit: limits.bodyLimitBytes, verify: markNulFreeJson };
+  app.useBodyParser('json', json);
   app.useBodyParser('urlencoded', { limit: limits.bodyLimitBytes, extended: true });
   const server = app.getHttpServer() as Server & { connectionsCheckingInterval?: number };
   server.headersTimeout = limits.headersTimeoutMs;

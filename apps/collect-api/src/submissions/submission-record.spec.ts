@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { contentHash, emptyRecord, geolocationOf, recordFromJson, recordFromXml, renderInstanceXml } from './submission-record.js';
+import { contentHash, emptyRecord, geolocationOf, isXpath, recordFromJson, recordFromXml, renderInstanceXml } from './submission-record.js';
 import { escapeXml, parseXml } from '../openrosa/xml.js';
 import type { FormField } from '../forms/form.entity.js';
 import type { SubmissionRecord } from './submission.entity.js';
@@ -27,6 +27,23 @@ describe('submission records', () => {
     expect(recordFromJson({ colours: ['red', 'blue'] })).toEqual({ colours: 'red blue' });
     expect(() => recordFromJson({ 'bad key': 'x' })).toThrow();
     expect(() => recordFromJson({ mixed: [{ a: 1 }, 'b'] })).toThrow();
+  });
+
+  it('checks xpaths by their characters exactly as the documented pattern does', () => {
+    const pattern = /^[A-Za-z_][A-Za-z0-9_.-]*(\/[A-Za-z_][A-Za-z0-9_.-]*)*$/;
+    const keys = ['q', '_q', 'Q9', 'g/q', 'g/q.v-2', 'a/b/c', 'a_b', '', '/', 'g/', '/q', 'g//q', '9q', 'g/9', '-q', '.q', 'q r', 'é', 'g/q\u0000', 'q\n', 'g/_x', 'a.b/c-d', 'x'.repeat(300)];
+    for (let c = 0; c < 256; c++) keys.push(`a${String.fromCharCode(c)}`, `${String.fromCharCode(c)}a`, `a/${String.fromCharCode(c)}`);
+    for (const key of keys) expect([key, isXpath(key)]).toEqual([key, pattern.test(key)]);
+  });
+
+  it('tells whether a record holds an answer besides the metadata keys', () => {
+    const found = { answers: true };
+    recordFromJson({ meta: { instanceID: 'uuid:1' }, 'meta/instanceID': 'uuid:1', formhub: { uuid: 'x' }, _id: 3, empty: '' }, undefined, found);
+    expect(found.answers).toBe(false);
+    for (const body of [{ q: 0 }, { meta: { instanceID: 'uuid:1', other: 'x' } }, { rep: [{ x: 'one' }] }, { colours: ['red'] }, { g: { q: false } }]) {
+      recordFromJson(body, undefined, found);
+      expect([body, found.answers]).toEqual([body, true]);
+    }
   });
 
   it('reads instance XML: groups by path, repeats as lists, empty answers left out', () => {

@@ -4,8 +4,25 @@ import type { FormEntity, FormField } from '../forms/form.entity.js';
 import { DEFAULT_INPUT_LIMITS, escapeXml, inputTooLarge, type InputLimits, type XmlNode } from '../openrosa/xml.js';
 import type { SubmissionRecord } from './submission.entity.js';
 
-/** An xpath of XML names: `q`, `group/q`. */
-const XPATH_RE = /^[A-Za-z_][A-Za-z0-9_.-]*(\/[A-Za-z_][A-Za-z0-9_.-]*)*$/;
+/**
+ * An xpath of XML names, `q`, `group/q`: /^[A-Za-z_][A-Za-z0-9_.-]*(\/[A-Za-z_][A-Za-z0-9_.-]*)*$/,
+ * checked character by character. The regular expression ran once per answer and was a fifth of
+ * recordFromJson's time on a 250-answer submission (docs/benchmarks.md, "Large submissions
+ * (issue 20, session 13)").
+ */
+export function isXpath(key: string): boolean {
+  let stepStart = true;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    const letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95; // A-Z a-z _
+    if (stepStart) {
+      if (!letter) return false;
+      stepStart = false;
+    } else if (c === 47) stepStart = true; // `/`
+    else if (!letter && !(c >= 48 && c <= 57) && c !== 46 && c !== 45) return false; // 0-9 . -
+  }
+  return !stepStart;
+}
 /** Longest element name of an instance: answers are named after form fields (NAME_RE: 100). */
 export const MAX_NAME_LENGTH = 255;
 /**
@@ -77,15 +94,17 @@ function hasKeys(record: SubmissionRecord): boolean {
  * Scalars become strings; null/empty answers are left out; `_`-prefixed keys (metadata of the
  * output shape) are ignored. Throws 400 with the offending keys. Linear in the body: keys are
  * at most MAX_NAME_LENGTH long, nesting at most `maxDepth`, values at most `maxNodes` (413).
- * `size`, when given, receives the number of keys of the record (saves the caller a copy of them).
+ * `found`, when given, learns whether the record holds an answer, a key other than the
+ * METADATA_KEYS (a submission without one is a 400): told while the record is filled, so that
+ * neither this (an `in` lookup per answer) nor the caller (a copy of the keys) counts them.
  * One pass over the body and nothing thrown away per answer but what the record keeps: for-in
  * over the parsed objects (no Object.keys copy), the prefix compared in place, plain loops for
  * the list checks (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
  */
-export function recordFromJson(input: Record<string, unknown>, limits: Pick<InputLimits, 'maxDepth' | 'maxNodes'> = DEFAULT_INPUT_LIMITS, size?: { keys: number }): SubmissionRecord {
+export function recordFromJson(input: Record<string, unknown>, limits: Pick<InputLimits, 'maxDepth' | 'maxNodes'> = DEFAULT_INPUT_LIMITS, found?: { answers: boolean }): SubmissionRecord {
   const problems: string[] = [];
   let nodes = 0;
-  let keys = 0;
+  let answers = false;
   const fill = (obj: Record<string, unknown>, prefix: string, out: SubmissionRecord, depth: number) => {
     if (depth > limits.maxDepth) {
       problems.push(`${prefix}: nested too deeply`);
@@ -101,7 +120,7 @@ export function recordFromJson(input: Record<string, unknown>, limits: Pick<Inpu
       if (!prefix && key.charCodeAt(0) === 95) continue; // `_`
       // The key alone is checked: the prefix was checked one level up, so the work per key is
       // bounded by MAX_XPATH_LENGTH, not by the depth.
-      if (key.length > MAX_XPATH_LENGTH || !XPATH_RE.test(key)) {
+      if (key.length > MAX_XPATH_LENGTH || !isXpath(key)) {
         problems.push(`${key.slice(0, 100)}: not a valid field name or xpath`);
         continue;
       }
@@ -123,14 +142,14 @@ export function recordFromJson(input: Record<string, unknown>, limits: Pick<Inpu
           }
           // Appended in place: a repeat named by several keys (`g/r`, `{"g": {"r"}}`) must not copy the list each time.
           if (items.length) {
-            if (out === record && !(xpath in out)) keys++;
+            if (!answers && out === record) answers = !isMetadataKey(xpath);
             out[xpath] = items;
           }
         } else if (everyItem(value, isScalar)) {
           nodes += value.length;
           // A multiple-choice answer given as a list: XForms stores it space-separated. join
           // converts strings, numbers and booleans as String() does (no mapped copy).
-          if (out === record && !(xpath in out)) keys++;
+          if (!answers && out === record) answers = !isMetadataKey(xpath);
           out[xpath] = value.join(' ');
         } else problems.push(`${xpath}: a list must hold only objects (a repeat) or only plain values`);
         continue;
@@ -139,14 +158,14 @@ export function recordFromJson(input: Record<string, unknown>, limits: Pick<Inpu
         fill(value as Record<string, unknown>, xpath, out, depth + 1);
         continue;
       }
-      if (out === record && !(xpath in out)) keys++;
+      if (!answers && out === record) answers = !isMetadataKey(xpath);
       out[xpath] = String(value);
     }
   };
   const record = emptyRecord();
   fill(input, '', record, 0);
   if (problems.length) throw new FieldValidationError({ submission: problems.slice(0, 100) });
-  if (size) size.keys = keys;
+  if (found) found.answers = answers;
   return record;
 }
 
@@ -171,6 +190,10 @@ function isScalar(v: unknown): boolean {
 
 /** Keys of a record that are metadata of the instance, not answers (intake takes them out of the stored answers). */
 export const METADATA_KEYS: readonly string[] = ['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'];
+
+function isMetadataKey(key: string): boolean {
+  return METADATA_KEYS.includes(key);
+}
 
 /** `uuid:abc` → `abc`; the instanceID is stored without its scheme. */
 export function stripUuidScheme(id: string): string {

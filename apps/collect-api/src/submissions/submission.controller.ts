@@ -12,7 +12,7 @@ import { FormsRepository } from '../forms/forms.repository.js';
 import { unsupportedMediaType } from '../forms/forms.service.js';
 import type { FormRole } from '../forms/roles.js';
 import { setInertHeaders } from '../storage/served-content.js';
-import { METADATA_KEYS, recordFromJson, recordFromXml } from './submission-record.js';
+import { recordFromJson, recordFromXml } from './submission-record.js';
 import { certainJsonSubmission, JsonSubmissionDto, SubmissionAck } from './submission.dto.js';
 import { SubmissionsService, type SubmissionResult } from './submissions.service.js';
 import { contentTypeOf } from '../openrosa/body.js';
@@ -137,16 +137,12 @@ export class SubmissionController {
     // A body that certainly passes the DTO skips the pipe (certainJsonSubmission).
     const answers = isPlainObject(body) && isPlainObject(body.submission) ? body.submission : undefined;
     const input = certainJsonSubmission(body) ?? (await validateInput(JsonSubmissionDto, answers ? { ...body as object, submission: {} } : body));
-    const size = { keys: 0 };
-    const record = recordFromJson(answers ?? input.submission, inputLimitsOf(this.config), size);
+    const found = { answers: false };
+    const record = recordFromJson(answers ?? input.submission, inputLimitsOf(this.config), found);
     // A JSON submission without answers is a 400, as the peers answer it (docs/forms.md, "Submissions").
-    // Counted, not listed: a copy of a 250-answer record's keys was one of its larger garbage items
-    // (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
-    let metadata = 0;
-    for (const key of METADATA_KEYS) if (key in record) metadata++;
-    if (size.keys === metadata) {
-      throw new FieldValidationError({ submission: ['The submission has no answers.'] });
-    }
+    // Told by recordFromJson, not counted here: a copy of a 250-answer record's keys was one of its
+    // larger garbage items (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
+    if (!found.answers) throw new FieldValidationError({ submission: ['The submission has no answers.'] });
     const formUuid = typeof record['formhub/uuid'] === 'string' ? record['formhub/uuid'] : undefined;
     // Each attempt gets a record of its own (receive): this one first, read again for a retry.
     let first: typeof record | null = record;
