@@ -8,11 +8,13 @@
 // at the API's answer (submit → 201, 201 → delivered), the GC pauses of the API and the worker
 // over that phase (bench/event-loop-probe.mjs, preloaded into both) and any autovacuum or
 // autoanalyze of the delivery tables that ran meanwhile (docs/benchmarks.md, "Forwarding (issue
-// 20, session 8)"), and what PostgreSQL's backends of the API and the worker were doing
-// meanwhile: pg_stat_activity sampled every few ms from a worker thread (wait events, overall and
-// within the tail's own windows), lock waits logged by the server (log_lock_waits), WAL writes
-// and syncs (pg_stat_wal, pg_stat_io with track_wal_io_timing) (docs/benchmarks.md, "Forwarding
-// tail (issue 20, session 9)"). A bare PostgreSQL INSERT of rows of the same size is printed for reference. The built API and worker run as their own processes on
+// 20, session 8)"), WAL writes (pg_stat_wal, pg_stat_io) and, with BENCH_PG_SAMPLE_MS set (off by
+// default: the sampling's own load lengthened the latencies it explains), what PostgreSQL's
+// backends of the API and the worker were doing meanwhile: pg_stat_activity sampled every few ms
+// from a worker thread (wait events, overall and within the tail's own windows), lock waits
+// logged by the server (log_lock_waits), WAL syncs with track_wal_io_timing (docs/benchmarks.md,
+// "Forwarding tail (issue 20, session 9)", "Forwarding latency without the sampler (issue 20,
+// session 13)"). A bare PostgreSQL INSERT of rows of the same size is printed for reference. The built API and worker run as their own processes on
 // embedded PostgreSQL + redis-server; the receiver listens on 127.0.0.1.
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
@@ -33,8 +35,14 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const apiRequire = createRequire(fileURLToPath(new URL('../apps/collect-api/package.json', import.meta.url)));
 const pg = apiRequire('pg');
-/** pg_stat_activity sampling interval of the latency phase; 0 turns the sampling off (to see what it costs). */
-const SAMPLE_EVERY_MS = Number(process.env.BENCH_PG_SAMPLE_MS ?? 4);
+/**
+ * pg_stat_activity sampling interval of the latency phase, with the server's wait diagnostics
+ * (pgDiagnostics); 0, the default, leaves both out. A query of pg_stat_activity every 4 ms on two
+ * cores tripled the phase's p50 (10-13 ms without, 25-44 ms with, four alternating pairs) and
+ * doubled its p99, so the goal row is read without it; set 4 to see what a tail is made of
+ * (docs/benchmarks.md, "Forwarding latency without the sampler (issue 20, session 13)").
+ */
+const SAMPLE_EVERY_MS = Number(process.env.BENCH_PG_SAMPLE_MS ?? 0);
 /** log_lock_waits logs a wait once it lasts deadlock_timeout: set this low for the latency phase. */
 const LOCK_WAIT_LOG_MS = 5;
 
@@ -119,7 +127,7 @@ try {
   }
   await until(() => arrivals.size >= warmBefore + 100, 60_000, 'the latency warm-up deliveries');
   const vacuumsBefore = await vacuumCounts(collect.databaseUrl);
-  await pgDiagnostics(collect.databaseUrl, 'on');
+  if (SAMPLE_EVERY_MS > 0) await pgDiagnostics(collect.databaseUrl, 'on');
   const walBefore = await walCounters(collect.databaseUrl);
   serverLog = [];
   const sampler = SAMPLE_EVERY_MS > 0 ? startSampler(collect.databaseUrl) : null;
@@ -156,7 +164,7 @@ try {
   const walAfter = await walCounters(collect.databaseUrl);
   const lockWaits = lockWaitLines(serverLog.join(''));
   serverLog = null;
-  await pgDiagnostics(collect.databaseUrl, 'off');
+  if (SAMPLE_EVERY_MS > 0) await pgDiagnostics(collect.databaseUrl, 'off');
   const vacuums = diffCounts(vacuumsBefore, await vacuumCounts(collect.databaseUrl));
   const lat = [...sentAt].map(([u, t]) => arrivals.get(u) - t);
   const toAnswer = [...sentAt].map(([u, t]) => answeredAt.get(u) - t);
@@ -187,13 +195,18 @@ try {
   };
   const answerTail = tailOf([...sentAt].map(([u, t]) => [u, answeredAt.get(u) - t]), (u) => sentAt.get(u), (u) => answeredAt.get(u));
   const arrivalTail = tailOf([...sentAt].map(([u]) => [u, arrivals.get(u) - answeredAt.get(u)]), (u) => answeredAt.get(u), (u) => arrivals.get(u));
-  console.log(`  PostgreSQL backends, mean count per state over the phase (${samples.length} samples of pg_stat_activity, one per ${SAMPLE_EVERY_MS} ms or slower):`);
-  for (const line of backendLines(samples, owners, null)) console.log(`    ${line}`);
-  console.log(`  the same within the submit -> 201 windows of the slowest 1 % (${answerTail.length}):`);
-  for (const line of backendLines(samples, owners, answerTail)) console.log(`    ${line}`);
-  console.log(`  the same within the 201 -> delivered windows of the slowest 1 % (${arrivalTail.length}):`);
-  for (const line of backendLines(samples, owners, arrivalTail)) console.log(`    ${line}`);
-  console.log(`  lock waits over deadlock_timeout (${LOCK_WAIT_LOG_MS} ms), from log_lock_waits: ${lockWaits}`);
+  if (SAMPLE_EVERY_MS > 0) {
+    console.log(`  PostgreSQL backends, mean count per state over the phase (${samples.length} samples of pg_stat_activity, one per ${SAMPLE_EVERY_MS} ms or slower):`);
+    for (const line of backendLines(samples, owners, null)) console.log(`    ${line}`);
+    console.log(`  the same within the submit -> 201 windows of the slowest 1 % (${answerTail.length}):`);
+    for (const line of backendLines(samples, owners, answerTail)) console.log(`    ${line}`);
+    console.log(`  the same within the 201 -> delivered windows of the slowest 1 % (${arrivalTail.length}):`);
+    for (const line of backendLines(samples, owners, arrivalTail)) console.log(`    ${line}`);
+    console.log(`  lock waits over deadlock_timeout (${LOCK_WAIT_LOG_MS} ms), from log_lock_waits: ${lockWaits}`);
+    console.log(`  (pg_stat_activity sampled every ${SAMPLE_EVERY_MS} ms during the phase: its own load is in these latencies)`);
+  } else {
+    console.log('  PostgreSQL wait sampling off (BENCH_PG_SAMPLE_MS=4 samples pg_stat_activity and logs lock waits, at a cost to these latencies)');
+  }
   console.log(`  WAL: ${walLine(walBefore, walAfter)}; checkpoints meanwhile ${walAfter.checkpoints - walBefore.checkpoints}`);
   report('p99 submit-to-delivered at half the delivered rate', percentile(lat, 99), { goal: '<= 50', unit: 'ms', digits: 0 });
   writeProfileWindows();
