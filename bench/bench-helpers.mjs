@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { mediaParent } from './media-volume.mjs';
 import { freePort, startPostgres, startServiceProcess } from '../libs/testing/dist/index.js';
 
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -276,17 +277,21 @@ export function collectEnv({ databaseUrl, redisUrl, mediaRoot, apiPort, ...extra
 
 /**
  * The built collect-api (and with `worker: true` its delivery worker) as processes on the given
- * PostgreSQL handle and Redis, in a database of their own and a temporary media folder.
+ * PostgreSQL handle and Redis, in a database of their own and a temporary media folder (and
+ * upload spool) under bench/media-volume.mjs's mediaParent().
  */
 export async function startCollect({ pg, redis, database, worker = false, probe = false, env = {} }) {
   const databaseUrl = await pg.createDatabase(database);
-  const mediaRoot = mkdtempSync(join(tmpdir(), 'bench-media-'));
+  // Media and upload spool on one file system (renames), journalled when it can be had (bench/media-volume.mjs).
+  const mediaRoot = mkdtempSync(join(mediaParent(), 'bench-media-'));
+  const uploadDir = `${mediaRoot}-uploads`;
   const apiPort = await freePort();
-  const base = collectEnv({ databaseUrl, redisUrl: redis.url, mediaRoot, apiPort, ...env });
+  const base = collectEnv({ databaseUrl, redisUrl: redis.url, mediaRoot, apiPort, UPLOAD_TMP_DIR: uploadDir, ...env });
   const started = [];
   const stop = async () => {
     for (const s of started.reverse()) await s.stop();
     rmSync(mediaRoot, { recursive: true, force: true });
+    rmSync(uploadDir, { recursive: true, force: true });
   };
   try {
     const api = await startService('api', COLLECT_MAIN, base, apiPort, { probe });

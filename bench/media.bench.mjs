@@ -8,11 +8,11 @@
 // The built collect-api runs as its own process on embedded PostgreSQL + redis-server.
 import { createRequire } from 'node:module';
 import { mkdtempSync, mkdirSync, openSync, writeSync, closeSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { freePort, startPostgres, startRedis } from '../libs/testing/dist/index.js';
 import { COLLECT_MAIN, median, must, rssOf, startService } from './bench-helpers.mjs';
+import { mediaParent } from './media-volume.mjs';
 
 const require = createRequire(new URL('../apps/collect-api/package.json', import.meta.url));
 const pg = require('pg');
@@ -27,7 +27,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
 const postgres = await startPostgres({ fast: true });
 const redis = await startRedis();
 const port = await freePort();
-const mediaRoot = mkdtempSync(join(tmpdir(), 'bench-media-'));
+const mediaRoot = mkdtempSync(join(mediaParent(), 'bench-media-'));
 let api;
 let db;
 try {
