@@ -43,6 +43,7 @@ const pg = apiRequire('pg');
  * (docs/benchmarks.md, "Forwarding latency without the sampler (issue 20, session 13)").
  */
 const SAMPLE_EVERY_MS = Number(process.env.BENCH_PG_SAMPLE_MS ?? 0);
+const DIAGNOSING = SAMPLE_EVERY_MS > 0;
 /** log_lock_waits logs a wait once it lasts deadlock_timeout: set this low for the latency phase. */
 const LOCK_WAIT_LOG_MS = 5;
 
@@ -127,10 +128,10 @@ try {
   }
   await until(() => arrivals.size >= warmBefore + 100, 60_000, 'the latency warm-up deliveries');
   const vacuumsBefore = await vacuumCounts(collect.databaseUrl);
-  if (SAMPLE_EVERY_MS > 0) await pgDiagnostics(collect.databaseUrl, 'on');
+  if (DIAGNOSING) await pgDiagnostics(collect.databaseUrl, 'on');
   const walBefore = await walCounters(collect.databaseUrl);
-  serverLog = [];
-  const sampler = SAMPLE_EVERY_MS > 0 ? startSampler(collect.databaseUrl) : null;
+  if (DIAGNOSING) serverLog = [];
+  const sampler = DIAGNOSING ? startSampler(collect.databaseUrl) : null;
   await sampler?.ready;
   const ownLoop = monitorEventLoopDelay({ resolution: 10 });
   ownLoop.enable();
@@ -160,11 +161,10 @@ try {
   ownLoop.disable();
   gcObserver.disconnect();
   const samples = (await sampler?.stop()) ?? [];
-  const owners = socketOwners({ API: collect.api.child.pid, worker: collect.worker.child.pid });
   const walAfter = await walCounters(collect.databaseUrl);
-  const lockWaits = lockWaitLines(serverLog.join(''));
+  const lockWaits = DIAGNOSING ? lockWaitLines(serverLog.join('')) : null;
   serverLog = null;
-  if (SAMPLE_EVERY_MS > 0) await pgDiagnostics(collect.databaseUrl, 'off');
+  if (DIAGNOSING) await pgDiagnostics(collect.databaseUrl, 'off');
   const vacuums = diffCounts(vacuumsBefore, await vacuumCounts(collect.databaseUrl));
   const lat = [...sentAt].map(([u, t]) => arrivals.get(u) - t);
   const toAnswer = [...sentAt].map(([u, t]) => answeredAt.get(u) - t);
@@ -188,14 +188,16 @@ try {
   const latCut = percentile(lat, 99);
   const slowAt = [...sentAt].filter(([u, t]) => arrivals.get(u) - t >= latCut).map(([, t]) => ((t - phaseStart) / 1000).toFixed(2));
   console.log(`  the slowest 1 % (>= ${latCut.toFixed(0)} ms) were sent at (s into the phase): ${slowAt.join(' ')}`);
-  const abs = (t) => performance.timeOrigin + t;
-  const tailOf = (xs, from, to) => {
-    const cut = percentile(xs.map(([, d]) => d), 99);
-    return xs.filter(([, d]) => d >= cut).map(([u]) => [abs(from(u)), abs(to(u))]);
-  };
-  const answerTail = tailOf([...sentAt].map(([u, t]) => [u, answeredAt.get(u) - t]), (u) => sentAt.get(u), (u) => answeredAt.get(u));
-  const arrivalTail = tailOf([...sentAt].map(([u]) => [u, arrivals.get(u) - answeredAt.get(u)]), (u) => answeredAt.get(u), (u) => arrivals.get(u));
-  if (SAMPLE_EVERY_MS > 0) {
+  if (DIAGNOSING) {
+    // What the backends (attributed by their sockets) were doing overall and within the tail's own windows.
+    const owners = socketOwners({ API: collect.api.child.pid, worker: collect.worker.child.pid });
+    const abs = (t) => performance.timeOrigin + t;
+    const tailOf = (xs, from, to) => {
+      const cut = percentile(xs.map(([, d]) => d), 99);
+      return xs.filter(([, d]) => d >= cut).map(([u]) => [abs(from(u)), abs(to(u))]);
+    };
+    const answerTail = tailOf([...sentAt].map(([u, t]) => [u, answeredAt.get(u) - t]), (u) => sentAt.get(u), (u) => answeredAt.get(u));
+    const arrivalTail = tailOf([...sentAt].map(([u]) => [u, arrivals.get(u) - answeredAt.get(u)]), (u) => answeredAt.get(u), (u) => arrivals.get(u));
     console.log(`  PostgreSQL backends, mean count per state over the phase (${samples.length} samples of pg_stat_activity, one per ${SAMPLE_EVERY_MS} ms or slower):`);
     for (const line of backendLines(samples, owners, null)) console.log(`    ${line}`);
     console.log(`  the same within the submit -> 201 windows of the slowest 1 % (${answerTail.length}):`);
