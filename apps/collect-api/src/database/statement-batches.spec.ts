@@ -87,4 +87,32 @@ describe('StatementBatches (group commit)', () => {
     expect(await Promise.all(grouped)).toEqual([{ v: 'done b' }, { e: 'failed: bad' }, { v: 'done c' }]);
     expect(r.batches).toEqual([['a'], ['b', 'bad', 'c'], ['b'], ['bad'], ['c']]);
   });
+
+  it('gatherTurn: the calls of one event-loop turn go in one statement, and so do those of the turn after a statement ends', async () => {
+    const r = recorder();
+    const batches = new StatementBatches(r.run, key, { maxInFlight: 1, maxItems: 10, gatherTurn: true });
+    // Requests read in one turn reach the batcher from several promise jobs of that turn.
+    const first: Array<Promise<string>> = [];
+    await Promise.all([0, 1, 2].map(async (i) => void first.push(batches.submit(`t${i}`))));
+    expect(r.batches).toEqual([]); // nothing starts before the turn ends
+    await new Promise((res) => setImmediate(res));
+    expect(r.batches).toEqual([['t0', 't1', 't2']]);
+    const second = ['u', 'v'].map((i) => batches.submit(i));
+    await r.answerAll();
+    await new Promise((res) => setImmediate(res)); // the second statement starts at the end of the turn its first ended in
+    await r.answerAll();
+    expect(await Promise.all(first)).toEqual(['done t0', 'done t1', 'done t2']);
+    expect(await Promise.all(second)).toEqual(['done u', 'done v']);
+    expect(r.batches).toEqual([['t0', 't1', 't2'], ['u', 'v']]);
+  });
+
+  it('gatherTurn: a lone call waits for no timer, only for the end of its turn', async () => {
+    const r = recorder();
+    const batches = new StatementBatches(r.run, key, { maxInFlight: 2, maxItems: 10, gatherTurn: true });
+    const lone = batches.submit('a');
+    await new Promise((res) => setImmediate(res));
+    expect(r.batches).toEqual([['a']]);
+    await r.answerAll();
+    expect(await lone).toBe('done a');
+  });
 });

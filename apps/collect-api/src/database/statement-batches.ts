@@ -13,6 +13,12 @@
  * docs/benchmarks.md, "JSON intake (issue 20, session 11)"). A stalled statement still does not
  * hold up the rest: one timer per stall lets the waiting calls go.
  *
+ * `gatherTurn`: a statement that would start with nothing on its way starts at the end of the
+ * event-loop turn (setImmediate) instead of at once, with every call the turn produced: under
+ * load one turn reads several requests, and their first statement took one of them alone
+ * (docs/benchmarks.md, "Group commit by event-loop turn (issue 20, session 14)"). Idle, the
+ * turn ends at once, so a lone request waits for no timer.
+ *
  * Each call keeps its own answer: `run` returns one result per item, in order. Two items with
  * the same `key` never share a batch (the later one runs in a following batch, so it sees the
  * earlier one's row as any second request would). When a batch of several fails, every item is
@@ -25,11 +31,12 @@ export class StatementBatches<I, O> {
   /** When the latest statement on its way started (performance.now()), for `spareAfterMs`. */
   private lastStart = 0;
   private spareTimer: NodeJS.Timeout | null = null;
+  private turnEnd: NodeJS.Immediate | null = null;
 
   constructor(
     private readonly run: (items: I[]) => Promise<O[]>,
     private readonly key: (item: I) => string,
-    private readonly options: { maxInFlight: number; maxItems: number; spareAfterMs?: number },
+    private readonly options: { maxInFlight: number; maxItems: number; spareAfterMs?: number; gatherTurn?: boolean },
   ) {}
 
   submit(item: I): Promise<O> {
@@ -40,6 +47,17 @@ export class StatementBatches<I, O> {
   }
 
   private next(): void {
+    if (this.options.gatherTurn && this.inFlight === 0 && this.waiting.length) {
+      this.turnEnd ??= setImmediate(() => {
+        this.turnEnd = null;
+        this.start();
+      });
+      return;
+    }
+    this.start();
+  }
+
+  private start(): void {
     while (this.inFlight < this.options.maxInFlight && this.waiting.length) {
       if (this.inFlight > 0 && this.options.spareAfterMs !== undefined) {
         const wait = this.lastStart + this.options.spareAfterMs - performance.now();
@@ -47,7 +65,7 @@ export class StatementBatches<I, O> {
           // Behind the statement on its way, unless it stalls: then these go without it.
           this.spareTimer ??= setTimeout(() => {
             this.spareTimer = null;
-            this.next();
+            this.start();
           }, Math.ceil(wait)).unref();
           return;
         }

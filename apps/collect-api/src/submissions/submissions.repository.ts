@@ -29,9 +29,11 @@ type OutboxSql = (inserted: string, attached?: string) => string;
  * time one batch holds its row locks). A second statement (a pool connection of its own) starts
  * only when the one on its way has run spareAfterMs: a second lane at once took the submissions
  * one by one under a steady load, and a row of a one-row statement cost PostgreSQL about twice a
- * row of a batch (docs/benchmarks.md, "JSON intake (issue 20, session 11)").
+ * row of a batch (docs/benchmarks.md, "JSON intake (issue 20, session 11)"). The first statement
+ * waits for the end of the event-loop turn (gatherTurn), so the requests one turn read go in it
+ * together ("Group commit by event-loop turn (issue 20, session 14)").
  */
-const BATCHES = { maxInFlight: 2, maxItems: 64, spareAfterMs: 5 };
+const BATCHES = { maxInFlight: 2, maxItems: 64, spareAfterMs: 5, gatherTurn: true };
 
 /** Queries on `submissions` and `attachments`. Write paths take the transaction's EntityManager. */
 @Injectable()
