@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { DataSource, type QueryRunner } from 'typeorm';
-import { ATTEMPT_WRITE_SQL, RestServicesRepository, type AttemptRecord } from '../src/restservices/restservices.repository.js';
+import { ATTEMPT_WRITE_SQL, CLAIM_SQL, RestServicesRepository, type AttemptRecord } from '../src/restservices/restservices.repository.js';
 import { demoXForm } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser } from './test-users.js';
@@ -36,8 +36,8 @@ describe('rest services: the attempt write keeps an index plan as rest_deliverie
 
   const insertRows = async (count: number): Promise<number[]> =>
     ((await runner.query(
-      `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, status, attempts, next_attempt_at)
-       SELECT gen_random_uuid(), $1, $2, 'created', 'sending', 1, now() FROM generate_series(1, $3) RETURNING id`,
+      `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, status, attempts, next_attempt_at, lease_until)
+       SELECT gen_random_uuid(), $1, $2, 'created', 'pending', 1, now(), now() + interval '1 hour' FROM generate_series(1, $3) RETURNING id`,
       [serviceId, submissionId, count],
     )) as Array<{ id: string }>).map((r) => Number(r.id));
 
@@ -89,5 +89,38 @@ describe('rest services: the attempt write keeps an index plan as rest_deliverie
     const rows = (await runner.query(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'rest_deliveries'`)) as Array<{ indexname: string; indexdef: string }>;
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.filter((r) => /\bdelivery_id\b/.test(r.indexdef)).map((r) => r.indexname)).toEqual([]);
+  });
+
+  // The claim changes no indexed column (status, next_attempt_at and date_modified stay; the
+  // lease is `lease_until`), so a row whose page has room is updated in place, with no new index
+  // entry; new pages keep a fifth free for it (fillfactor 80, migration 1764940000000;
+  // docs/benchmarks.md, "Forwarding: a claim in place (issue 20, session 14)").
+  it('claims rows in place: a heap-only update of each, none again while its lease runs', async () => {
+    await runner.query(`DELETE FROM rest_deliveries`);
+    const [{ reloptions }] = (await runner.query(`SELECT reloptions FROM pg_class WHERE oid = 'rest_deliveries'::regclass`)) as Array<{ reloptions: string[] }>;
+    expect(reloptions).toContain('fillfactor=80');
+    // Four rows the size of the bench's (a snapshot of about 600 bytes) on a new page, one
+    // submission each (no row waits for an earlier event), as the relay finds them just written.
+    await runner.query(
+      `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, status, next_attempt_at, snapshot)
+       SELECT gen_random_uuid(), $1, $2 + g, 'created', 'pending', now() - make_interval(secs => 100 - g), jsonb_build_object('pad', repeat(md5(g::text), 18))
+       FROM generate_series(1, 4) g`,
+      [serviceId, submissionId],
+    );
+    const claim = async () => ((await runner.query(CLAIM_SQL, [10, '60000'])) as [unknown[], number])[0];
+    await runner.startTransaction();
+    try {
+      expect(await claim()).toHaveLength(4);
+      const [counts] = (await runner.query(
+        `SELECT pg_stat_get_xact_tuples_updated('rest_deliveries'::regclass)::int AS updated, pg_stat_get_xact_tuples_hot_updated('rest_deliveries'::regclass)::int AS hot`,
+      )) as Array<{ updated: number; hot: number }>;
+      expect(counts).toEqual({ updated: 4, hot: 4 });
+      // Leased: not claimable again until the lease has passed (a worker killed mid-send).
+      expect(await claim()).toHaveLength(0);
+      await runner.query(`UPDATE rest_deliveries SET lease_until = now() - interval '1 second'`);
+      expect(await claim()).toHaveLength(4);
+    } finally {
+      await runner.rollbackTransaction();
+    }
   });
 });

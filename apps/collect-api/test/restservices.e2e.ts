@@ -226,7 +226,7 @@ describe('rest services: CRUD, forwarders on the wire, retries, delivery log', (
       rx.script('/busy', [{ status: 200, body: 'ok', delayMs: 6_000 }]);
       const busy = (await create({ xform: busyForm, name: 'generic_json', service_url: `${rx.url}/busy` }).expect(201)).body;
       await Promise.all(Array.from({ length: 16 }, (_, i) => submitJson({ name: `busy ${i}` }, busyForm)));
-      const sending = async () => ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 AND status = 'sending'`, [busy.id])) as Array<{ n: number }>)[0].n;
+      const sending = async () => ((await sut.app.get(DataSource).query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 AND status IN ('pending', 'retrying') AND lease_until IS NOT NULL`, [busy.id])) as Array<{ n: number }>)[0].n;
       await until('every send slot busy', async () => (await sending()) === 16);
       const form = await newForm('del_form');
       const svc = (await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/deleted` }).expect(201)).body;

@@ -122,7 +122,7 @@ export class ReplaysRepository {
       const [rows] = (await m.query(`UPDATE rest_replays SET status = 'cancelled', finished_at = now() WHERE id = $1 AND status IN ('queued', 'running') RETURNING id`, [id])) as [unknown[], number];
       if (!rows.length) return false;
       // A queued row's job then finds nothing to claim; a row being sent finishes.
-      await m.query(`DELETE FROM rest_deliveries WHERE replay_id = $1 AND status IN ('pending', 'retrying')`, [id]);
+      await m.query(`DELETE FROM rest_deliveries WHERE replay_id = $1 AND status IN ('pending', 'retrying') AND lease_until IS NULL`, [id]);
       await m.query(
         `UPDATE rest_replays SET done = p.done, failed = p.failed FROM (
            SELECT count(*) FILTER (WHERE status IN ('success', 'skipped'))::int AS done, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM rest_deliveries WHERE replay_id = $1) p
@@ -140,7 +140,7 @@ export class ReplaysRepository {
   async purgeCancelled(): Promise<number> {
     const [, n] = (await this.replays.query(
       `DELETE FROM rest_deliveries d USING rest_replays r
-       WHERE d.replay_id = r.id AND r.status = 'cancelled' AND r.finished_at > now() - interval '1 day' AND d.status IN ('pending', 'retrying')`,
+       WHERE d.replay_id = r.id AND r.status = 'cancelled' AND r.finished_at > now() - interval '1 day' AND d.status IN ('pending', 'retrying') AND d.lease_until IS NULL`,
     )) as [unknown, number];
     return n;
   }

@@ -96,7 +96,10 @@ export class RestServiceEntity {
 
 /** The submission events a service may take (`events`); docs/restservices.md, "Events". */
 export type DeliveryEvent = 'created' | 'updated' | 'deleted';
-/** Row states: pending/retrying (due at next_attempt_at) → sending (claimed by a worker) → final. */
+/**
+ * Row states: pending/retrying (due at next_attempt_at; leased by a worker while it sends, `leaseUntil`)
+ * → final. `sending`: a row claimed by a worker older than migration 1764940000000.
+ */
 export type DeliveryRowStatus = 'pending' | 'retrying' | 'sending' | 'success' | 'failed' | 'skipped';
 
 /** The outbox: one row per (submission event, active service), written in the submission's transaction. */
@@ -143,7 +146,7 @@ export class DeliveryEntity {
   @Column({ name: 'replay_id', type: 'int', nullable: true })
   replayId: number | null;
 
-  /** While sending: when the row counts as abandoned (a worker killed mid-send). */
+  /** Set while a worker sends the row (its claim): when the row counts as abandoned (a worker killed mid-send) and is claimable again. */
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
   leaseUntil: Date | null;
 

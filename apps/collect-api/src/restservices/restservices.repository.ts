@@ -11,6 +11,7 @@ export type AttemptRecord = Omit<DeliveryAttemptEntity, 'id' | 'createdAt'> & { 
 /** A row claimed for one attempt, with what the claim found out about its submission. */
 export type ClaimedDelivery = DeliveryEntity & { submissionGone: boolean; hasSuccessor: boolean; serviceVersion: string | null };
 
+/** Open rows; `sending` is what a worker before migration 1764940000000 set while it sent (a rolling update). */
 const OPEN = `('pending', 'retrying', 'sending')`;
 
 /**
@@ -26,19 +27,42 @@ const CLAIMED = `d.id, d.delivery_id, d.service_id, d.submission_id, d.event, d.
   EXISTS (SELECT 1 FROM rest_deliveries n WHERE n.submission_id = d.submission_id AND n.service_id = d.service_id AND n.id > d.id AND n.status IN ${OPEN}) AS has_successor`;
 
 /**
- * The lease of a claimed row: `lease_until`, and `next_attempt_at` set to the same moment, so a
- * `sending` row whose worker died is due again like any other row, and the claim is one
- * index range scan of the open rows by `next_attempt_at` (rest_deliveries_open_idx) that
- * stops after `limit` rows, whatever the backlog.
- */
-/**
  * Due rows a claim looks at beyond the ones it wants: room for rows held back by an earlier
  * event of their submission (sent first) or by their replay's head, which become due as
  * those finish.
  */
 const CANDIDATES = 100;
 
-const LEASE = (ms: string) => `lease_until = now() + (${ms} || ' milliseconds')::interval, next_attempt_at = now() + (${ms} || ' milliseconds')::interval`;
+/**
+ * The lease of a claimed row: `lease_until` only. A claim changes no column that an index of
+ * rest_deliveries names (key or predicate: `status`, `next_attempt_at`, `date_modified` stay), so
+ * PostgreSQL updates the row in place (HOT: no new index entries, a short WAL record) on a page
+ * with room (fillfactor 80, migration 1764940000000). A row is being sent while its lease runs
+ * (`lease_until IS NOT NULL`, status still `pending` or `retrying`); one whose worker died is
+ * claimable again once the lease has passed (CLAIMABLE). docs/restservices.md, "Delivery model";
+ * docs/benchmarks.md, "Forwarding: a claim in place (issue 20, session 14)".
+ */
+const LEASE = (ms: string) => `lease_until = now() + (${ms} || ' milliseconds')::interval`;
+
+/** Not leased, or its lease has passed (a worker killed mid-send). */
+const CLAIMABLE = (row: string) => `(${row}.lease_until IS NULL OR ${row}.lease_until <= now())`;
+
+/** The claim (claimDue; $1 the rows wanted, $2 the lease in ms). Exported for its test (the update is in place). */
+export const CLAIM_SQL = `WITH claim AS (
+    SELECT c.id
+    FROM (SELECT id, next_attempt_at, submission_id, service_id, replay_id FROM rest_deliveries
+     WHERE status IN ${OPEN} AND next_attempt_at <= now() AND ${CLAIMABLE('rest_deliveries')} ORDER BY next_attempt_at LIMIT $1 + ${CANDIDATES}) o
+    JOIN rest_deliveries c ON c.id = o.id
+    WHERE c.status IN ${OPEN} AND c.next_attempt_at <= now() AND ${CLAIMABLE('c')}
+      AND (SELECT 1 FROM rest_deliveries e WHERE e.submission_id = o.submission_id AND e.service_id = o.service_id AND e.id < o.id
+        AND e.status IN ${OPEN} LIMIT 1) IS NULL
+      AND NOT (o.replay_id IS NOT NULL
+        AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = o.service_id AND r.name = 'spreadsheet')
+        AND EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.replay_id = o.replay_id AND e.id < o.id AND e.status IN ${OPEN}))
+    ORDER BY o.next_attempt_at LIMIT $1 FOR UPDATE OF c SKIP LOCKED)
+  UPDATE rest_deliveries d SET attempts = d.attempts + 1, ${LEASE('$2')}
+  FROM claim WHERE d.id = claim.id
+  RETURNING ${CLAIMED}`;
 
 /**
  * The attempt write (recordAttempts). The rows it moves are found through the primary key
@@ -120,8 +144,8 @@ export class RestServicesRepository {
 
   /**
    * Claims due rows for sending, one attempt each, in one statement (docs/restservices.md,
-   * "Connections and batches"): due pending/retrying rows, plus `sending` rows whose lease ran
-   * out (a worker killed mid-send; LEASE), earliest due first, but never a row while an earlier one of the same
+   * "Connections and batches"): due pending/retrying rows not leased, or whose lease ran
+   * out (a worker killed mid-send; LEASE, CLAIMABLE), earliest due first, but never a row while an earlier one of the same
    * submission for the same service is still open: the events of one submission reach a
    * service in order, also across retries ("Ordering"). A replay of a spreadsheet service goes
    * one head row at a time, in `_id` order: the head's attempt takes the rows after it into the
@@ -140,21 +164,7 @@ export class RestServicesRepository {
   async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     const rows = await preparedQuery<Record<string, unknown>>(
       this.deliveries.manager.connection,
-      `WITH claim AS (
-         SELECT c.id
-         FROM (SELECT id, next_attempt_at, submission_id, service_id, replay_id FROM rest_deliveries
-               WHERE status IN ${OPEN} AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT $1 + ${CANDIDATES}) o
-         JOIN rest_deliveries c ON c.id = o.id
-         WHERE c.status IN ${OPEN} AND c.next_attempt_at <= now()
-           AND (SELECT 1 FROM rest_deliveries e WHERE e.submission_id = o.submission_id AND e.service_id = o.service_id AND e.id < o.id
-                  AND e.status IN ${OPEN} LIMIT 1) IS NULL
-           AND NOT (o.replay_id IS NOT NULL
-             AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = o.service_id AND r.name = 'spreadsheet')
-             AND EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.replay_id = o.replay_id AND e.id < o.id AND e.status IN ${OPEN}))
-         ORDER BY o.next_attempt_at LIMIT $1 FOR UPDATE OF c SKIP LOCKED)
-       UPDATE rest_deliveries d SET status = 'sending', attempts = d.attempts + 1, ${LEASE('$2')}, date_modified = now()
-       FROM claim WHERE d.id = claim.id
-       RETURNING ${CLAIMED}`,
+      CLAIM_SQL,
       [limit, String(leaseMs)],
     );
     return rows.map((raw) => this.claimed(raw)).sort((a, b) => a.id - b.id);
@@ -173,12 +183,12 @@ export class RestServicesRepository {
       `WITH cand AS (
          SELECT d.id, EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.submission_id = d.submission_id AND e.service_id = d.service_id AND e.id < d.id AND e.status IN ${OPEN}) AS blocked
          FROM rest_deliveries d
-         WHERE d.replay_id = $1 AND d.service_id = $2 AND d.id > $3 AND d.status IN ('pending', 'retrying') AND d.event = 'created'
+         WHERE d.replay_id = $1 AND d.service_id = $2 AND d.id > $3 AND d.status IN ('pending', 'retrying') AND d.lease_until IS NULL AND d.event = 'created'
            AND NOT EXISTS (SELECT 1 FROM sheets_rows sr WHERE sr.service_id = d.service_id AND sr.submission_id = d.submission_id)
          ORDER BY d.id LIMIT $4 FOR UPDATE OF d SKIP LOCKED),
        taken AS (SELECT id FROM cand WHERE id < COALESCE((SELECT min(id) FROM cand WHERE blocked), 9223372036854775807))
-       UPDATE rest_deliveries d SET status = 'sending', attempts = attempts + 1, ${LEASE('$5')}, date_modified = now()
-       FROM taken WHERE d.id = taken.id AND d.status IN ('pending', 'retrying')
+       UPDATE rest_deliveries d SET attempts = attempts + 1, ${LEASE('$5')}
+       FROM taken WHERE d.id = taken.id AND d.status IN ('pending', 'retrying') AND d.lease_until IS NULL
        RETURNING ${CLAIMED}`,
       [head.replayId, head.serviceId, head.id, limit, String(leaseMs)],
     )) as [Array<Record<string, unknown>>, number];
@@ -308,12 +318,12 @@ export class RestServicesRepository {
     const [, moved] = (await this.deliveries.query(
       `UPDATE rest_deliveries d SET status = CASE WHEN attempts - 1 > attempt_base THEN 'retrying' ELSE 'pending' END, attempts = attempts - 1,
          next_attempt_at = ${at === 'held' ? HELD_UNTIL : '$2::timestamptz'}, lease_until = NULL, date_modified = now()
-       WHERE d.id = $1 AND d.status = 'sending'
+       WHERE d.id = $1 AND d.lease_until IS NOT NULL
          AND NOT EXISTS (SELECT 1 FROM rest_replays r WHERE r.id = d.replay_id AND r.status = 'cancelled')`,
       at === 'held' ? [id] : [id, at],
     )) as [unknown, number];
     // A row of a replay cancelled meanwhile is dropped instead (replays.repository.ts, cancel).
-    if (!moved) await this.deliveries.query(`DELETE FROM rest_deliveries WHERE id = $1 AND status = 'sending' AND replay_id IS NOT NULL`, [id]);
+    if (!moved) await this.deliveries.query(`DELETE FROM rest_deliveries WHERE id = $1 AND lease_until IS NOT NULL AND replay_id IS NOT NULL`, [id]);
   }
 
   /**
@@ -324,7 +334,7 @@ export class RestServicesRepository {
   async resumeHeld(serviceId: number): Promise<number> {
     const rows = (await this.deliveries.query(
       `UPDATE rest_deliveries d SET status = 'pending', next_attempt_at = now(), attempt_base = attempts, lease_until = NULL, date_modified = now()
-       WHERE d.service_id = $1 AND (d.status IN ('pending', 'retrying') OR (d.status = 'failed'
+       WHERE d.service_id = $1 AND ((d.status IN ('pending', 'retrying') AND d.lease_until IS NULL) OR (d.status = 'failed'
          AND d.date_modified > COALESCE((SELECT max(b.created_at) FROM rest_delivery_attempts b WHERE b.service_id = $1 AND b.status = 'success'), '-infinity')
          AND EXISTS (SELECT 1 FROM (SELECT a.status_code, a.error FROM rest_delivery_attempts a WHERE a.delivery_row_id = d.id ORDER BY a.id DESC LIMIT 1) last
                      WHERE (last.status_code IS NULL AND COALESCE(last.error, '') NOT LIKE 'refused:%') OR last.status_code IN (408, 425, 429) OR last.status_code >= 500)))
