@@ -1,6 +1,7 @@
+import pg from 'pg';
 import request from 'supertest';
 import { DataSource, type QueryRunner } from 'typeorm';
-import { ATTEMPT_WRITE_SQL, CLAIM_SQL, RestServicesRepository, type AttemptRecord } from '../src/restservices/restservices.repository.js';
+import { ATTEMPT_WRITE_SQL, CLAIM_PLANNER, CLAIM_SQL, RestServicesRepository, type AttemptRecord } from '../src/restservices/restservices.repository.js';
 import { demoXForm } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser } from './test-users.js';
@@ -121,6 +122,26 @@ describe('rest services: the attempt write keeps an index plan as rest_deliverie
       expect(await claim()).toHaveLength(4);
     } finally {
       await runner.rollbackTransaction();
+    }
+  });
+
+  // The worker claims on a connection whose planner has only the plan the claim was written for
+  // (CLAIM_PLANNER): a generic plan made on a small table read the open index as a bitmap, every
+  // dead entry of it on every claim, and sorted (docs/benchmarks.md, "Forwarding: the claim's
+  // plan (issue 20, session 14)").
+  it('claims through the open index in order and locks by primary key, in the generic plan made on a small table', async () => {
+    await runner.query(`DELETE FROM rest_deliveries`);
+    const client = new pg.Client({ connectionString: (db.options as { url?: string }).url, options: CLAIM_PLANNER });
+    await client.connect();
+    try {
+      await client.query(`SET plan_cache_mode = force_generic_plan`);
+      await client.query(`PREPARE claim(int, text) AS ${CLAIM_SQL}`);
+      const plan = ((await client.query(`EXPLAIN EXECUTE claim(10, '60000')`)).rows as Array<{ 'QUERY PLAN': string }>).map((r) => r['QUERY PLAN']).join('\n');
+      expect(plan).toMatch(/Index Scan using rest_deliveries_open_idx on rest_deliveries/);
+      expect(plan).toMatch(/Index Scan using rest_deliveries_pkey on rest_deliveries c\b/);
+      expect(plan).not.toMatch(/Bitmap|Sort|Seq Scan on rest_deliveries/);
+    } finally {
+      await client.end();
     }
   });
 });

@@ -35,6 +35,14 @@ export function preparedQuery<T>(db: DataSource, text: string, values: unknown[]
 }
 
 /**
+ * `preparedQuery` on a pool of the repository's own (one whose connections carry settings of
+ * their own, e.g. the worker's claim connection: restservices.repository.ts, CLAIM_PLANNER).
+ */
+export function preparedQueryOnPool<T>(pool: Pool, text: string, values: unknown[]): Promise<T[]> {
+  return run(pool, text, values);
+}
+
+/**
  * `preparedQuery` inside the transaction of `m` (on its connection): for the fixed statements
  * of a hot path's transaction (the OpenRosa intake's checked insert and attachment rows).
  */

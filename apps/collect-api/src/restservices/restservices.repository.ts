@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import pg from 'pg';
 import { In, type Repository } from 'typeorm';
-import { preparedQuery } from '../database/prepared-query.js';
+import { preparedQuery, preparedQueryOnPool } from '../database/prepared-query.js';
 import type { DeliverySnapshot } from './delivery-snapshot.js';
 import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity, type AttemptStatus, type DeliveryEvent, type ServiceName } from './restservice.entities.js';
 
@@ -47,13 +48,34 @@ const LEASE = (ms: string) => `lease_until = now() + (${ms} || ' milliseconds'):
 /** Not leased, or its lease has passed (a worker killed mid-send). */
 const CLAIMABLE = (row: string) => `(${row}.lease_until IS NULL OR ${row}.lease_until <= now())`;
 
-/** The claim (claimDue; $1 the rows wanted, $2 the lease in ms). Exported for its test (the update is in place). */
+/**
+ * Finished rows. The claim re-checks a candidate it locks (`c`) as "not finished" rather than
+ * "open": the same rows (a row is one or the other), but a condition that does not imply the
+ * open rows' partial indexes, so the row is fetched by its primary key and never by a walk of
+ * the open index (CLAIM_PLANNER).
+ */
+const FINISHED = `('success', 'failed', 'skipped')`;
+
+/**
+ * The planner settings of the connection the worker claims on (a pool of one, claimDue). The
+ * claim must walk the open rows' index in `next_attempt_at` order and stop after its top-N: a
+ * prepared statement keeps the generic plan made on its first executions, and one made while
+ * rest_deliveries was small read the open index as a bitmap, every entry of it (the dead ones
+ * of finished rows too, which only a plain index scan marks and then skips), visited each row's
+ * page and sorted them, on every claim however large the index had grown (10 ms and 570 buffer
+ * hits per claim of 2 rows over 1,100 entries in the forwarding-cost bench; docs/benchmarks.md,
+ * "Forwarding: the claim's plan (issue 20, session 14)"). With bitmap scans, sequential scans
+ * and sorts off, the only plan left is the one the statement was written for.
+ */
+export const CLAIM_PLANNER = '-c enable_bitmapscan=off -c enable_seqscan=off -c enable_sort=off';
+
+/** The claim (claimDue; $1 the rows wanted, $2 the lease in ms). Exported for its tests (the update is in place; its plan). */
 export const CLAIM_SQL = `WITH claim AS (
     SELECT c.id
     FROM (SELECT id, next_attempt_at, submission_id, service_id, replay_id FROM rest_deliveries
      WHERE status IN ${OPEN} AND next_attempt_at <= now() AND ${CLAIMABLE('rest_deliveries')} ORDER BY next_attempt_at LIMIT $1 + ${CANDIDATES}) o
     JOIN rest_deliveries c ON c.id = o.id
-    WHERE c.status IN ${OPEN} AND c.next_attempt_at <= now() AND ${CLAIMABLE('c')}
+    WHERE c.status NOT IN ${FINISHED} AND c.next_attempt_at <= now() AND ${CLAIMABLE('c')}
       AND (SELECT 1 FROM rest_deliveries e WHERE e.submission_id = o.submission_id AND e.service_id = o.service_id AND e.id < o.id
         AND e.status IN ${OPEN} LIMIT 1) IS NULL
       AND NOT (o.replay_id IS NOT NULL
@@ -107,7 +129,11 @@ const HELD_UNTIL = `'9999-12-31'::timestamptz`;
 
 /** Queries on rest_services, the rest_deliveries outbox and the attempt log. */
 @Injectable()
-export class RestServicesRepository {
+export class RestServicesRepository implements OnApplicationShutdown {
+  private readonly logger = new Logger(RestServicesRepository.name);
+  /** The worker's claim connection (CLAIM_PLANNER), opened by the first claim. */
+  private claimPool: pg.Pool | null = null;
+
   constructor(
     @InjectRepository(RestServiceEntity) private readonly services: Repository<RestServiceEntity>,
     @InjectRepository(DeliveryEntity) private readonly deliveries: Repository<DeliveryEntity>,
@@ -162,12 +188,28 @@ export class RestServicesRepository {
    * along (CLAIMED), so the worker may reuse the service it read last.
    */
   async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-    const rows = await preparedQuery<Record<string, unknown>>(
-      this.deliveries.manager.connection,
+    const rows = await preparedQueryOnPool<Record<string, unknown>>(
+      this.claims(),
       CLAIM_SQL,
       [limit, String(leaseMs)],
     );
     return rows.map((raw) => this.claimed(raw)).sort((a, b) => a.id - b.id);
+  }
+
+  /** A pool of one connection with the claim's planner settings; claims come one at a time (the relay's pass). */
+  private claims(): pg.Pool {
+    if (this.claimPool) return this.claimPool;
+    const { url } = this.deliveries.manager.connection.options as { url?: string };
+    this.claimPool = new pg.Pool({ connectionString: url, max: 1, options: CLAIM_PLANNER });
+    // An idle connection that breaks (a database restart) is replaced by the next claim.
+    this.claimPool.on('error', (err) => this.logger.warn({ err: err.message }, 'claim connection lost; the next claim opens another'));
+    return this.claimPool;
+  }
+
+  /** After the relay stopped claiming and drained (beforeApplicationShutdown). */
+  async onApplicationShutdown(): Promise<void> {
+    await this.claimPool?.end();
+    this.claimPool = null;
   }
 
   /**
