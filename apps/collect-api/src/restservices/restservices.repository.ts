@@ -49,8 +49,8 @@ const LEASE = (ms: string) => `lease_until = now() + (${ms} || ' milliseconds'):
 const CLAIMABLE = (row: string) => `(${row}.lease_until IS NULL OR ${row}.lease_until <= now())`;
 
 /**
- * Finished rows. The claim re-checks a candidate it locks (`c`) as "not finished" rather than
- * "open": the same rows (a row is one or the other), but a condition that does not imply the
+ * Finished rows (the predicate of rest_deliveries_finished_idx, which pruneFinished walks). The
+ * claim re-checks a candidate it locks (`c`) as "not finished" rather than "open": the same rows (a row is one or the other), but a condition that does not imply the
  * open rows' partial indexes, so the row is fetched by its primary key and never by a walk of
  * the open index (CLAIM_PLANNER).
  */
@@ -258,7 +258,7 @@ export class RestServicesRepository implements OnApplicationShutdown {
     const [, deleted] = (await this.deliveries.query(
       `DELETE FROM rest_deliveries WHERE id IN (
          SELECT id FROM rest_deliveries
-         WHERE status IN ('success', 'failed', 'skipped') AND date_modified < now() - make_interval(days => $1)
+         WHERE status IN ${FINISHED} AND date_modified < now() - make_interval(days => $1)
          ORDER BY date_modified LIMIT $2)`,
       [days, limit],
     )) as [unknown, number];
