@@ -63,7 +63,7 @@ describe('one-statement intake, grouped under concurrency', () => {
     const stored = (await db().query(
       `SELECT s.id, s.uuid, s.form_id, s.json->>'name' AS name,
          (SELECT count(*)::int FROM rest_deliveries d WHERE d.submission_id = s.id) AS outbox,
-         (SELECT count(*)::int FROM rest_deliveries d WHERE d.submission_id = s.id AND d.snapshot->'submission'->>'uuid' = s.uuid AND (d.snapshot->'submission'->>'id')::int = s.id) AS own_snapshot
+         (SELECT count(*)::int FROM rest_deliveries d WHERE d.submission_id = s.id AND d.event = 'created' AND d.snapshot IS NULL) AS own_snapshot
        FROM submissions s WHERE s.form_id = ANY($1) ORDER BY s.id`,
       [[a, b]],
     )) as Array<{ id: number; uuid: string; form_id: number; name: string; outbox: number; own_snapshot: number }>;
@@ -71,7 +71,8 @@ describe('one-statement intake, grouped under concurrency', () => {
     expect(stored.map((r) => `${r.form_id === a ? 'group_a' : 'group_b'}/${r.uuid}/${r.name}`).sort()).toEqual(expected);
     for (const r of stored) {
       expect(r.outbox).toBe(r.form_id === a ? 1 : 2);
-      // Each outbox row carries the snapshot of its own submission, not of a neighbour in the statement.
+      // Each outbox row is its own submission's created row, not a neighbour's in the statement; it
+      // stores no snapshot: the claim builds one from the submission it names (migration 1764950000000).
       expect(r.own_snapshot).toBe(r.outbox);
     }
     // Grouping happened: some rows were written by one transaction (one statement) together.

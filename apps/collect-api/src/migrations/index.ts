@@ -28,6 +28,7 @@ import { DeliveriesWithoutServiceFk1764920000100 } from './1764920000100-deliver
 import { AttemptsWithoutDeliveryFk1764920000200 } from './1764920000200-attempts-without-delivery-fk.js';
 import { DeliveriesWithoutDeliveryIdIndex1764930000000 } from './1764930000000-deliveries-without-delivery-id-index.js';
 import { DeliveriesClaimInPlace1764940000000 } from './1764940000000-deliveries-claim-in-place.js';
+import { DeliverySnapshotOnChange1764950000000 } from './1764950000000-delivery-snapshot-on-change.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
@@ -51,3 +52,4 @@ migrations.push(SubmissionCounts1764910000000, DataChanges1764910000001);
 migrations.push(DeliveriesWithoutServiceFk1764920000100, AttemptsWithoutDeliveryFk1764920000200);
 migrations.push(DeliveriesWithoutDeliveryIdIndex1764930000000);
 migrations.push(DeliveriesClaimInPlace1764940000000);
+migrations.push(DeliverySnapshotOnChange1764950000000);

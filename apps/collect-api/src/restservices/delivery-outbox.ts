@@ -4,7 +4,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 import { preparedQuery, preparedQueryIn } from '../database/prepared-query.js';
 import type { SubmissionEvent } from '../submissions/submission-events.js';
 import type { SubmissionOutbox } from '../submissions/submission-outbox.js';
-import { attachmentsSql, snapshotForServiceSql, snapshotOfRowSql, snapshotSql } from './delivery-snapshot.js';
+import { attachmentsSql, snapshotForServiceSql, snapshotSql } from './delivery-snapshot.js';
 import type { DeliveryEvent } from './restservice.entities.js';
 
 /** NOTIFY channel of new outbox rows; the worker's relay LISTENs on it (delivery-relay.ts). */
@@ -21,7 +21,8 @@ const EVENT: Record<SubmissionEvent['type'], DeliveryEvent> = {
  * The rest-service side of the submissions' outbox port (docs/restservices.md, "Delivery
  * model"). Inside the storing transaction, ONE statement writes a rest_deliveries row per active
  * service of the form that takes this event, each with the snapshot of the submission (so every
- * attempt sends what the event was about). A form without services costs one index probe; the
+ * attempt sends what the event was about; the one-statement intake's `created` rows take theirs
+ * when the submission first changes, createdRowsSql). A form without services costs one index probe; the
  * snapshot is only built when some service takes the event. After the commit, a NOTIFY wakes
  * the worker's relay: outside the intake transaction, because PostgreSQL serializes the commits
  * of notifying transactions, and coalesced, so concurrent commits of this process share one.
@@ -55,14 +56,17 @@ export class DeliveryOutbox implements SubmissionOutbox {
   }
 
   /**
-   * The `created` rows of a new submission without attachments, written by the intake's insert
-   * statement itself (SubmissionOutbox.createdRowsSql): one round trip for row and outbox. Such
-   * a submission waits for no media, so its rows are due at once.
+   * The `created` rows of a new submission whose media are all there, written by the intake's
+   * insert statement itself (SubmissionOutbox.createdRowsSql): one round trip for row and outbox.
+   * Such a submission waits for no media, so its rows are due at once. They store no snapshot:
+   * until the submission changes, the live row is the snapshot; the claim builds it from there,
+   * and the first update of the submission before the send stores the submission as it was
+   * (migration 1764950000000; docs/restservices.md, "Fidelity").
    */
   createdRowsSql(inserted: string, attached?: string): string {
     return outboxRowsSql({
       join: `CROSS JOIN ${inserted} ins`, submissionId: 'ins.id', formId: 'ins.form_id', event: `'created'::varchar`,
-      snapshot: snapshotOfRowSql('ins', `'[]'::jsonb`, attached), due: 'now()',
+      snapshot: null, due: 'now()',
     });
   }
 
@@ -125,9 +129,9 @@ export class DeliveryOutbox implements SubmissionOutbox {
  * the transaction, `createdRowsSql` as a CTE of the one-statement insert (`join` brings in the
  * new row). Each argument is an SQL expression.
  */
-function outboxRowsSql(o: { join?: string; submissionId: string; formId: string; event: string; snapshot: string; due: string }): string {
+function outboxRowsSql(o: { join?: string; submissionId: string; formId: string; event: string; snapshot: string | null; due: string }): string {
   return `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, snapshot, next_attempt_at)
-       SELECT gen_random_uuid(), rs.id, ${o.submissionId}, ${o.event}, ${snapshotForServiceSql(o.snapshot, 'rs.name')}, ${o.due}
+       SELECT gen_random_uuid(), rs.id, ${o.submissionId}, ${o.event}, ${o.snapshot === null ? 'NULL::jsonb' : snapshotForServiceSql(o.snapshot, 'rs.name')}, ${o.due}
        FROM rest_services rs ${o.join ?? ''}
        WHERE rs.form_id = ${o.formId} AND rs.active AND ${o.event} = ANY(rs.events)
        RETURNING 1`;

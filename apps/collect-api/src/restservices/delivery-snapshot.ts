@@ -9,7 +9,9 @@ import type { DeliveryEvent } from './restservice.entities.js';
  * statement itself (PostgreSQL's `to_jsonb` of the rows, so the storing transaction builds
  * nothing in JavaScript). Every attempt of the delivery builds its request from this, never from
  * the live record: an edit made between two attempts is the next event, not a change of this one
- * (docs/restservices.md, "Fidelity").
+ * (docs/restservices.md, "Fidelity"). The one-statement intake's `created` rows store none until
+ * the submission first changes (a trigger then stores the old row's, migration 1764950000000);
+ * till then the claim builds it from the live row, the same SQL (restservices.repository.ts, CLAIMED).
  */
 export interface DeliverySnapshot {
   /** `to_jsonb(submissions.*)`: snake_case columns, timestamps as ISO text. */

@@ -134,7 +134,7 @@ export class DeliveryEntity {
   @Column({ name: 'next_attempt_at', type: 'timestamptz' })
   nextAttemptAt: Date;
 
-  /** The submission when the event was recorded (delivery-snapshot.ts); null on rows from before. */
+  /** The submission when the event was recorded (delivery-snapshot.ts); null while the live submission is that (an unchanged new one, migration 1764950000000) and on rows from before snapshots. */
   @Column({ type: 'jsonb', nullable: true })
   snapshot: DeliverySnapshot | null;
 
