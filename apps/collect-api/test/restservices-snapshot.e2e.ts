@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import type { DeliverySnapshot } from '../src/restservices/delivery-snapshot.js';
+import { snapshotForServiceSql, snapshotSql, type DeliverySnapshot } from '../src/restservices/delivery-snapshot.js';
 import { RestServicesRepository } from '../src/restservices/restservices.repository.js';
 import { demoXForm } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
@@ -78,6 +78,11 @@ describe('rest services: the snapshot of a created row is taken when its submiss
     expect(live).toMatchObject({ attachments: [], submitted_by: owner.username, missing_media: [] });
     expect(live.submission).toMatchObject({ id: untouchedId, uuid: untouched });
     expect(claimedCreated(untouchedId, xmlService).snapshot!.submission.xml).toEqual(expect.stringContaining('Kept'));
+    // The very snapshot the outbox statement stores for each kind (`to_jsonb` of the row), built from the columns.
+    const stored = async (kind: string) =>
+      ((await db.query(`SELECT ${snapshotForServiceSql(snapshotSql('$1', `'[]'::jsonb`), `'${kind}'`)} AS snapshot`, [untouchedId])) as Array<{ snapshot: DeliverySnapshot }>)[0].snapshot;
+    expect(live).toEqual(await stored('generic_json'));
+    expect(claimedCreated(untouchedId, xmlService).snapshot).toEqual(await stored('generic_xml'));
     // Still nothing stored for the untouched submission: the claim wrote only the lease.
     expect((await rowsOf(untouchedId)).map((r) => r.snapshot)).toEqual([null, null]);
   });

@@ -45,6 +45,27 @@ export function snapshotOfRowSql(alias: string, missing: string, attachmentsFrom
       'missing_media', ${missing})`;
 }
 
+/** The columns of `submissions` but `xml`: the keys of a snapshot's `submission` (`to_jsonb` of the row) without the XML. */
+const COLUMNS_BUT_XML = ['id', 'form_id', 'uuid', 'json', 'content_hash', 'status', 'submitted_by_id', 'version', 'edited', 'bamboo_dataset_id', 'date_created', 'date_modified', 'deleted_at'];
+
+/**
+ * SQL: the snapshot of submission `submissionId` as it is now, as the outbox statement would have
+ * stored it for a service named `serviceName` (snapshotOfRowSql with snapshotForServiceSql): what
+ * the claim returns for a row that stores none (restservices.repository.ts, CLAIMED). The
+ * `submission` object is built from the columns, the XML only when the service sends it: `to_jsonb`
+ * of the whole row would decompress and escape the XML (9 kB for the soak's 250 answers) for
+ * every claim and then drop it. A test compares the two (restservices-snapshot.e2e.ts).
+ */
+export function liveSnapshotSql(submissionId: string, serviceName: string): string {
+  const columns = COLUMNS_BUT_XML.map((c) => `'${c}', s.${c}`).join(', ');
+  return `(SELECT jsonb_build_object(
+      'submission', jsonb_build_object(${columns}) || CASE WHEN ${serviceName} IN (${XML_SERVICES.map((n) => `'${n}'`).join(', ')}) THEN jsonb_build_object('xml', s.xml) ELSE '{}'::jsonb END,
+      'attachments', ${attachmentsSql('s.id')},
+      'submitted_by', (SELECT u.username FROM users u WHERE u.id = s.submitted_by_id),
+      'missing_media', '[]'::jsonb)
+    FROM submissions s WHERE s.id = ${submissionId})`;
+}
+
 /** The services whose requests carry the instance XML (forwarders/generic-xml.forwarder.ts). */
 export const XML_SERVICES: readonly string[] = ['generic_xml'];
 

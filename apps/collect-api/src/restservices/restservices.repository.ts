@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import pg from 'pg';
 import { In, type Repository } from 'typeorm';
 import { preparedQuery, preparedQueryOnPool } from '../database/prepared-query.js';
-import { snapshotForServiceSql, snapshotSql, type DeliverySnapshot } from './delivery-snapshot.js';
+import { liveSnapshotSql, type DeliverySnapshot } from './delivery-snapshot.js';
 import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity, type AttemptStatus, type DeliveryEvent, type ServiceName } from './restservice.entities.js';
 
 /** One finished attempt: its log entry and the row's next state (`retryAt` for `retrying`). */
@@ -25,7 +25,7 @@ const OPEN = `('pending', 'retrying', 'sending')`;
  * PostgreSQL may turn an EXISTS into a hash of every live submission.
  */
 const CLAIMED = `d.id, d.delivery_id, d.service_id, d.submission_id, d.event, d.attempts, d.attempt_base, d.body, d.replay_id,
-  COALESCE(d.snapshot, CASE WHEN d.event <> 'deleted' THEN ${snapshotForServiceSql(snapshotSql('d.submission_id', `'[]'::jsonb`), '(SELECT r.name FROM rest_services r WHERE r.id = d.service_id)')} END) AS snapshot,
+  COALESCE(d.snapshot, CASE WHEN d.event <> 'deleted' THEN ${liveSnapshotSql('d.submission_id', '(SELECT r.name FROM rest_services r WHERE r.id = d.service_id)')} END) AS snapshot,
   COALESCE((SELECT s.deleted_at IS NOT NULL OR f.deleted_at IS NOT NULL FROM submissions s JOIN forms f ON f.id = s.form_id WHERE s.id = d.submission_id), true) AS submission_gone,
   (SELECT r.date_modified::text FROM rest_services r WHERE r.id = d.service_id) AS service_version,
   EXISTS (SELECT 1 FROM rest_deliveries n WHERE n.submission_id = d.submission_id AND n.service_id = d.service_id AND n.id > d.id AND n.status IN ${OPEN}) AS has_successor`;
