@@ -109,13 +109,15 @@ export function snapshotAttachments(s: DeliverySnapshot): AttachmentEntity[] {
 
 /**
  * The §2.2 object of the snapshot, or for a `deleted` event the submission's identifiers only:
- * `{"_id", "_uuid", "_xform_id_string", "_deleted_at"}` (docs/restservices.md, "Events").
+ * `{"_id", "_uuid", "_xform_id_string", "_deleted_at"}` (docs/restservices.md, "Events"). With
+ * `reuseAnswers` the snapshot's answers object becomes the §2.2 object (buildSubmissionJson): the
+ * returned `submission.json` is then that object, metadata included.
  */
-export function snapshotJson(s: DeliverySnapshot, event: DeliveryEvent, form: FormEntity, baseUrl: string): { submission: SubmissionEntity; json: SubmissionJson } {
+export function snapshotJson(s: DeliverySnapshot, event: DeliveryEvent, form: FormEntity, baseUrl: string, options: { reuseAnswers?: boolean } = {}): { submission: SubmissionEntity; json: SubmissionJson } {
   const submission = snapshotSubmission(s);
   if (event === 'deleted') {
     const deletedAt = submission.deletedAt ?? new Date();
     return { submission, json: { _id: submission.id, _uuid: submission.uuid, _xform_id_string: form.idString, _deleted_at: formatSubmissionTime(deletedAt) } };
   }
-  return { submission, json: buildSubmissionJson({ submission, form, attachments: snapshotAttachments(s), submittedBy: s.submitted_by, baseUrl }) };
+  return { submission, json: buildSubmissionJson({ submission, form, attachments: snapshotAttachments(s), submittedBy: s.submitted_by, baseUrl, reuseAnswers: options.reuseAnswers }) };
 }

@@ -227,7 +227,9 @@ export class DeliveryService implements OnApplicationShutdown {
     if (row.event === 'created' && row.snapshot.missing_media?.length) {
       this.logger.warn({ deliveryId: row.deliveryId, submissionId: row.submissionId, missing: row.snapshot.missing_media, waitedSeconds: this.config.FORWARD_MEDIA_WAIT_SECONDS }, 'forwarding a submission whose attachments have not all arrived (FORWARD_MEDIA_WAIT_SECONDS passed)');
     }
-    return { ...snapshotJson(row.snapshot, row.event, form, this.config.PUBLIC_BASE_URL), form };
+    // The snapshot was parsed for this attempt alone: its answers become the payload object (no
+    // copy), except for the one forwarder that reads the answers apart (generic_xml with `fields`).
+    return { ...snapshotJson(row.snapshot, row.event, form, this.config.PUBLIC_BASE_URL, { reuseAnswers: !needsXml }), form };
   }
 
   /** 2xx success; 410 deactivates; 408/425/429/5xx/transport errors retry while attempts remain; else failed. */
