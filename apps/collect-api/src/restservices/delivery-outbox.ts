@@ -61,9 +61,10 @@ export class DeliveryOutbox implements SubmissionOutbox {
    * Such a submission waits for no media, so its rows are due at once. They store no snapshot:
    * until the submission changes, the live row is the snapshot; the claim builds it from there,
    * and the first update of the submission before the send stores the submission as it was
-   * (migration 1764950000000; docs/restservices.md, "Fidelity").
+   * (migration 1764950000000; docs/restservices.md, "Fidelity"). So the statement's attachment
+   * rows (the port's `attached`) are not read here: the claim reads them once committed.
    */
-  createdRowsSql(inserted: string, attached?: string): string {
+  createdRowsSql(inserted: string): string {
     return outboxRowsSql({
       join: `CROSS JOIN ${inserted} ins`, submissionId: 'ins.id', formId: 'ins.form_id', event: `'created'::varchar`,
       snapshot: null, due: 'now()',
