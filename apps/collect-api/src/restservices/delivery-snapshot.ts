@@ -34,13 +34,13 @@ export function snapshotSql(id: string, missing: string): string {
 
 /**
  * SQL of the snapshot of the `submissions` row under `alias` of the enclosing query (a replay
- * writes one row per submission it reads). `attachmentsFrom`: where its attachment rows are, the
- * table or a CTE of the same statement that inserted them (SubmissionOutbox.createdRowsSql).
+ * writes one row per submission it reads). `submission`: the SQL of its `submission` object
+ * (liveSnapshotSql builds it from the columns).
  */
-export function snapshotOfRowSql(alias: string, missing: string, attachmentsFrom = 'attachments'): string {
+export function snapshotOfRowSql(alias: string, missing: string, submission = `to_jsonb(${alias})`): string {
   return `jsonb_build_object(
-      'submission', to_jsonb(${alias}),
-      'attachments', ${attachmentsSql(`${alias}.id`, attachmentsFrom)},
+      'submission', ${submission},
+      'attachments', ${attachmentsSql(`${alias}.id`)},
       'submitted_by', (SELECT u.username FROM users u WHERE u.id = ${alias}.submitted_by_id),
       'missing_media', ${missing})`;
 }
@@ -58,16 +58,17 @@ const COLUMNS_BUT_XML = ['id', 'form_id', 'uuid', 'json', 'content_hash', 'statu
  */
 export function liveSnapshotSql(submissionId: string, serviceName: string): string {
   const columns = COLUMNS_BUT_XML.map((c) => `'${c}', s.${c}`).join(', ');
-  return `(SELECT jsonb_build_object(
-      'submission', jsonb_build_object(${columns}) || CASE WHEN ${serviceName} IN (${XML_SERVICES.map((n) => `'${n}'`).join(', ')}) THEN jsonb_build_object('xml', s.xml) ELSE '{}'::jsonb END,
-      'attachments', ${attachmentsSql('s.id')},
-      'submitted_by', (SELECT u.username FROM users u WHERE u.id = s.submitted_by_id),
-      'missing_media', '[]'::jsonb)
-    FROM submissions s WHERE s.id = ${submissionId})`;
+  const submission = `jsonb_build_object(${columns}) || CASE WHEN ${sendsXmlSql(serviceName)} THEN jsonb_build_object('xml', s.xml) ELSE '{}'::jsonb END`;
+  return `(SELECT ${snapshotOfRowSql('s', `'[]'::jsonb`, submission)} FROM submissions s WHERE s.id = ${submissionId})`;
 }
 
 /** The services whose requests carry the instance XML (forwarders/generic-xml.forwarder.ts). */
 export const XML_SERVICES: readonly string[] = ['generic_xml'];
+
+/** SQL: whether the service named `serviceName` (an SQL expression) is one of XML_SERVICES. */
+function sendsXmlSql(serviceName: string): string {
+  return `${serviceName} IN (${XML_SERVICES.map((n) => `'${n}'`).join(', ')})`;
+}
 
 /**
  * SQL: snapshot `snapshot` as stored for a service named `serviceName` (SQL expressions): without
@@ -78,12 +79,12 @@ export const XML_SERVICES: readonly string[] = ['generic_xml'];
  * became a generic_xml one later reloads the live submission (DeliveryService.payloadOf).
  */
 export function snapshotForServiceSql(snapshot: string, serviceName: string): string {
-  return `CASE WHEN ${serviceName} IN (${XML_SERVICES.map((n) => `'${n}'`).join(', ')}) THEN ${snapshot} ELSE ${snapshot} #- '{submission,xml}' END`;
+  return `CASE WHEN ${sendsXmlSql(serviceName)} THEN ${snapshot} ELSE ${snapshot} #- '{submission,xml}' END`;
 }
 
-/** SQL: the live attachments of a submission as a jsonb array (from the table, or a CTE of its rows). */
-export function attachmentsSql(submissionId: string, from = 'attachments'): string {
-  return `COALESCE((SELECT jsonb_agg(to_jsonb(a) ORDER BY a.id) FROM ${from} a WHERE a.submission_id = ${submissionId} AND a.deleted_at IS NULL), '[]'::jsonb)`;
+/** SQL: the live attachments of a submission as a jsonb array. */
+export function attachmentsSql(submissionId: string): string {
+  return `COALESCE((SELECT jsonb_agg(to_jsonb(a) ORDER BY a.id) FROM attachments a WHERE a.submission_id = ${submissionId} AND a.deleted_at IS NULL), '[]'::jsonb)`;
 }
 
 const date = (v: unknown): Date => new Date(String(v));
