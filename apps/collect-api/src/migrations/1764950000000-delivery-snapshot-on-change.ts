@@ -1,6 +1,24 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
+ * SQL: the snapshot of the submissions row `row` as the outbox statement stores it for the
+ * service `r` (delivery-snapshot.ts, snapshotOfRowSql and snapshotForServiceSql, written out
+ * here: a migration keeps the SQL of its day). An expression of the UPDATE's SET: built only for
+ * the rows the UPDATE finds.
+ */
+const snapshotOf = (row: string) => {
+  const snap = `jsonb_build_object(
+    'submission', to_jsonb(${row}),
+    'attachments', COALESCE((SELECT jsonb_agg(to_jsonb(a) ORDER BY a.id) FROM attachments a WHERE a.submission_id = ${row}.id AND a.deleted_at IS NULL), '[]'::jsonb),
+    'submitted_by', (SELECT u.username FROM users u WHERE u.id = ${row}.submitted_by_id),
+    'missing_media', '[]'::jsonb)`;
+  return `CASE WHEN r.name IN ('generic_xml') THEN ${snap} ELSE ${snap} #- '{submission,xml}' END`;
+};
+
+/** The open rows `d` of a non-delete event with neither a snapshot nor kept bytes, with their service `r`. */
+const WITHOUT_SNAPSHOT = `d.status IN ('pending', 'retrying', 'sending') AND d.snapshot IS NULL AND d.body IS NULL AND d.event <> 'deleted' AND r.id = d.service_id`;
+
+/**
  * The `created` rows the one-statement intake writes no longer carry a snapshot of the new
  * submission: until the submission changes, the live row is that snapshot, and the claim builds
  * it from the live row (restservices.repository.ts, CLAIMED). This trigger keeps the promise of
@@ -17,31 +35,19 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * 2.9 kB, most of a 250-answer one's outbox row, and nearly every submission is sent before
  * anything changes it (docs/benchmarks.md, "Forwarding: snapshot on change (issue 20, session 15)").
  *
- * Per row, with a cheap test first: a submissions UPDATE without open rows costs one probe of
- * the open rows' index by submission.
+ * Per row: a submissions UPDATE without such rows costs one probe of the open rows' index by
+ * submission.
  */
 export class DeliverySnapshotOnChange1764950000000 implements MigrationInterface {
   name = 'DeliverySnapshotOnChange1764950000000';
 
   async up(q: QueryRunner): Promise<void> {
+    // One statement: without such rows it is one probe of the open rows' index by submission.
     await q.query(`
       CREATE FUNCTION rest_deliveries_keep_snapshot() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        snap jsonb;
       BEGIN
-        IF NOT EXISTS (SELECT 1 FROM rest_deliveries d WHERE d.submission_id = OLD.id AND d.status IN ('pending', 'retrying', 'sending')
-                         AND d.snapshot IS NULL AND d.body IS NULL AND d.event <> 'deleted') THEN
-          RETURN NULL;
-        END IF;
-        snap := jsonb_build_object(
-          'submission', to_jsonb(OLD),
-          'attachments', COALESCE((SELECT jsonb_agg(to_jsonb(a) ORDER BY a.id) FROM attachments a WHERE a.submission_id = OLD.id AND a.deleted_at IS NULL), '[]'::jsonb),
-          'submitted_by', (SELECT u.username FROM users u WHERE u.id = OLD.submitted_by_id),
-          'missing_media', '[]'::jsonb);
-        UPDATE rest_deliveries d SET snapshot = CASE WHEN r.name IN ('generic_xml') THEN snap ELSE snap #- '{submission,xml}' END
-        FROM rest_services r
-        WHERE d.submission_id = OLD.id AND d.status IN ('pending', 'retrying', 'sending')
-          AND d.snapshot IS NULL AND d.body IS NULL AND d.event <> 'deleted' AND r.id = d.service_id;
+        UPDATE rest_deliveries d SET snapshot = ${snapshotOf('OLD')}
+        FROM rest_services r WHERE d.submission_id = OLD.id AND ${WITHOUT_SNAPSHOT};
         RETURN NULL;
       END $$`);
     await q.query(`CREATE TRIGGER submissions_keep_delivery_snapshots AFTER UPDATE ON submissions FOR EACH ROW EXECUTE FUNCTION rest_deliveries_keep_snapshot()`);
@@ -51,15 +57,6 @@ export class DeliverySnapshotOnChange1764950000000 implements MigrationInterface
     await q.query(`DROP TRIGGER IF EXISTS submissions_keep_delivery_snapshots ON submissions`);
     await q.query(`DROP FUNCTION IF EXISTS rest_deliveries_keep_snapshot()`);
     // The rows still without one get the snapshot the older code expects (built from the live row).
-    await q.query(`
-      UPDATE rest_deliveries d SET snapshot = CASE WHEN r.name IN ('generic_xml') THEN x.snap ELSE x.snap #- '{submission,xml}' END
-      FROM rest_services r, submissions s,
-        LATERAL (SELECT jsonb_build_object(
-          'submission', to_jsonb(s),
-          'attachments', COALESCE((SELECT jsonb_agg(to_jsonb(a) ORDER BY a.id) FROM attachments a WHERE a.submission_id = s.id AND a.deleted_at IS NULL), '[]'::jsonb),
-          'submitted_by', (SELECT u.username FROM users u WHERE u.id = s.submitted_by_id),
-          'missing_media', '[]'::jsonb) AS snap) x
-      WHERE d.snapshot IS NULL AND d.body IS NULL AND d.event <> 'deleted' AND d.status IN ('pending', 'retrying', 'sending')
-        AND r.id = d.service_id AND s.id = d.submission_id`);
+    await q.query(`UPDATE rest_deliveries d SET snapshot = ${snapshotOf('s')} FROM rest_services r, submissions s WHERE s.id = d.submission_id AND ${WITHOUT_SNAPSHOT}`);
   }
 }
