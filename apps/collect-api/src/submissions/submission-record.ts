@@ -41,6 +41,42 @@ export function emptyRecord(): SubmissionRecord {
   return Object.create(null) as SubmissionRecord;
 }
 
+/** Joined paths kept at most (a process-wide bound, whatever the bodies send). */
+const JOINED_KEPT = 10_000;
+/** Longer joined paths are built each time, not kept: the bound on what the cache may hold. */
+const JOINED_MAX_LENGTH = 128;
+
+/**
+ * `prefix/name`, the xpath of a group's child, from a cache of the paths bodies named before:
+ * per parent path, per child name (both strings V8 has hashed already, the parsed keys of a
+ * body). Submissions of one form name the same paths every time; built afresh, a 250-answer
+ * body made 250 new strings that V8 then hashed and looked up again as keys of the record, two
+ * fifths of recordFromJson (docs/benchmarks.md, "Record pipeline (issue 20, session 16)"). A
+ * returned string is the one the record's keys were made of last time, so the record's insert
+ * finds its hash ready. Bounded: past JOINED_KEPT entries the cache starts again empty, and
+ * paths longer than JOINED_MAX_LENGTH are not kept, so a flood of new names costs the first
+ * request's work, not memory.
+ */
+const joinedPaths = new Map<string, Map<string, string>>();
+let joinedCount = 0;
+
+export function childPath(prefix: string, name: string): string {
+  let children = joinedPaths.get(prefix);
+  const hit = children?.get(name);
+  if (hit !== undefined) return hit;
+  const path = `${prefix}/${name}`;
+  if (path.length > JOINED_MAX_LENGTH) return path;
+  if (joinedCount >= JOINED_KEPT) {
+    joinedPaths.clear();
+    joinedCount = 0;
+    children = undefined;
+  }
+  if (!children) joinedPaths.set(prefix, (children = new Map()));
+  children.set(name, path);
+  joinedCount++;
+  return path;
+}
+
 function repeatPaths(form: Pick<FormEntity, 'fields'>): Set<string> {
   return new Set(form.fields.filter((f) => f.type === 'repeat').map((f) => f.xpath));
 }
@@ -60,7 +96,7 @@ export function recordFromXml(root: XmlNode, form: Pick<FormEntity, 'fields'>, l
     for (const c of node.children) counts.set(c.name, (counts.get(c.name) ?? 0) + 1);
     for (const el of node.children) {
       if (el.name.length > MAX_NAME_LENGTH) throw new FieldValidationError({ xml_submission_file: [`An element name is longer than ${MAX_NAME_LENGTH} characters.`] });
-      const xpath = prefix ? `${prefix}/${el.name}` : el.name;
+      const xpath = prefix ? childPath(prefix, el.name) : el.name;
       if (xpath.length > MAX_XPATH_LENGTH) throw new FieldValidationError({ xml_submission_file: [`An element path is longer than ${MAX_XPATH_LENGTH} characters.`] });
       if (repeats.has(xpath) || (el.children.length && (counts.get(el.name) ?? 0) > 1)) {
         const item = emptyRecord();
@@ -110,8 +146,6 @@ export function recordFromJson(input: Record<string, unknown>, limits: Pick<Inpu
       problems.push(`${prefix}: nested too deeply`);
       return;
     }
-    // `prefix/` once per object, not per key (a string per answer thrown away).
-    const base = prefix ? `${prefix}/` : '';
     for (const key in obj) {
       // Own keys only, as Object.keys gave them (a parsed body inherits nothing enumerable).
       if (!Object.hasOwn(obj, key)) continue;
@@ -125,7 +159,7 @@ export function recordFromJson(input: Record<string, unknown>, limits: Pick<Inpu
         continue;
       }
       // Inside a repeat item, keys may already carry the repeat path (`rep/q`).
-      const xpath = prefix && !startsWithStep(key, prefix) ? base + key : key;
+      const xpath = prefix && !startsWithStep(key, prefix) ? childPath(prefix, key) : key;
       if (xpath.length > MAX_XPATH_LENGTH) {
         problems.push(`${key.slice(0, 100)}: the path is longer than ${MAX_XPATH_LENGTH} characters`);
         continue;
@@ -218,7 +252,7 @@ export function contentHashOf(canonical: string): string {
  * The record as sorted-key JSON (contentHash's input). Intake writes it once and uses it twice:
  * hashed, and as the stored answers' JSON (jsonb keeps no key order, so these bytes store the
  * same value as the record's own JSON; docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
- * `keys`: the record's own keys (Object.keys) when the caller has them; they are sorted in place.
+ * `keys`: the record's own keys (Object.keys) when the caller has them; they are kept (sortedKeys), not changed.
  *
  * A flat record (string answers, no repeats: every JSON submission to a form without repeats)
  * is written by JSON.stringify with its sorted keys as the property list, which writes the keys
@@ -236,10 +270,39 @@ export function canonicalJson(record: SubmissionRecord, keys: string[] = Object.
       break;
     }
   }
-  if (flat) return JSON.stringify(record, keys.sort());
+  if (flat) return JSON.stringify(record, sortedKeys(keys));
   const canon = (v: unknown): unknown =>
     Array.isArray(v) ? v.map(canon) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])])) : v;
   return JSON.stringify(canon(record));
+}
+
+/** Key lists sorted lately, by their first key: one per form shape, a few kept. */
+const sortedLately = new Map<string, { keys: string[]; sorted: string[] }>();
+const SORTED_KEPT = 64;
+
+/**
+ * `keys` sorted. Submissions of one form list the same keys in the same order (the same
+ * strings, childPath), so the order sorted last time is reused when every key is the one at the
+ * same place then: a comparison per key instead of a sort (a 250-key sort was a fifth of
+ * canonicalJson; docs/benchmarks.md, "Record pipeline (issue 20, session 16)").
+ */
+function sortedKeys(keys: string[]): string[] {
+  if (!keys.length) return keys;
+  const last = sortedLately.get(keys[0]!);
+  if (last && last.keys.length === keys.length) {
+    let same = true;
+    for (let i = 1; i < keys.length; i++) {
+      if (keys[i] !== last.keys[i]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return last.sorted;
+  }
+  const sorted = keys.slice().sort();
+  if (sortedLately.size >= SORTED_KEPT && !last) sortedLately.clear();
+  sortedLately.set(keys[0]!, { keys: keys.slice(), sorted });
+  return sorted;
 }
 
 /** All string values of a record with their xpath (repeats included), for attachment matching. */
@@ -279,6 +342,51 @@ interface FormLayout {
   tags: Map<string, readonly [open: string, close: string]>;
   /** Fields with children (groups, repeats): how many group tags a document may need. */
   groups: number;
+  /** Flat documents rendered lately for this form, newest last (FLAT_TEMPLATES_KEPT). */
+  templates: FlatTemplate[];
+}
+
+/**
+ * A flat document of one list of keys (renderFlat), kept with its answers' places: the record's
+ * own keys, the extra answers' keys, and `parts` (the document's pieces) whose `slots` hold the
+ * escaped answers, `keys[i]` the answer of `slots[i]`, taken from the extra answers when
+ * `fromExtra[i]`. Slot 0 and the last piece are the root element's tags. The answers' places
+ * follow from the keys alone, so a record with the same keys (the same strings, childPath) and
+ * string answers is written into a copy of `parts`: no sort into form order and no group
+ * bookkeeping per submission (docs/benchmarks.md, "Record pipeline (issue 20, session 16)").
+ */
+interface FlatTemplate {
+  own: string[];
+  extraKeys: string[] | null;
+  parts: string[];
+  slots: Int32Array;
+  keys: string[];
+  fromExtra: Uint8Array;
+}
+
+const FLAT_TEMPLATES_KEPT = 4;
+
+/** Key lists equal element by element (the same strings, so mostly a pointer comparison). */
+function sameKeys(a: readonly string[] | null, b: readonly string[] | null): boolean {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The document from a kept template of these keys, or null (none kept, or an answer that is not a string). */
+function fromTemplate(layout: FormLayout, rec: SubmissionRecord, more: Record<string, string> | undefined, own: string[], extraKeys: string[] | null, head: string, tail: string): string | null {
+  const t = layout.templates.find((k) => sameKeys(k.own, own) && sameKeys(k.extraKeys, extraKeys));
+  if (!t) return null;
+  const parts = t.parts.slice();
+  for (let i = 0; i < t.slots.length; i++) {
+    const value = t.fromExtra[i] ? more![t.keys[i]!] : rec[t.keys[i]!];
+    if (typeof value !== 'string') return null;
+    parts[t.slots[i]!] = escapeXml(value);
+  }
+  parts[0] = head;
+  parts[parts.length - 1] = tail;
+  return parts.join('');
 }
 
 /** Per `fields` array (FormCache keeps it): built once per form, not per submission. */
@@ -290,7 +398,7 @@ function layoutOf(fields: FormField[]): FormLayout {
     // Fields without an xpath (partial definitions in unit tests) get no tags; ranks never needed one.
     const tags = new Map(fields.filter((f) => typeof f.xpath === 'string').map((f) => [f.xpath, elementTags(f.xpath)] as const));
     const groups = fields.filter((f) => f.type === 'group' || f.type === 'repeat').length;
-    layouts.set(fields, (layout = { rank: new Map(fields.map((f, i) => [f.xpath, i])), tags, groups }));
+    layouts.set(fields, (layout = { rank: new Map(fields.map((f, i) => [f.xpath, i])), tags, groups, templates: [] }));
   }
   return layout;
 }
@@ -316,7 +424,19 @@ export function renderInstanceXml(
   const own = ownKeys ?? Object.keys(record);
   // The extra keys the record does not hold, after its own (indexes m.. of the keys).
   let added: string[] | null = null;
-  if (extra) for (const k in extra) if (Object.hasOwn(extra, k) && !Object.hasOwn(record, k)) (added ??= []).push(k);
+  let extraKeys: string[] | null = null;
+  if (extra) {
+    for (const k in extra) {
+      if (!Object.hasOwn(extra, k)) continue;
+      (extraKeys ??= []).push(k);
+      if (!Object.hasOwn(record, k)) (added ??= []).push(k);
+    }
+  }
+  const version = form.version ? ` version="${escapeXml(form.version)}"` : '';
+  const head = `<?xml version="1.0" encoding="UTF-8"?><${form.rootName} xmlns:jr="http://openrosa.org/javarosa" xmlns:orx="http://openrosa.org/xforms" id="${escapeXml(form.idString)}"${version}>`;
+  const tail = `</${form.rootName}>`;
+  const kept = fromTemplate(layout, record, extra, own, extraKeys, head, tail);
+  if (kept !== null) return kept;
   const m = own.length;
   // Form order; keys the form does not know keep their order, after the known ones. Rank and
   // index packed into one number (rank x n + index: exact, far below 2^53) sort natively and
@@ -326,10 +446,7 @@ export function renderInstanceXml(
   const sorted = new Float64Array(n);
   for (let i = 0; i < n; i++) sorted[i] = (layout.rank.get(i < m ? own[i]! : added![i - m]!) ?? unknown) * n + i;
   sorted.sort();
-  const version = form.version ? ` version="${escapeXml(form.version)}"` : '';
-  const head = `<?xml version="1.0" encoding="UTF-8"?><${form.rootName} xmlns:jr="http://openrosa.org/javarosa" xmlns:orx="http://openrosa.org/xforms" id="${escapeXml(form.idString)}"${version}>`;
-  const tail = `</${form.rootName}>`;
-  const flat = renderFlat(layout, record, extra, own, added, sorted, head, tail);
+  const flat = renderFlat(layout, record, extra, own, added, extraKeys, sorted, head, tail);
   if (flat !== null) return flat;
   return `${head}${renderTree(layout.rank, record, extra, added ? own.concat(added) : own, sorted)}${tail}`;
 }
@@ -345,7 +462,8 @@ export function renderInstanceXml(
  * (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
  */
 function renderFlat(
-  layout: FormLayout, rec: SubmissionRecord, more: Record<string, string> | undefined, own: string[], added: string[] | null, sorted: Float64Array, head: string, tail: string,
+  layout: FormLayout, rec: SubmissionRecord, more: Record<string, string> | undefined, own: string[], added: string[] | null, extraKeys: string[] | null,
+  sorted: Float64Array, head: string, tail: string,
 ): string | null {
   const m = own.length;
   const n = sorted.length;
@@ -357,6 +475,9 @@ function renderFlat(
   const open: string[] = []; // paths of the open groups, outermost first
   let closed: Set<string> | null = null;
   const tags = (path: string) => layout.tags.get(path) ?? elementTags(path);
+  const slots = new Int32Array(n);
+  const keys: string[] = new Array<string>(n);
+  const fromExtra = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     const k = sorted[i]! % n;
     const key = k < m ? own[k]! : added![k - m]!;
@@ -376,17 +497,27 @@ function renderFlat(
       open.push(group);
       parts[p++] = tags(group)[0];
     }
-    const value = more && Object.hasOwn(more, key) ? more[key] : rec[key];
+    const extra = !!more && Object.hasOwn(more, key);
+    const value = extra ? more[key] : rec[key];
     if (typeof value !== 'string') return null;
     const element = tags(key);
     parts[p++] = element[0];
+    slots[i] = p;
+    keys[i] = key;
+    fromExtra[i] = extra ? 1 : 0;
     parts[p++] = escapeXml(value);
     parts[p++] = element[1];
   }
   while (open.length) parts[p++] = tags(open.pop()!)[1];
   parts[p++] = tail;
   parts.length = p;
-  return parts.join('');
+  const document = parts.join('');
+  // Kept without the answers (the slots hold empty strings until a copy is filled).
+  for (let i = 0; i < n; i++) parts[slots[i]!] = '';
+  if (layout.templates.length >= FLAT_TEMPLATES_KEPT) layout.templates.shift();
+  // Copies of the key lists: the caller's may change after this returns.
+  layout.templates.push({ own: own.slice(), extraKeys, parts, slots, keys, fromExtra });
+  return document;
 }
 
 interface TreeNode {

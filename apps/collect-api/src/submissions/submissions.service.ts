@@ -169,7 +169,7 @@ export class SubmissionsService {
     for (const key of METADATA_KEYS) delete record[key];
     if (instanceId.length > 255) throw new FieldValidationError({ 'meta/instanceID': ['At most 255 characters.'] });
     // One copy of the keys serves the instance XML (their order) and then the canonical JSON
-    // (sorted in place); that JSON is hashed and stored as the answers' JSON (jsonb keeps no key
+    // (in sorted order); that JSON is hashed and stored as the answers' JSON (jsonb keeps no key
     // order): written once (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
     const keys = Object.keys(record);
     const xml = renderOrKeep(form, record, instanceId, deprecatedId, input.xml, keys);
