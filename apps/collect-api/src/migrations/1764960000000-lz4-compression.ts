@@ -8,10 +8,18 @@ export const LZ4_COLUMNS: ReadonlyArray<readonly [table: string, column: string]
   ['rest_deliveries', 'body'],
 ];
 
+/**
+ * Whether the server has column compression methods at all (PostgreSQL 14 and later have
+ * `default_toast_compression`) and whether lz4 is one of them (only on a build with lz4).
+ */
+async function compressionMethods(q: Pick<QueryRunner, 'query'>): Promise<{ methods: boolean; lz4: boolean }> {
+  const rows = (await q.query(`SELECT 'lz4' = ANY(enumvals) AS lz4 FROM pg_settings WHERE name = 'default_toast_compression'`)) as Array<{ lz4: boolean }>;
+  return { methods: rows.length > 0, lz4: rows[0]?.lz4 === true };
+}
+
 /** Whether the server was built with lz4 (then, and only then, `default_toast_compression` offers it). */
 export async function serverHasLz4(q: Pick<QueryRunner, 'query'>): Promise<boolean> {
-  const rows = (await q.query(`SELECT 'lz4' = ANY(enumvals) AS lz4 FROM pg_settings WHERE name = 'default_toast_compression'`)) as Array<{ lz4: boolean }>;
-  return rows[0]?.lz4 === true;
+  return (await compressionMethods(q)).lz4;
 }
 
 /**
@@ -34,6 +42,8 @@ export class Lz4Compression1764960000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
+    // Before PostgreSQL 14 there is no method to set back (nor could `up` have set one).
+    if (!(await compressionMethods(q)).methods) return;
     for (const [table, column] of LZ4_COLUMNS) await q.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET COMPRESSION DEFAULT`);
   }
 }
