@@ -276,6 +276,14 @@ export function canonicalJson(record: SubmissionRecord, keys: string[] = Object.
   return JSON.stringify(canon(record));
 }
 
+/** Key lists equal element by element (the same strings, so mostly a pointer comparison). */
+function sameKeys(a: readonly string[] | null, b: readonly string[] | null): boolean {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** Key lists sorted lately, by their first key: one per form shape, a few kept. */
 const sortedLately = new Map<string, { keys: string[]; sorted: string[] }>();
 const SORTED_KEPT = 64;
@@ -289,16 +297,7 @@ const SORTED_KEPT = 64;
 function sortedKeys(keys: string[]): string[] {
   if (!keys.length) return keys;
   const last = sortedLately.get(keys[0]!);
-  if (last && last.keys.length === keys.length) {
-    let same = true;
-    for (let i = 1; i < keys.length; i++) {
-      if (keys[i] !== last.keys[i]) {
-        same = false;
-        break;
-      }
-    }
-    if (same) return last.sorted;
-  }
+  if (last && sameKeys(last.keys, keys)) return last.sorted;
   const sorted = keys.slice().sort();
   if (sortedLately.size >= SORTED_KEPT && !last) sortedLately.clear();
   sortedLately.set(keys[0]!, { keys: keys.slice(), sorted });
@@ -365,14 +364,6 @@ interface FlatTemplate {
 }
 
 const FLAT_TEMPLATES_KEPT = 4;
-
-/** Key lists equal element by element (the same strings, so mostly a pointer comparison). */
-function sameKeys(a: readonly string[] | null, b: readonly string[] | null): boolean {
-  if (a === b) return true;
-  if (!a || !b || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 /** The document from a kept template of these keys, or null (none kept, or an answer that is not a string). */
 function fromTemplate(layout: FormLayout, rec: SubmissionRecord, more: Record<string, string> | undefined, own: string[], extraKeys: string[] | null, head: string, tail: string): string | null {
