@@ -129,6 +129,9 @@ try {
   report('ratio delivered/intake, forwarder that only sends (reference)', median(rates['http-only']) / intake);
   report('ratio delivered/intake, forwarder that sends and records (reference)', median(rates.durable) / intake);
   report('ratio delivered/intake, ours in this bench', median(rates.ours) / intake);
+  // Ours against the least durable forwarder of the same run: what our path costs beyond what
+  // any outbox must do, with the VM's phase and the shared cores in both sides.
+  report('ratio delivered ours/durable forwarder', median(rates.ours) / median(rates.durable));
 } finally {
   await forwarder?.terminate();
   await collect?.stop();
