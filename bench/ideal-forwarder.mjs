@@ -7,17 +7,19 @@
 // attempt entry, 8 rows or what answered within 5 ms per statement. Nothing else: no claim, no
 // lease, no read of the submission, no ordering, no gate.
 // Messages in: { mode: 'http' | 'durable' }, { uuids: [...] }, { drain: n }.
-// Out: { drained: n, statements } once every uuid told so far is sent (and recorded).
+// Out: { drained: n } once every uuid told so far is sent (and recorded).
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
+import { httpPost } from './bench-helpers.mjs';
 
 const pg = createRequire(workerData.requireFrom)('pg');
 const { receiverUrl, payload, databaseUrl, formId, serviceId } = workerData;
 const MAX_IN_FLIGHT = 16;
 const BATCH = 8;
 const GATHER_MS = 5;
+const TIMEOUT_MS = 30_000;
 
 /** The least a durable outbox records of a success: the row finished and its attempt entry (restservices.repository.ts ATTEMPT_WRITE_SQL, cut down). */
 const RECORD_SQL = `WITH s AS (SELECT id FROM submissions WHERE form_id = $2 AND uuid = ANY($1::varchar[])),
@@ -29,7 +31,6 @@ const RECORD_SQL = `WITH s AS (SELECT id FROM submissions WHERE form_id = $2 AND
     SELECT id, service_id, 1, 'success', 200, 1, NULL, 'ok', event FROM moved)
   UPDATE rest_services SET last_delivery_at = now(), last_status = 'success' WHERE id = $3`;
 
-const target = new URL(receiverUrl);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 const db = new pg.Pool({ connectionString: databaseUrl, max: 1 });
 let durable = false;
@@ -40,12 +41,11 @@ let outstanding = 0;
 let answered = [];
 let recording = null;
 let timer = null;
-let statements = 0;
 let draining = null;
 
 function settle() {
   if (draining === null || outstanding > 0 || recording || answered.length) return;
-  parentPort.postMessage({ drained: draining, statements });
+  parentPort.postMessage({ drained: draining });
   draining = null;
 }
 
@@ -55,7 +55,6 @@ function record() {
   if (recording || !answered.length) return;
   const batch = answered;
   answered = [];
-  statements++;
   recording = db.query({ name: 'record', text: RECORD_SQL, values: [batch, formId, serviceId] }).then(() => {
     recording = null;
     outstanding -= batch.length;
@@ -83,15 +82,8 @@ function pump() {
     const uuid = queue.shift();
     inFlight++;
     const body = JSON.stringify({ ...payload, _uuid: uuid });
-    const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-delivery-id': randomUUID() };
-    const req = http.request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers }, (res) => {
-      res.resume();
-      res.on('end', () => done(uuid));
-    });
-    req.on('error', (err) => {
-      throw err;
-    });
-    req.end(body);
+    // A failed send is not caught: the unhandled rejection ends the thread, and the bench with it.
+    void httpPost(agent, receiverUrl, { 'content-type': 'application/json', 'x-delivery-id': randomUUID() }, body, TIMEOUT_MS).then(() => done(uuid));
   }
 }
 
