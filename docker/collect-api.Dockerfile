@@ -3,38 +3,73 @@
 #   API     node apps/collect-api/dist/main.js      (default CMD)
 #   worker  node apps/collect-api/dist/worker.js    (queue consumer; see docs/operations.md)
 #   migrate node apps/collect-api/dist/migrate.js   (Helm pre-install/pre-upgrade Job)
-# Build from the repository root: docker build -f docker/collect-api.Dockerfile -t collect-api:<tag> .
+# Build from the repository root, in the docker format (podman/buildah's default OCI format drops
+# HEALTHCHECK): docker build -f docker/collect-api.Dockerfile -t collect-api:<tag> .
+#   podman build --format docker -f docker/collect-api.Dockerfile -t collect-api:<tag> .
+# `pnpm images:check` builds and starts both images (docs/operations.md, "Images").
 # Pin the base by digest in CI (NODE_IMAGE=node:24.21.0-bookworm-slim@sha256:...) for reproducible builds.
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
-# ---- build: whole workspace, dev dependencies, tsc, then `pnpm deploy` of this one service ----
-FROM ${NODE_IMAGE} AS build
+# Network: only the stages `deps` and `runtime-base` download (Debian's mirror, npm's registry);
+# `build` and `runtime` need none (images:check builds them with --network=none).
+# An extra CA for a TLS-intercepting proxy comes as the build secret `build_ca` (a file mounted for
+# one RUN, never a layer; the build stages are not shipped): --secret id=build_ca,src=<file>.
+
+# ---- deps: toolchain, every package of the lockfile, and the registry metadata `pnpm deploy` resolves against ----
+FROM ${NODE_IMAGE} AS deps
 # npm_config_nodedir: node-gyp uses the image's own headers instead of downloading them.
 ENV CI=true PNPM_HOME=/pnpm PATH=/pnpm:$PATH npm_config_nodedir=/usr/local
 # python3/g++/make: argon2's prebuilt binary crashes on this libc, its build script rebuilds it (~4 s).
-RUN apt-get update \
+RUN --mount=type=secret,id=build_ca,required=false \
+    if [ -s /run/secrets/build_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/build_ca; fi \
+ && apt-get update \
  && apt-get install -y --no-install-recommends python3 g++ make \
  && rm -rf /var/lib/apt/lists/* \
  && npm install -g pnpm@10.34.9
 WORKDIR /repo
 # Lockfile first: this layer (the package download) survives source-only changes.
-# (`pnpm install` below also lets the `node` devDependency fetch its Node 24 binary with npm: the
-# scripts' runtime outside images; the image's own Node is the base's.)
-COPY pnpm-lock.yaml pnpm-workspace.yaml package.json ./
-RUN pnpm fetch
+# --ignore-scripts: `pnpm fetch` links the packages and runs their install scripts; the `node`
+# devDependency's would download a ~120 MB Node binary that the image never uses (its Node is the base's).
+COPY pnpm-lock.yaml pnpm-workspace.yaml package.json .npmrc ./
+RUN --mount=type=secret,id=build_ca,required=false \
+    if [ -s /run/secrets/build_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/build_ca; fi \
+ && pnpm fetch --ignore-scripts
+# `pnpm deploy --legacy` resolves the lockfile's versions against pnpm's metadata cache, which
+# `pnpm fetch` does not fill: one resolution of the workspace's manifests does (no package download;
+# against an empty store, else pnpm takes the versions it holds without their metadata).
+COPY apps/collect-api/package.json apps/collect-api/
+COPY apps/cas/package.json apps/cas/
+COPY libs/contracts/package.json libs/contracts/
+COPY libs/embedded/package.json libs/embedded/
+COPY libs/jwt-validation/package.json libs/jwt-validation/
+COPY libs/platform/package.json libs/platform/
+COPY libs/runtime/package.json libs/runtime/
+COPY libs/testing/package.json libs/testing/
+COPY libs/xlsform/package.json libs/xlsform/
+RUN --mount=type=secret,id=build_ca,required=false \
+    if [ -s /run/secrets/build_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/build_ca; fi \
+ && pnpm install --resolution-only --no-frozen-lockfile --ignore-scripts --store-dir=/tmp/empty-store \
+ && rm -rf /tmp/empty-store /repo/node_modules /repo/*/*/node_modules
+
+# ---- build (no network): whole workspace, dev dependencies, tsc, then `pnpm deploy` of this one service ----
+FROM deps AS build
 COPY . .
-RUN pnpm install --offline --frozen-lockfile \
+# --ignore-scripts: as for `pnpm fetch`; the deploy below builds argon2 (allowed in pnpm-workspace.yaml).
+RUN pnpm install --offline --frozen-lockfile --ignore-scripts \
  && pnpm build \
- && pnpm --filter collect-api deploy --prod --legacy /out/apps/collect-api \
+ && pnpm --filter collect-api deploy --prod --legacy --offline /out/apps/collect-api \
  && rm -rf /out/apps/collect-api/src /out/apps/collect-api/test /out/apps/collect-api/tsconfig.json
 
-# ---- runtime: production dependencies + dist only, non-root, read-only-root compatible ----
-FROM ${NODE_IMAGE} AS runtime
+# ---- runtime-base: the base plus tini (network: Debian's mirror) ----
+FROM ${NODE_IMAGE} AS runtime-base
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
  && rm -rf /var/lib/apt/lists/* \
  && mkdir -p /data/media \
  && chown -R 1000:1000 /data
+
+# ---- runtime (no network): production dependencies + dist only, non-root, read-only-root compatible ----
+FROM runtime-base AS runtime
 # V8's young generation: at most 2 x 8 MB. V8 grows it while start-up allocates and keeps it while
 # idle, so the service gives it back once built (releaseStartUpMemory, libs/platform: one
 # memory-reducing gc(), hence --expose-gc) and it grows again only under load, up to the cap: a
@@ -60,7 +95,9 @@ USER 1000:1000
 EXPOSE 3000
 # Only /tmp and /data are written at run time; mount them as volumes with readOnlyRootFilesystem.
 VOLUME ["/tmp", "/data"]
+# Each role probes its own port: the worker (PID 1 is tini, its arguments name worker.js) serves
+# its probes on WORKER_PORT, the API on COLLECT_PORT.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.COLLECT_PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "const w=process.getBuiltinModule('fs').readFileSync('/proc/1/cmdline','latin1').includes('dist/worker.js');const p=w?(process.env.WORKER_PORT||3001):(process.env.COLLECT_PORT||3000);fetch('http://127.0.0.1:'+p+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "apps/collect-api/dist/main.js"]

