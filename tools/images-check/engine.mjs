@@ -1,7 +1,7 @@
 // The container engine for `pnpm images:check` (docs/operations.md, "Images checked end to end"):
 // `docker` when a daemon answers, else podman/buildah from Debian with a configuration of its own.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export function say(line) {
@@ -53,9 +53,12 @@ export async function ensureDebianPackages(commands) {
   await run('apt-get', [...lock, 'install', '-y', '--no-install-recommends', ...missing], { env, quiet: true });
 }
 
-function hardLimit(kind) {
-  const r = spawnSync('sh', ['-c', `ulimit -H${kind}`], { encoding: 'utf8' });
-  const n = Number(r.stdout.trim());
+/** This process's hard limit ("Max open files", "Max processes") from /proc/self/limits. */
+function hardLimit(label) {
+  const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith(label));
+  const hard = line?.slice(label.length).trim().split(/\s+/)[1];
+  if (hard === 'unlimited') return Infinity;
+  const n = Number(hard);
   return Number.isFinite(n) && n > 0 ? n : 1024;
 }
 
@@ -77,8 +80,8 @@ export async function chooseEngine(dir) {
   }
   await ensureDebianPackages({ podman: 'podman', buildah: 'buildah', runc: 'runc' });
   mkdirSync(dir, { recursive: true });
-  const nofile = hardLimit('n');
-  const nproc = Math.min(hardLimit('u'), NPROC_MAX);
+  const nofile = hardLimit('Max open files');
+  const nproc = Math.min(hardLimit('Max processes'), NPROC_MAX);
   const conf = join(dir, 'containers.conf');
   const storage = join(dir, 'storage.conf');
   writeFileSync(
