@@ -51,7 +51,7 @@ async function buildImage(engine, app, { base, tag, caFile }) {
   for (const target of ['deps', 'runtime-base']) await run(engine.cmd, [...common, '--target', target, '.'], opts);
   await run(engine.cmd, [...common, '--network=none', '-t', ref, '.'], opts);
   const image = await inspectImage(engine, ref);
-  const health = image.Config?.Healthcheck ?? image.ContainerConfig?.Healthcheck;
+  const health = image.Config?.Healthcheck ?? image.Healthcheck; // docker ; podman
   if (!health?.Test?.length) throw new Error(`${ref} has no HEALTHCHECK (built in a format that drops it?)`);
   if (!/^[1-9]\d*:[1-9]\d*$/.test(image.Config?.User ?? '')) throw new Error(`${ref} runs as "${image.Config?.User}", not a numeric non-root user`);
   say(`built ${ref} in ${seconds(started)}: ${mb(image.Size)} (image inspect), user ${image.Config.User}, HEALTHCHECK kept`);
