@@ -51,7 +51,7 @@ async function buildImage(engine, app, { base, tag, caFile }) {
   for (const target of ['deps', 'runtime-base']) await run(engine.cmd, [...common, '--target', target, '.'], opts);
   await run(engine.cmd, [...common, '--network=none', '-t', ref, '.'], opts);
   const image = await inspectImage(engine, ref);
-  const health = image.Config?.Healthcheck ?? image.Healthcheck; // docker ; podman
+  const health = image.Config?.Healthcheck ?? image.Healthcheck; // docker has it in Config, podman beside it
   if (!health?.Test?.length) throw new Error(`${ref} has no HEALTHCHECK (built in a format that drops it?)`);
   if (!/^[1-9]\d*:[1-9]\d*$/.test(image.Config?.User ?? '')) throw new Error(`${ref} runs as "${image.Config?.User}", not a numeric non-root user`);
   say(`built ${ref} in ${seconds(started)}: ${mb(image.Size)} (image inspect), user ${image.Config.User}, HEALTHCHECK kept`);
@@ -142,6 +142,8 @@ async function main() {
       DATABASE_URL: await pg.createDatabase('images_check_collect'),
       REDIS_URL: redis.url,
       COLLECT_SECRET_KEY: randomBytes(32).toString('hex'),
+      // Required in production while CAS sign-in is on (the development values turn it on).
+      CAS_CLIENT_SECRET: randomBytes(24).toString('hex'),
     };
     // No seed Secret here; the charts must render with the tags just built.
     const cas = renderChart(REPO, 'cas', { registry: REGISTRY, tag, set: ['cas.seed.secretName='] });
