@@ -19,7 +19,7 @@ export const LAYERS = {
     ['config'],
     ['storage', 'crypto', 'cache', 'jobs'],
     ['openrosa', 'database'],
-    ['wire-formats', 'migrations'],
+    ['wire-formats', 'migrations', 'encryption'],
     ['users'],
     ['auth'],
     ['cas-client'],
