@@ -43,7 +43,9 @@ export function parseManifest(xml: string, limits: Pick<InputLimits, 'maxNodes' 
   try {
     root = parseXml(xml, limits);
   } catch (err) {
-    if (err instanceof XmlInputError || err instanceof HttpErrorWithHeaders) return invalid(err.message);
+    if (err instanceof XmlInputError) return invalid(err.message);
+    // Over INPUT_MAX_NODES: the parser's 413 says which limit.
+    if (err instanceof HttpErrorWithHeaders) return invalid((err.getResponse() as { detail: string }).detail);
     throw err;
   }
   return manifestFromXml(root);
