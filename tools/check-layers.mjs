@@ -26,6 +26,7 @@ export const LAYERS = {
     ['oauth2', 'onboarding', 'profiles'],
     ['form-media'],
     ['forms'],
+    ['form-encryption'],
     ['submissions'],
     ['datasets'],
     ['media'],
