@@ -72,6 +72,28 @@ describe('envelopes of the test encryptor, every variant', () => {
     expect(out.ok && out.value.status).toBe('decrypted');
   });
 
+  it.each([
+    ['byte 1 (mid-word: Enketo flips byte 0)', 1, 2, true],
+    ['byte 7 (mid-word, seventh media part)', 7, 8, true],
+    ['byte 4 (word start: Enketo wraps like Java)', 4, 5, false],
+  ])('an Enketo envelope whose seed %s was 0xFF: decrypted with Enketo\'s own IVs', (_name, byte, parts, differs) => {
+    const instanceId = `uuid:${randomBytes(8).toString('hex')}`;
+    let aesKey = randomBytes(32);
+    while (ivSeed(instanceId, aesKey)[byte] !== 0xff) aesKey = randomBytes(32);
+    const media = Array.from({ length: parts - 1 }, (_, i) => ({ name: `m${i}.jpg`, bytes: randomBytes(i === 0 ? 5 : 300) }));
+    const env = encryptSubmission(submission({ instanceId, aesKey, style: 'enketo', media }));
+    const manifest = manifestOf(env.manifest);
+    const opened = EnvelopeDecryptor.open(manifest, pair.privateKey);
+    expect(opened.ok && opened.value.parts.some((p) => opened.value.enketoIvDiffers(p))).toBe(differs);
+    const out = decryptEnvelope(manifest, pair.privateKey, env.parts);
+    expect(out.ok && out.value.status).toBe('decrypted');
+    expect(out.ok && out.value.media.map((m) => m.bytes.equals(media.find((x) => x.name === m.name)!.bytes))).toEqual(media.map(() => true));
+    // The same envelope as Collect makes it needs no second reading.
+    const collect = encryptSubmission(submission({ instanceId, aesKey, style: 'collect', media }));
+    const out2 = decryptEnvelope(manifestOf(collect.manifest), pair.privateKey, collect.parts);
+    expect(out2.ok && out2.value.status).toBe('decrypted');
+  });
+
   it('form ids, versions and instanceIDs with XML specials and non-ASCII text round-trip', () => {
     const instanceId = 'uuid:ñ&<x>';
     const env = encryptSubmission(submission({ formId: 'f&<"é', version: 'v "1" & ü', instanceId, submissionXml: 'plain' }));

@@ -90,19 +90,38 @@ export function wrap(publicKey: KeyObject, data: Buffer, wrapping: Wrapping): Bu
   return publicEncrypt({ key: publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: wrapping === 'sha1' ? 'sha1' : 'sha256' }, data);
 }
 
-/** Collect's EncryptedFormInformation: the key, the signed byte IV seed and its counter. */
+/**
+ * Collect's EncryptedFormInformation: the key, the signed byte IV seed and its counter. With
+ * `enketo`, the seed as Enketo's `Seed` keeps it: an array of JavaScript numbers (255 + 1 is
+ * 256), turned into an IV string by `String.fromCharCode` that node-forge reads four characters
+ * at a time into 32-bit words (`c0 << 24 ^ c1 << 16 ^ c2 << 8 ^ c3`).
+ */
 class FormEncryption {
   private readonly ivSeedArray: Int8Array;
+  private readonly enketoSeed: number[];
   private ivCounter = 0;
-  constructor(instanceId: string, readonly key: Buffer) {
+  constructor(instanceId: string, readonly key: Buffer, private readonly enketo: boolean) {
     const digest = createHash('md5').update(Buffer.from(instanceId, 'utf8')).update(key).digest();
     this.ivSeedArray = new Int8Array(digest.buffer.slice(digest.byteOffset, digest.byteOffset + 16));
+    this.enketoSeed = [...digest];
+  }
+  private nextIv(): Buffer {
+    if (!this.enketo) {
+      ++this.ivSeedArray[this.ivCounter % this.ivSeedArray.length]!;
+      ++this.ivCounter;
+      return Buffer.from(this.ivSeedArray.buffer.slice(0));
+    }
+    ++this.enketoSeed[this.ivCounter % this.enketoSeed.length]!;
+    ++this.ivCounter;
+    const ivString = this.enketoSeed.map((code) => String.fromCharCode(code)).join('');
+    const words = [0, 4, 8, 12].map((i) => (ivString.charCodeAt(i) << 24) ^ (ivString.charCodeAt(i + 1) << 16) ^ (ivString.charCodeAt(i + 2) << 8) ^ ivString.charCodeAt(i + 3));
+    const iv = Buffer.alloc(16);
+    words.forEach((w, i) => iv.writeInt32BE(w, i * 4));
+    return iv;
   }
   /** getCipher(): bump one byte of the seed, then cipher with the whole seed as IV. */
   encrypt(plain: Buffer): Buffer {
-    ++this.ivSeedArray[this.ivCounter % this.ivSeedArray.length]!;
-    ++this.ivCounter;
-    const iv = Buffer.from(this.ivSeedArray.buffer.slice(0));
+    const iv = this.nextIv();
     const padLength = 16 - (plain.length % 16);
     const padded = Buffer.concat([plain, Buffer.alloc(padLength, padLength)]);
     const cipher = createCipheriv('aes-256-cfb', this.key, iv);
@@ -117,7 +136,7 @@ export function encryptSubmission(s: PlainSubmission): Envelope {
   const wrapping = s.wrapping ?? 'sha256-mgf1-sha256';
   const aesKey = s.aesKey ?? randomBytes(32);
   const base64EncryptedKey = wrap(publicKey, aesKey, wrapping).toString('base64');
-  const enc = new FormEncryption(s.instanceId, aesKey);
+  const enc = new FormEncryption(s.instanceId, aesKey, s.style === 'enketo');
   const lines = [s.formId, ...(s.version != null ? [s.version] : []), base64EncryptedKey, s.instanceId];
   const parts = new Map<string, Buffer>();
   for (const m of s.media ?? []) {

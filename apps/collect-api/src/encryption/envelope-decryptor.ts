@@ -1,10 +1,12 @@
 import { createHash, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { failed, ok, type DecryptionFailure, type Outcome } from './decryption-failure.js';
 import { plaintextName, type EnvelopeManifest } from './manifest.js';
-import { AES_KEY_BYTES, decryptPart, partIv, PartDecipher } from './part-cipher.js';
+import { AES_KEY_BYTES, decryptPart, enketoPartIv, partIv, PartDecipher } from './part-cipher.js';
 import { unwrapOaep, type OaepVariant } from './rsa-oaep.js';
 
 const MD5_BYTES = 16;
+
+export type IvReading = 'collect' | 'enketo';
 
 /**
  * The text the element signature covers: form id, version (only when the manifest has one),
@@ -46,16 +48,24 @@ export class EnvelopeDecryptor {
     return [...this.manifest.mediaFiles, this.manifest.xmlFile];
   }
 
-  decryptPart(name: string, ciphertext: Buffer): Outcome<Buffer> {
-    const iv = this.ivOf(name);
+  /** `reading`: the IV as Collect makes it, or as Enketo does (see enketoPartIv). */
+  decryptPart(name: string, ciphertext: Buffer, reading: IvReading = 'collect'): Outcome<Buffer> {
+    const iv = this.ivOf(name, reading);
     if (!iv) return failed('manifest_invalid', `The manifest names no part ${name}.`, name);
     return decryptPart(this.aesKey, iv, ciphertext, name);
   }
 
   /** A decrypting stream for the part; null when the manifest names no such part. */
-  decipher(name: string): PartDecipher | null {
-    const iv = this.ivOf(name);
+  decipher(name: string, reading: IvReading = 'collect'): PartDecipher | null {
+    const iv = this.ivOf(name, reading);
     return iv ? new PartDecipher(this.aesKey, iv, name) : null;
+  }
+
+  /** Whether Enketo's IV for this part differs from Collect's (only then is the other reading worth a try). */
+  enketoIvDiffers(name: string): boolean {
+    const a = this.ivOf(name, 'collect');
+    const b = this.ivOf(name, 'enketo');
+    return !!a && !!b && !a.equals(b);
   }
 
   /** Checks the element signature; `md5HexByPart` must hold every part's plaintext MD5. */
@@ -71,9 +81,10 @@ export class EnvelopeDecryptor {
     return ok(true);
   }
 
-  private ivOf(name: string): Buffer | null {
+  private ivOf(name: string, reading: IvReading): Buffer | null {
     const index = this.parts.indexOf(name);
-    return index < 0 ? null : partIv(this.manifest.instanceId, this.aesKey, index);
+    if (index < 0) return null;
+    return (reading === 'enketo' ? enketoPartIv : partIv)(this.manifest.instanceId, this.aesKey, index);
   }
 }
 
@@ -101,21 +112,34 @@ export function decryptEnvelope(manifest: EnvelopeManifest, privateKey: KeyObjec
   const md5s = new Map<string, string>();
   const plain = new Map<string, Buffer>();
   const missing: string[] = [];
-  for (const name of decryptor.parts) {
-    const ciphertext = parts.get(name);
-    if (!ciphertext) {
-      missing.push(name);
-      continue;
+  const read = (reading: IvReading, only?: (name: string) => boolean): DecryptionFailure | null => {
+    for (const name of decryptor.parts) {
+      if (only && !only(name)) continue;
+      const ciphertext = parts.get(name);
+      if (!ciphertext) {
+        if (reading === 'collect') missing.push(name);
+        continue;
+      }
+      const part = decryptor.decryptPart(name, ciphertext, reading);
+      if (!part.ok) return part.failure;
+      plain.set(name, part.value);
+      md5s.set(name, createHash('md5').update(part.value).digest('hex'));
     }
-    const part = decryptor.decryptPart(name, ciphertext);
-    if (!part.ok) return part;
-    plain.set(name, part.value);
-    md5s.set(name, createHash('md5').update(part.value).digest('hex'));
-  }
-  if (!missing.length) {
+    return null;
+  };
+  let failure = read('collect');
+  if (!failure && !missing.length) {
     const verified = decryptor.verify(md5s);
-    if (!verified.ok) return verified;
+    failure = verified.ok ? null : verified.failure;
   }
+  // A wrong IV garbles only a part's first block: an Enketo envelope whose seed overflowed fails
+  // the signature (or, for a one-block part, its padding). Its own IVs are tried for the parts where they differ.
+  if (failure && (failure.reason === 'signature_mismatch' || failure.reason === 'part_undecryptable') && !missing.length && decryptor.parts.some((p) => decryptor.enketoIvDiffers(p))) {
+    const again = read('enketo', (p) => decryptor.enketoIvDiffers(p) || !plain.has(p));
+    const verified = again ? null : decryptor.verify(md5s);
+    if (verified?.ok) failure = null;
+  }
+  if (failure) return { ok: false, failure };
   return ok({
     submissionXml: plain.get(manifest.xmlFile) ?? null,
     media: manifest.mediaFiles.filter((m) => plain.has(m)).map((m) => ({ name: plaintextName(m), bytes: plain.get(m)! })),

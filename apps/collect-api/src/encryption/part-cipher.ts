@@ -17,6 +17,25 @@ export function partIv(instanceId: string, aesKey: Buffer, index: number): Buffe
   return seed;
 }
 
+/**
+ * The IV Enketo actually uses for the part at `index`. Enketo keeps the seed as JavaScript
+ * numbers, so a byte at 255 becomes 256 instead of wrapping, and node-forge reads the IV string
+ * four characters at a time as `c0 << 24 ^ c1 << 16 ^ c2 << 8 ^ c3`: a 256 there leaves 0 in its
+ * own byte (as Java's wrap does) but flips the lowest bit of the byte before it in the same
+ * 32-bit word. Equal to partIv() unless a seed byte that started at 0xFF was incremented
+ * (docs/encryption.md "Parts").
+ */
+export function enketoPartIv(instanceId: string, aesKey: Buffer, index: number): Buffer {
+  const seed = [...createHash('md5').update(instanceId, 'utf8').update(aesKey).digest()];
+  for (let i = 0; i <= index; i++) seed[i % BLOCK]! += 1;
+  const iv = Buffer.alloc(BLOCK);
+  for (let w = 0; w < 4; w++) {
+    const [a, b, c, d] = seed.slice(w * 4, w * 4 + 4) as [number, number, number, number];
+    iv.writeUInt32BE(((a << 24) ^ (b << 16) ^ (c << 8) ^ d) >>> 0, w * 4);
+  }
+  return iv;
+}
+
 function undecryptable(file: string, why: string): DecryptionFailure {
   return { reason: 'part_undecryptable', message: `The part ${file} does not decrypt with the envelope's key (${why}).`, file };
 }
