@@ -158,6 +158,9 @@ describe('encrypted forms: keys per form version', () => {
     // A validation message never repeats the passphrase.
     expect(JSON.stringify((await post({ mode: 'passphrase', passphrase: 'Sh0rt-pp9' }).expect(400)).body)).not.toContain('Sh0rt-pp9');
     await post({ mode: 'server' }, reader).expect(403);
+    // Nothing above changed the form: still no key. Readers see a key once there is one.
+    await request(sut.url).get(`/api/v1/forms/${pk}/encryption`).set(as(reader)).expect(404);
+    await post({ mode: 'server' }).expect(201);
     await request(sut.url).get(`/api/v1/forms/${pk}/encryption`).set(as(reader)).expect(200);
     const stranger = await createTestUser(sut.app);
     await post({ mode: 'server' }, stranger).expect(404);
