@@ -15,6 +15,7 @@ import { OnboardingModule } from './onboarding/onboarding.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ExportsModule } from './exports/exports.module.js';
 import { MetadataModule } from './metadata/metadata.module.js';
+import { FormEncryptionModule } from './form-encryption/form-encryption.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
 export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module, ProfilesModule];
@@ -26,3 +27,4 @@ featureModules.push(MediaModule);
 featureModules.push(CasClientModule, OnboardingModule);
 featureModules.push(RateLimitModule);
 featureModules.push(MetadataModule);
+featureModules.push(FormEncryptionModule);

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -126,6 +126,7 @@ describe('hardening: log hygiene (collect-api)', () => {
       CAS_CLIENT_SECRET: secrets.get('CAS_CLIENT_SECRET'),
       CAS_ONBOARDING_CLIENT_ID: 'logs-onboarding',
       CAS_ONBOARDING_CLIENT_SECRET: secrets.get('CAS_ONBOARDING_CLIENT_SECRET'),
+      ENCRYPTION_KEK: keep('ENCRYPTION_KEK', randomBytes(32).toString('base64')),
     };
     proc = await startServiceProcess(MAIN, collectEnv, port);
     const workerPort = await freePort();
@@ -160,6 +161,7 @@ describe('hardening: log hygiene (collect-api)', () => {
     const formRes = await fetch(`${url}/api/v1/forms`, { method: 'POST', headers: { Authorization: token, 'content-type': 'application/xml' }, body: demoXForm('logs') });
     expect(formRes.status).toBe(201);
     expect((await json('/api/v1/submissions', token, { id: 'logs', submission: { name: 'x' } })).status).toBe(201);
+    await encryptionKeys(token, ((await formRes.json()) as { formid: number }).formid);
 
     const app = (await (await json('/api/v1/oauth-applications', token, { name: 'logs', client_type: 'confidential', redirect_uris: 'https://client.example/cb' })).json()) as { client_id: string; client_secret: string };
     keep('client secret', app.client_secret);
@@ -210,6 +212,17 @@ describe('hardening: log hygiene (collect-api)', () => {
   const url = () => proc.url;
   const call = (path: string, auth: string | null, body?: unknown, method = body === undefined ? 'GET' : 'POST') =>
     fetch(`${url()}${path}`, { method, headers: { ...(auth ? { Authorization: auth } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+  /** Keys of an encrypted form: passphrase and server modes, and refused requests carrying a passphrase or a private key. */
+  async function encryptionKeys(token: string, formId: number): Promise<void> {
+    const path = `/api/v1/forms/${formId}/encryption`;
+    expect((await call(path, token, { mode: 'passphrase', passphrase: keep('form key passphrase', 'F0rm-key-passphrase-for-logs') })).status).toBe(201);
+    expect((await call(path, token, { mode: 'passphrase', passphrase: keep('short form key passphrase', 'Sh0rt-pp') })).status).toBe(400);
+    const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
+    keep('private key sent by mistake', pem.split('\n')[1]);
+    expect((await call(path, token, { mode: 'self', private_key: pem, passphrase: secrets.get('form key passphrase') })).status).toBe(400);
+    expect((await call(path, token, { mode: 'server' })).status).toBe(201);
+  }
 
   /** Messaging and signed services; deliveries fail (5xx then 2xx, 4xx, connection refused), are retried and re-sent by hand. */
   async function restServices(token: string): Promise<void> {

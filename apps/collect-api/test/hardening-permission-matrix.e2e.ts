@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { ExportRunner } from '../src/exports/export-runner.js';
@@ -30,6 +30,8 @@ import { createTestBearerToken, createTestUser, type TestUser } from './test-use
  * (these two and the CAS `service`) may hold a credential field or a known secret value, and the
  * routes that reveal them to `Token` callers are checked to do so (so the check cannot pass empty).
  */
+/** A public key whose private half nobody keeps: the matrix only checks who may set a key. */
+const SELF_PUBLIC_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
 const ROLES = ['owner', 'manager', 'editor', 'dataentry', 'readonly'] as const;
 const ROLE_CALLERS = [...ROLES, 'stranger', 'anonymous', 'service', 'admin'] as const;
 const SCOPE_CALLERS = ['bearer-read', 'bearer-rw', 'token'] as const;
@@ -193,6 +195,9 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/forms/:pk', call: (f) => ({ path: `/api/v1/forms/${f.formId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/forms/:pk/form.xml', call: (f) => ({ path: `/api/v1/forms/${f.formId}/form.xml` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/forms/:pk/fields', call: (f) => ({ path: `/api/v1/forms/${f.formId}/fields` }), expect: atLeast('readonly', 200) },
+  // The shared form has no key, so reading it is 404 for everyone who can see the form (docs/encryption.md).
+  { route: 'GET /api/v1/forms/:pk/encryption', call: (f) => ({ path: `/api/v1/forms/${f.formId}/encryption` }), expect: atLeast('readonly', 404) },
+  { route: 'POST /api/v1/forms/:pk/encryption', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}/encryption`, body: { mode: 'self', public_key: SELF_PUBLIC_KEY } }), expect: atLeast('manager', 201) },
   { route: 'PATCH /api/v1/forms/:pk', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}`, body: { title: 'New' } }), expect: atLeast('manager', 200) },
   { route: 'DELETE /api/v1/forms/:pk', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}` }), expect: atLeast('manager', 204) },
   { route: 'PUT /api/v1/forms/:pk/share', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}/share`, body: { username: 'admin', role: 'readonly' } }), expect: atLeast('manager', 204) },

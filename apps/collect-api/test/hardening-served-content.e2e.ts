@@ -51,6 +51,7 @@ const CALLS: Record<string, (f: Fixture) => Call[]> = {
   'GET /api/v1/forms/:pk': (f) => [{ path: `/api/v1/forms/${f.formId}` }],
   'GET /api/v1/forms/:pk/form.xml': (f) => [{ path: `/api/v1/forms/${f.formId}/form.xml` }],
   'GET /api/v1/forms/:pk/fields': (f) => [{ path: `/api/v1/forms/${f.formId}/fields` }],
+  'GET /api/v1/forms/:pk/encryption': (f) => [{ path: `/api/v1/forms/${f.formId}/encryption` }],
   'GET /forms/:pk/form.xml': (f) => [{ path: `/forms/${f.formId}/form.xml` }],
   'GET /:username/formList': (f) => [{ path: `/${f.owner.username}/formList` }],
   'GET /:username/forms/:pk/form.xml': (f) => [{ path: `/${f.owner.username}/forms/${f.formId}/form.xml` }],

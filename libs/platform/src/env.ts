@@ -24,7 +24,7 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv 
 }
 
 function redactIfSecret(name: string, value: string): string {
-  return /SECRET|PASSWORD|KEY|TOKEN|URL/i.test(name) ? '***' : value.slice(0, 80);
+  return /SECRET|PASSWORD|KEY|KEK|TOKEN|URL/i.test(name) ? '***' : value.slice(0, 80);
 }
 
 const PORT_MESSAGE = 'must be a port number 1-65535';

@@ -19,6 +19,8 @@ export const REDACT_PATHS = [
   '*.token',
   '*.code_verifier',
   '*.signing_secret',
+  '*.passphrase',
+  '*.private_key',
 ];
 
 export function baseLoggerOptions(service: string, level: string): LoggerOptions {

@@ -130,6 +130,11 @@ export const collectEnvSchema = z
     RATE_LIMIT_BASIC_PER_USERNAME: envField.int(300, 1, 1_000_000),
     PASSWORD_HASH_CONCURRENCY: envField.int(4, 1, 256),
     PASSWORD_HASH_QUEUE: envField.int(32, 0, 100_000),
+    // Encrypted forms: the key-encryption key of `server` mode (docs/encryption.md "Modes").
+    ENCRYPTION_KEK: z
+      .string()
+      .refine((v) => isBase64Key32(v), 'must be the base64 of exactly 32 random bytes (for example `openssl rand -base64 32`)')
+      .optional(),
   })
   .superRefine((env, ctx) => {
     if (env.STORAGE_BACKEND === 's3' && !env.S3_BUCKET) {
@@ -177,6 +182,12 @@ function casDefaults(env: { NODE_ENV: string; CAS_SIGN_IN_ENABLED?: boolean; CAS
 
 const DEV_SECRET_KEY = 'dev-only-collect-secret-key-change-me-0000';
 const DEV_CAS_ISSUER = 'http://localhost:4000';
+
+/** Strict base64 of 32 bytes: a typo or a passphrase put here fails at start, not at the first key. */
+function isBase64Key32(v: string): boolean {
+  const t = v.trim();
+  return /^[A-Za-z0-9+/]{43}=$/.test(t) && Buffer.from(t, 'base64').length === 32;
+}
 
 function isLoopbackUrl(url: string): boolean {
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '').toLowerCase();

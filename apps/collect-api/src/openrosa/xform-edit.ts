@@ -8,7 +8,7 @@ import { escapeXml } from './xml.js';
  * any of this runs; the tag scanner skips comments, CDATA and processing instructions, one pass.
  */
 
-interface Tag {
+export interface Tag {
   kind: 'open' | 'close' | 'empty';
   /** Local name (prefix removed). */
   name: string;
@@ -20,7 +20,7 @@ interface Tag {
   depth: number;
 }
 
-function* tags(xml: string): Generator<Tag> {
+export function* tags(xml: string): Generator<Tag> {
   let depth = 0;
   let i = xml.indexOf('<');
   while (i !== -1 && i < xml.length) {
