@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
+import { createTestUser } from './test-users.js';
 
 /**
  * Rate limits of collect-api against the spellings a client controls: its own X-Forwarded-For
@@ -32,6 +33,26 @@ describe('security: collect-api rate limits hold whatever the client writes', ()
         statuses.push(res.status);
       }
       expect(statuses.slice(3)).toEqual([429, 429]);
+    });
+  });
+
+  describe('which limit refused a Basic client', () => {
+    let sut: TestCollectApp;
+    beforeAll(async () => {
+      sut = await startTestCollectApp({ RATE_LIMIT_BASIC_PER_USERNAME: '3' });
+    });
+    afterAll(() => sut?.close());
+
+    it('past RATE_LIMIT_BASIC_PER_USERNAME with every login right: 429 that names the request limit and the token way round it, with Retry-After', async () => {
+      const user = await createTestUser(sut.app);
+      for (let i = 0; i < 3; i++) await request(sut.url).get('/api/v1/user').set('Authorization', user.basic).expect(200);
+      const limited = await request(sut.url).get('/api/v1/user').set('Authorization', user.basic).expect(429);
+      expect(limited.body.detail).toMatch(/Too many Basic-authenticated requests for this username, successful ones included/);
+      expect(limited.body.detail).toMatch(/token/i);
+      expect(limited.body.detail).not.toMatch(/failed login/);
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      // As it says: the token is not counted by that limit.
+      await request(sut.url).get('/api/v1/user').set('Authorization', user.token).expect(200);
     });
   });
 
