@@ -79,6 +79,7 @@ export const collectEnvSchema = z
     FORWARD_DEFAULT_RATE_LIMIT_PER_MINUTE: envField.int(600, 0, 100_000),
     REPLAY_MAX_OPEN_PER_USER: envField.int(3, 1, 1_000),
     TEST_FIRE_PER_USER_PER_MINUTE: envField.int(10, 1, 10_000),
+    MEDIA_VARIANTS_PER_USER_PER_MINUTE: envField.int(120, 1, 100_000),
     FORWARD_MEDIA_WAIT_SECONDS: envField.int(300, 0, 86_400),
     FORWARD_LOG_RETENTION_DAYS: envField.int(90, 0, 3_650),
     FORWARD_LOG_PRUNE_INTERVAL_MS: envField.int(3_600_000, 1_000, 86_400_000),
