@@ -134,7 +134,7 @@ export class RestServiceDto {
   @Text({ nullable: true, max: 1000, pattern: /^[^\r\n\u0000]*$/, patternMessage: 'A Basic password cannot contain line breaks.', description: 'Write-only: the password of the Basic credentials (encrypted at rest, never returned or logged).' })
   basic_auth_password?: string | null;
 
-  @Int({ nullable: true, min: 1, max: 100_000, message: 'Must be an integer from 1 to 100000, or null.', description: 'Requests per minute to this destination, shared by every worker. null: the kind\'s default (messaging 40, spreadsheet 60, others unlimited).' })
+  @Int({ nullable: true, min: 1, max: 100_000, message: 'Must be an integer from 1 to 100000, or null.', description: 'Requests per minute to this destination, shared by every worker. null: the kind\'s default (messaging 40, spreadsheet 60, others FORWARD_DEFAULT_RATE_LIMIT_PER_MINUTE, 600 unless configured).' })
   rate_limit_per_minute?: number | null;
 
   @Bool({ message: 'Must be a boolean.', description: '`true` re-enables a disabled service and resumes its pending deliveries.' })
