@@ -108,7 +108,7 @@ describe('rest services: the attempt write keeps an index plan as rest_deliverie
        FROM generate_series(1, 4) g`,
       [serviceId, submissionId],
     );
-    const claim = async () => ((await runner.query(CLAIM_SQL, [10, '60000'])) as [unknown[], number])[0];
+    const claim = async () => ((await runner.query(CLAIM_SQL, [10, '60000', 8])) as [unknown[], number])[0];
     await runner.startTransaction();
     try {
       expect(await claim()).toHaveLength(4);
@@ -135,8 +135,8 @@ describe('rest services: the attempt write keeps an index plan as rest_deliverie
     await client.connect();
     try {
       await client.query(`SET plan_cache_mode = force_generic_plan`);
-      await client.query(`PREPARE claim(int, text) AS ${CLAIM_SQL}`);
-      const plan = ((await client.query(`EXPLAIN EXECUTE claim(10, '60000')`)).rows as Array<{ 'QUERY PLAN': string }>).map((r) => r['QUERY PLAN']).join('\n');
+      await client.query(`PREPARE claim(int, text, int) AS ${CLAIM_SQL}`);
+      const plan = ((await client.query(`EXPLAIN EXECUTE claim(10, '60000', 8)`)).rows as Array<{ 'QUERY PLAN': string }>).map((r) => r['QUERY PLAN']).join('\n');
       expect(plan).toMatch(/Index Scan using rest_deliveries_open_idx on rest_deliveries/);
       expect(plan).toMatch(/Index Scan using rest_deliveries_pkey on rest_deliveries c\b/);
       expect(plan).not.toMatch(/Bitmap|Sort|Seq Scan on rest_deliveries/);

@@ -123,7 +123,7 @@ describe('rest services: fields subset, extra headers, Basic credentials, test-f
       expect(await refuse({ headers: { [name]: 's3cret-value' } }, 'headers')).toBe(`The header "${name}" cannot be set.`);
     }
     expect(await refuse({ headers: { 'bad name': 's3cret-value' } }, 'headers')).toContain('not a valid header name');
-    expect(await refuse({ headers: { 'X-A': 's3cret-value\r\nX-B: 1' } }, 'headers')).toContain('without line breaks');
+    expect(await refuse({ headers: { 'X-A': 's3cret-value\r\nX-B: 1' } }, 'headers')).toContain('line breaks');
     expect(await refuse({ headers: { 'X-A': 5 } }, 'headers')).toContain('must be a string');
     expect(await refuse({ headers: ['X-A'] }, 'headers')).toBeTruthy();
     expect(await refuse({ basic_auth_username: 'u' }, 'basic_auth_password')).toContain('required');

@@ -15,8 +15,8 @@ describe('clientAddress (issue 17, finding 8: never the left-most X-Forwarded-Fo
     expect(clientAddress('', undefined, 1)).toBe('unknown');
   });
 
-  it('reads the hop count, or the older flag as 1 or 0 hops; default 1', () => {
-    expect(trustedProxyHops(undefined, undefined)).toBe(1);
+  it('reads the hop count, or the older flag as 1 or 0 hops; neither: 0 (the socket address)', () => {
+    expect(trustedProxyHops(undefined, undefined)).toBe(0);
     expect(trustedProxyHops(3, 'false')).toBe(3);
     expect(trustedProxyHops(undefined, 'true')).toBe(1);
     expect(trustedProxyHops(undefined, 'false')).toBe(0);

@@ -14,9 +14,10 @@ export function clientAddress(forwardedFor: string | string[] | undefined, socke
 }
 
 /**
- * `<PREFIX>_TRUSTED_PROXY_HOPS` (0-10, default 1: the one ingress of the charts) and the older
- * `<PREFIX>_TRUST_PROXY` flag it replaces, read as 1 hop (true) or none (false) when the count
- * is not given.
+ * `<PREFIX>_TRUSTED_PROXY_HOPS` (0-10) and the older `<PREFIX>_TRUST_PROXY` flag it replaces,
+ * read as 1 hop (true) or none (false) when the count is not given. Neither given: 0, the socket
+ * address, because a service reached directly must not take the client's own word for its
+ * address; the charts set the hops of their ingress.
  */
 export function trustedProxyHopsFields() {
   return {
@@ -27,6 +28,6 @@ export function trustedProxyHopsFields() {
 
 export function trustedProxyHops(hops: number | undefined, legacyFlag: string | undefined): number {
   if (hops !== undefined) return hops;
-  if (legacyFlag === undefined) return 1;
+  if (legacyFlag === undefined) return 0;
   return legacyFlag === 'true' || legacyFlag === '1' || legacyFlag === 'yes' ? 1 : 0;
 }

@@ -11,6 +11,7 @@ export * from './openapi.js';
 export * from './rate-limit.js';
 export * from './validation-pipe.js';
 export * from './client-address.js';
+export * from './route-path.js';
 export * from './work-limiter.js';
 export * from './startup-logger.js';
 export * from './start-up-memory.js';

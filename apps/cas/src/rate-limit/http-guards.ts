@@ -3,7 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import helmet from 'helmet';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { basicUsername, BatchedRateLimitStore, checkRateLimits, clientAddress as trustedClientAddress, securityHeaders, type RateLimitRule } from '@collect/platform';
+import { basicUsername, BatchedRateLimitStore, checkRateLimits, clientAddress as trustedClientAddress, normalisedRoutePath, securityHeaders, type RateLimitRule } from '@collect/platform';
 import type { CasConfig } from '../config/cas-config.js';
 import { PostgresRateLimitBackend } from './postgres-rate-limit-store.js';
 
@@ -12,7 +12,8 @@ type Req = IncomingMessage;
 /**
  * The rate-limited endpoints of the CAS. The token endpoint is served by oidc-provider ahead of
  * Express (oidc/mount.ts), so limits and security headers are applied here, in front of both.
- * Add a row for a new endpoint that checks a secret.
+ * Add a row for a new endpoint that checks a secret. Paths are compared normalised (case,
+ * percent-encoding, slashes), as the routers behind serve them.
  */
 export function casRateLimitRules(config: CasConfig): Array<RateLimitRule<Req> & { answer: 'oauth' | 'html' }> {
   const windowMs = config.RATE_LIMIT_WINDOW_SECONDS * 1000;
@@ -28,7 +29,7 @@ export function casRateLimitRules(config: CasConfig): Array<RateLimitRule<Req> &
 }
 
 function pathOf(req: Req): string {
-  return (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
+  return normalisedRoutePath(req.url);
 }
 
 /** The address the trusted proxies saw (the same rule as Express's `trust proxy` in app.ts). */

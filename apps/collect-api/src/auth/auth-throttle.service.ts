@@ -2,7 +2,9 @@ import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common
 import { Redis } from 'ioredis';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 
-export type AttemptVerdict = { allowed: true } | { allowed: false; retryAfter: number; reason: 'lockout' | 'address' | 'rate' };
+/** Which limit refused a password attempt: the user's lockout, the address' failures, or a Basic request rate (per address, per username). */
+export type AttemptRefusal = 'lockout' | 'address' | 'basic-ip' | 'basic-user';
+export type AttemptVerdict = { allowed: true } | { allowed: false; retryAfter: number; reason: AttemptRefusal };
 
 /**
  * Counts first, then lets the caller check: INCR of every counter that applies, in one Lua
@@ -33,7 +35,7 @@ interface Counter {
   key: string;
   limit: number;
   windowMs: number;
-  reason: 'lockout' | 'address' | 'rate';
+  reason: AttemptRefusal;
 }
 
 /**
@@ -82,8 +84,8 @@ export class AuthThrottleService implements OnModuleDestroy {
     const windowMs = this.config.RATE_LIMIT_WINDOW_SECONDS * 1000;
     const counters: Counter[] = [];
     if (this.config.RATE_LIMIT_ENABLED && via === 'basic') {
-      counters.push({ key: `basic-ip:${ip}`, limit: this.config.RATE_LIMIT_BASIC_PER_IP, windowMs, reason: 'rate' });
-      counters.push({ key: `basic-user:${userKey(username)}`, limit: this.config.RATE_LIMIT_BASIC_PER_USERNAME, windowMs, reason: 'rate' });
+      counters.push({ key: `basic-ip:${ip}`, limit: this.config.RATE_LIMIT_BASIC_PER_IP, windowMs, reason: 'basic-ip' });
+      counters.push({ key: `basic-user:${userKey(username)}`, limit: this.config.RATE_LIMIT_BASIC_PER_USERNAME, windowMs, reason: 'basic-user' });
     }
     if (this.config.RATE_LIMIT_ENABLED) counters.push({ key: `ip-failures:${ip}`, limit: this.config.RATE_LIMIT_AUTH_FAILURES_PER_IP, windowMs, reason: 'address' });
     counters.push({ key: this.lockoutKey(username), limit: this.config.AUTH_LOCKOUT_MAX_FAILURES, windowMs: this.config.AUTH_LOCKOUT_WINDOW_SECONDS * 1000, reason: 'lockout' });

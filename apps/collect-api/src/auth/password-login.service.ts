@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { UserEntity } from '../users/user.entity.js';
 import { UsersService } from '../users/users.service.js';
-import { AuthThrottleService } from './auth-throttle.service.js';
+import { AuthThrottleService, type AttemptRefusal } from './auth-throttle.service.js';
 
 export type PasswordLoginResult =
   | { kind: 'ok'; user: UserEntity }
-  | { kind: 'locked'; retryAfter: number }
+  | { kind: 'locked'; retryAfter: number; reason: AttemptRefusal }
   | { kind: 'invalid' }
   | { kind: 'inactive' };
 
@@ -27,7 +27,7 @@ export class PasswordLoginService {
     // Basic header that decodes to one; found by fuzzing): such credentials are simply wrong.
     if (username.includes('\u0000')) return { kind: 'invalid' };
     const verdict = await this.throttle.beginPasswordAttempt(username, ip, via);
-    if (!verdict.allowed) return { kind: 'locked', retryAfter: verdict.retryAfter };
+    if (!verdict.allowed) return { kind: 'locked', retryAfter: verdict.retryAfter, reason: verdict.reason };
     const user = await this.users.verifyCredentials(username, password);
     if (!user) {
       this.throttle.failedPassword(username, via);

@@ -75,6 +75,11 @@ export const collectEnvSchema = z
     FORWARD_RELAY_INTERVAL_MS: envField.int(1_000, 10, 600_000),
     FORWARD_CONCURRENCY: envField.int(16, 1, 1_000),
     FORWARD_CONCURRENCY_PER_DESTINATION: envField.int(8, 1, 1_000),
+    // What one user may make the platform send (docs/security.md, "Rate limits, quotas and forwarding input").
+    FORWARD_DEFAULT_RATE_LIMIT_PER_MINUTE: envField.int(600, 0, 100_000),
+    REPLAY_MAX_OPEN_PER_USER: envField.int(3, 1, 1_000),
+    TEST_FIRE_PER_USER_PER_MINUTE: envField.int(10, 1, 10_000),
+    MEDIA_VARIANTS_PER_USER_PER_MINUTE: envField.int(120, 1, 100_000),
     FORWARD_MEDIA_WAIT_SECONDS: envField.int(300, 0, 86_400),
     FORWARD_LOG_RETENTION_DAYS: envField.int(90, 0, 3_650),
     FORWARD_LOG_PRUNE_INTERVAL_MS: envField.int(3_600_000, 1_000, 86_400_000),

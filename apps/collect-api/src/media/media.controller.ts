@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
+import { requestAddress } from '../auth/http-types.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { pageHeaders, pageRequest } from '../submissions/pagination.js';
@@ -73,7 +74,7 @@ export class MediaController {
       return;
     }
     if (spec.ext && !MediaService.extensionFits(a, spec.ext, spec.variant)) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
-    await sendStoredFile(req, res, this.storage, await this.media.downloadTarget(a, spec.variant), this.downloadOptions());
+    await sendStoredFile(req, res, this.storage, await this.media.downloadTarget(a, spec.variant, requesterOf(user, req)), this.downloadOptions());
   }
 
   @Get('files/:pk')
@@ -91,7 +92,7 @@ export class MediaController {
     if (!(id >= 1 && id <= 2_147_483_647)) throw new BadRequestException({ detail: invalidIdMessage('pk') });
     const a = await this.media.visible(user, id);
     if (a.filename !== query.filename) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
-    await sendStoredFile(req, res, this.storage, await this.media.downloadTarget(a, query.suffix ?? null), this.downloadOptions());
+    await sendStoredFile(req, res, this.storage, await this.media.downloadTarget(a, query.suffix ?? null, requesterOf(user, req)), this.downloadOptions());
   }
 
   private downloadOptions(): DownloadOptions {
@@ -103,4 +104,9 @@ export class MediaController {
         presign(target.path, { expiresInSeconds: this.config.MEDIA_S3_SIGNED_URL_TTL_SECONDS, contentType: servedContentType(target.mimetype), contentDisposition: contentDisposition(target.downloadName) }),
     };
   }
+}
+
+/** Whose quota on-demand work counts against: the user, or the address of an anonymous caller. */
+function requesterOf(user: AuthenticatedUser | undefined, req: Request): string {
+  return user ? `user:${user.id}` : `ip:${requestAddress(req)}`;
 }

@@ -112,10 +112,10 @@ export class MediaService {
    * What to stream for an attachment: the original, or an image variant (made on first use).
    * Non-images have no variants: their variant addresses serve the original.
    */
-  async downloadTarget(a: AttachmentEntity, variant: VariantName | null): Promise<DownloadTarget> {
+  async downloadTarget(a: AttachmentEntity, variant: VariantName | null, requester?: string): Promise<DownloadTarget> {
     const downloadName = a.filename.slice(a.filename.lastIndexOf('/') + 1);
     if (!variant || !hasVariants(a.mimetype)) return { path: a.filename, mimetype: a.mimetype, downloadName };
     if (!(await this.storage.exists(a.filename))) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
-    return this.variants.variant(a, variant);
+    return this.variants.variant(a, variant, requester);
   }
 }

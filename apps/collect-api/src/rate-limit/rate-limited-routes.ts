@@ -1,9 +1,10 @@
-import { basicUsername } from '@collect/platform';
+import { basicUsername, normalisedRoutePath } from '@collect/platform';
 import type { CollectConfig } from '../config/collect-config.js';
 
 export type RateLimitedRequest = {
   method?: string;
   path?: string;
+  originalUrl?: string;
   route?: { path?: string };
   body?: unknown;
   headers: Record<string, string | string[] | undefined>;
@@ -48,7 +49,12 @@ export const RATE_LIMITED_ROUTES: RateLimitedRoute[] = [
   },
 ];
 
+/**
+ * The row of the route Express resolved, or of the path as the client spelt it once normalised
+ * (case, percent-encoding, slashes: docs/security.md, "Rate limits, quotas and forwarding input"),
+ * so no spelling the router serves escapes its row.
+ */
 export function rateLimitedRoute(req: Req): RateLimitedRoute | undefined {
-  const path = (req.route?.path ?? req.path ?? '').replace(/\/+$/, '');
-  return RATE_LIMITED_ROUTES.find((r) => r.method === req.method && r.path === path);
+  const paths = [req.route?.path, req.originalUrl ?? req.path].filter((p): p is string => typeof p === 'string').map(normalisedRoutePath);
+  return RATE_LIMITED_ROUTES.find((r) => r.method === req.method?.toUpperCase() && paths.includes(r.path));
 }

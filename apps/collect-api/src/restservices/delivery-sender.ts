@@ -116,8 +116,16 @@ function attempt(req: OutgoingRequest, headers: Record<string, string>, guard: N
         resolve(r);
       }
     };
-    // Options only (no URL argument): node:http copies them into its own object.
-    const request = client.request({ ...target.options, method: req.method, headers, lookup: guard.lookup as never, agent: agents ? agents.for(url) : false, timeout: timeoutMs }, (res) => {
+    // Options only (no URL argument): node:http copies them into its own object. It throws at
+    // once on a header it will not write (a control character in a value stored before the
+    // API checked them): a final failure, the same request would be refused every time.
+    let request: http.ClientRequest;
+    try {
+      request = client.request({ ...target.options, method: req.method, headers, lookup: guard.lookup as never, agent: agents ? agents.for(url) : false, timeout: timeoutMs }, onResponse);
+    } catch (e) {
+      return resolve({ statusCode: null, latencyMs: 0, error: `refused: ${(e as Error).message}`.slice(0, 1_000), responseExcerpt: null, retryAfterMs: null });
+    }
+    function onResponse(res: http.IncomingMessage): void {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
@@ -132,7 +140,7 @@ function attempt(req: OutgoingRequest, headers: Record<string, string>, guard: N
         retryAfterMs: parseRetryAfter(res.headers['retry-after']),
       }));
       res.on('error', (e) => finish({ statusCode: res.statusCode ?? null, latencyMs: latency(), error: e.message, responseExcerpt: null, retryAfterMs: null }));
-    });
+    }
     let answered = false;
     request.once('response', () => (answered = true));
     const deadline = setTimeout(() => request.destroy(new Error(`timeout after ${timeoutMs} ms`)), timeoutMs);

@@ -87,7 +87,7 @@ export class DeliveryService implements OnApplicationShutdown {
     }
     let rows: ClaimedDelivery[];
     try {
-      rows = await this.repo.claimDue(n, this.sendingLeaseMs);
+      rows = await this.repo.claimDue(n, this.sendingLeaseMs, this.config.FORWARD_MAX_ATTEMPTS);
     } catch (err) {
       this.slots.give(n);
       throw err;
@@ -104,6 +104,7 @@ export class DeliveryService implements OnApplicationShutdown {
     this.attemptLog.expect(prepared.map((p) => p.row.id));
     for (const send of prepared) {
       const attempt: Promise<void> = this.deliverRow(send)
+        .catch((err: unknown) => this.recordThrown(send, err))
         .catch((err: unknown) => this.logger.warn({ deliveryId: send.row.deliveryId, err: (err as Error).message }, 'delivery attempt failed; the row is retried when its lease ends'))
         .finally(() => {
           // Released, finished or failed without an attempt entry: the claim's others need not wait for it.
@@ -132,7 +133,7 @@ export class DeliveryService implements OnApplicationShutdown {
     for (const row of rows) prepared.push({ row, service: await this.serviceOf(row), slot: null });
     const byService = new Map<number, PreparedRow[]>();
     for (const p of prepared) {
-      if (!p.service?.active || p.service.name === 'spreadsheet' || !FORWARDERS[p.service.name]) continue;
+      if (!p.service?.active || p.row.exhausted || p.service.name === 'spreadsheet' || !FORWARDERS[p.service.name]) continue;
       const list = byService.get(p.service.id);
       if (list) list.push(p);
       else byService.set(p.service.id, [p]);
@@ -144,8 +145,23 @@ export class DeliveryService implements OnApplicationShutdown {
     return prepared;
   }
 
+  /**
+   * A send that threw (a bug, a header Node refuses, a lost database connection) is a failed
+   * attempt like a transport error: logged and retried while attempts remain, so it never goes
+   * round unrecorded (docs/restservices.md, "Delivery model"). Throws when even that cannot be
+   * written; the row's lease then ends and the next claim closes or retries it.
+   */
+  private async recordThrown({ row, service }: PreparedRow, err: unknown): Promise<void> {
+    if (!service) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    this.logger.warn({ deliveryId: row.deliveryId, err: message }, 'delivery attempt threw; recorded as a failed attempt');
+    return this.classify(row, service, { statusCode: null, latencyMs: 0, error: `send failed: ${message}`.slice(0, 1_000), responseExcerpt: null, retryAfterMs: null });
+  }
+
   private async deliverRow({ row, service, slot }: PreparedRow): Promise<void> {
     if (!service) return void (await this.repo.finish(row.id, 'skipped'));
+    // Its attempts were spent by claims whose sends left no record (the claim, CLAIM_SQL): closed, not sent again.
+    if (row.exhausted) return this.record(row, service, 'failed', { statusCode: null, latencyMs: 0, error: 'attempt limit reached: earlier attempts ended without an answer', responseExcerpt: null, retryAfterMs: null });
     // Switched off (by a user, a 410 or auto-disable): the row waits for `active: true` (docs/restservices.md).
     if (!service.active) return this.repo.release(row.id, 'held');
     const forwarder = FORWARDERS[service.name];

@@ -2,7 +2,7 @@ import { loadCollectConfig } from '../config/collect-config.js';
 import { DestinationGate, type GateDecision } from './destination-gate.js';
 
 /** The gate on the test run's real Redis: many slots in one round trip are the slots of as many single calls. */
-const config = loadCollectConfig({ REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_PREFIX: `gate-spec-${process.pid}-${Date.now()}` });
+const config = loadCollectConfig({ REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_PREFIX: `gate-spec-${process.pid}-${Date.now()}`, FORWARD_DEFAULT_RATE_LIMIT_PER_MINUTE: '0' });
 const gate = new DestinationGate(config);
 afterAll(() => gate.onModuleDestroy());
 

@@ -70,8 +70,8 @@ type GatedService = Pick<RestServiceEntity, 'id' | 'name' | 'rateLimitPerMinute'
  * second's worth: smooth enough for per-minute quotas, while a high limit still sends a few
  * requests in parallel). Unlimited: interval 0, so only a pause holds requests back.
  */
-function schedule(service: GatedService): { interval: number; burst: number } {
-  const limit = effectiveRateLimit(service);
+function schedule(service: GatedService, defaultPerMinute: number): { interval: number; burst: number } {
+  const limit = effectiveRateLimit(service, defaultPerMinute);
   return limit ? { interval: 60_000 / limit, burst: Math.max(1, Math.ceil(limit / 600)) } : { interval: 0, burst: 1 };
 }
 
@@ -92,8 +92,10 @@ export class DestinationGate implements OnModuleDestroy {
   private readonly redis: GateRedis;
   private readonly prefix: string;
   private readonly maxWaitMs: number;
+  private readonly defaultPerMinute: number;
 
   constructor(@Inject(COLLECT_CONFIG) config: CollectConfig) {
+    this.defaultPerMinute = config.FORWARD_DEFAULT_RATE_LIMIT_PER_MINUTE;
     this.redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 1500 }) as GateRedis;
     this.redis.defineCommand('collectGate', { numberOfKeys: 1, lua: GATE_SCRIPT });
     this.redis.on('error', () => undefined);
@@ -115,7 +117,7 @@ export class DestinationGate implements OnModuleDestroy {
   /** `count` slots of the service in one round trip, in order: what `count` calls of `reserve` answer. */
   async reserveMany(service: GatedService, count: number): Promise<GateDecision[]> {
     if (count <= 0) return [];
-    const { interval, burst } = schedule(service);
+    const { interval, burst } = schedule(service, this.defaultPerMinute);
     let reply: number[];
     try {
       reply = await this.redis.collectGate(this.prefix + service.id, interval, burst, this.maxWaitMs, 0, count);
@@ -142,7 +144,7 @@ export class DestinationGate implements OnModuleDestroy {
    * false (with the time to come back) when no slot is near any more.
    */
   async wait(service: GatedService, slot: { at: number }): Promise<GateDecision> {
-    const lateMs = Math.max(25, schedule(service).interval);
+    const lateMs = Math.max(25, schedule(service, this.defaultPerMinute).interval);
     let at = slot.at;
     for (let round = 0; round < 3; round++) {
       const waitMs = at - Date.now();
@@ -170,7 +172,7 @@ export class DestinationGate implements OnModuleDestroy {
 
   /** Nothing goes to the destination for `ms` (capped at a day). */
   async pause(service: GatedService, ms: number): Promise<void> {
-    const { interval, burst } = schedule(service);
+    const { interval, burst } = schedule(service, this.defaultPerMinute);
     try {
       await this.redis.collectGate(this.prefix + service.id, interval, burst, 0, Math.max(1, Math.min(Math.round(ms), 86_400_000)), 1);
     } catch (err) {

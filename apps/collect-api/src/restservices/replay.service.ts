@@ -1,5 +1,6 @@
-import { BadRequestException, Injectable, Logger, NotFoundException } from '@nestjs/common';
-import { NOT_FOUND_DETAIL } from '@collect/contracts';
+import { BadRequestException, ConflictException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { NOT_FOUND_DETAIL, TooManyRequestsError } from '@collect/contracts';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { JobQueue } from '../jobs/job-queue.js';
 import type { JobData } from '../jobs/job.types.js';
 import { OnJob } from '../jobs/on-job.decorator.js';
@@ -26,6 +27,7 @@ export class ReplayService {
   constructor(
     private readonly repo: ReplaysRepository,
     private readonly jobs: JobQueue,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
   async request(service: RestServiceEntity, body: ReplayDto, userId: number | null): Promise<{ count: number } | ReplayBody> {
@@ -61,8 +63,15 @@ export class ReplayService {
   private async start(service: RestServiceEntity, filters: ReplayFilters, userId: number | null): Promise<ReplayEntity> {
     const upto = await this.repo.newestSubmissionId(service.formId);
     const count = await this.repo.countMatching(service.formId, service.id, filters, upto);
-    const replay = await this.repo.create({ serviceId: service.id, filters, total: count, upto, createdBy: userId, written: count === 0, status: count === 0 ? 'done' : 'queued', finishedAt: count === 0 ? new Date() : null });
-    if (!replay.written) await this.queue(replay.id);
+    const row = { serviceId: service.id, filters, total: count, upto, createdBy: userId, written: count === 0, status: count === 0 ? 'done' : 'queued', finishedAt: count === 0 ? new Date() : null } as const;
+    if (count === 0) return this.repo.create(row);
+    // One open replay per service and a few per user (docs/security.md, "Rate limits, quotas and forwarding input").
+    const replay = await this.repo.createExclusive(row, this.config.REPLAY_MAX_OPEN_PER_USER);
+    if ('refused' in replay) {
+      if (replay.refused === 'service') throw new ConflictException({ detail: 'A replay of this service is still open; wait for it to finish or cancel it (DELETE .../replays/{id}).' });
+      throw new TooManyRequestsError(`You have ${this.config.REPLAY_MAX_OPEN_PER_USER} replays open, the most allowed; wait for one to finish or cancel one.`, 60);
+    }
+    await this.queue(replay.id);
     return replay;
   }
 

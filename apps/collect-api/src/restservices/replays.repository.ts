@@ -50,6 +50,37 @@ export class ReplaysRepository {
     return this.replays.save(this.replays.create(row));
   }
 
+  /**
+   * Records a replay unless the service already has an open one, or its user `maxOpenPerUser`
+   * (docs/security.md, "Rate limits, quotas and forwarding input"). Replays whose rows are all
+   * written and final are closed first (their status is otherwise settled when read). Two
+   * transaction-scoped advisory locks, user then service, make the check and the insert one
+   * step for concurrent requests.
+   */
+  async createExclusive(row: Partial<ReplayEntity> & { serviceId: number }, maxOpenPerUser: number): Promise<ReplayEntity | { refused: 'service' | 'user' }> {
+    return this.replays.manager.transaction(async (m) => {
+      const user = row.createdBy ?? null;
+      if (user !== null) await m.query(`SELECT pg_advisory_xact_lock(hashtext('rest_replays:user'), $1)`, [user]);
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext('rest_replays:service'), $1)`, [row.serviceId]);
+      await m.query(
+        `UPDATE rest_replays r SET status = 'done', finished_at = now(),
+           done = (SELECT count(*) FILTER (WHERE d.status IN ('success', 'skipped'))::int FROM rest_deliveries d WHERE d.replay_id = r.id),
+           failed = (SELECT count(*) FILTER (WHERE d.status = 'failed')::int FROM rest_deliveries d WHERE d.replay_id = r.id)
+         WHERE (r.service_id = $1 OR r.created_by = $2) AND r.status = 'running' AND r.written
+           AND NOT EXISTS (SELECT 1 FROM rest_deliveries d WHERE d.replay_id = r.id AND d.status NOT IN ('success', 'skipped', 'failed'))`,
+        [row.serviceId, user],
+      );
+      const [open] = (await m.query(
+        `SELECT count(*) FILTER (WHERE service_id = $1)::int AS service, count(*) FILTER (WHERE created_by = $2)::int AS "user"
+         FROM rest_replays WHERE (service_id = $1 OR created_by = $2) AND status IN ('queued', 'running')`,
+        [row.serviceId, user],
+      )) as Array<{ service: number; user: number }>;
+      if (open.service > 0) return { refused: 'service' as const };
+      if (user !== null && open.user >= maxOpenPerUser) return { refused: 'user' as const };
+      return m.save(m.create(ReplayEntity, row));
+    });
+  }
+
   find(serviceId: number, id: number): Promise<ReplayEntity | null> {
     if (!Number.isSafeInteger(id) || id <= 0 || id > 2_147_483_647) return Promise.resolve(null);
     return this.replays.findOneBy({ id, serviceId });

@@ -12,6 +12,14 @@ const MAX_FIELDS = 500;
 const MAX_HEADERS = 20;
 /** RFC 9110 token characters. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+/**
+ * RFC 9110 field-value characters (HTAB, SP, visible ASCII, obs-text) less the C1 controls
+ * (U+0080-U+009F): what Node writes into a request header, without control characters.
+ * Anything else (a control character, a line break, a bidi control or any character above
+ * U+00FF, which Node refuses to send) is refused here with 400, not found out when a delivery or a test-fire is sent
+ * (docs/security.md, "Rate limits, quotas and forwarding input").
+ */
+export const HTTP_FIELD_VALUE = /^[\t\x20-\x7e\xa0-\xff]*$/;
 const ATTEMPT_STATUSES: AttemptStatus[] = ['success', 'failed', 'retrying', 'skipped'];
 const kind = (...names: ServiceName[]) => ValidateIf((dto: RestServiceDto) => names.includes(dto.name));
 
@@ -60,7 +68,7 @@ export class RestServiceDto {
   service_url?: string;
 
   @kind('messaging')
-  @Text({ required: true, blank: 'missing', max: 500, description: 'messaging: sent as `Authorization: Token <auth_token>`; encrypted at rest.' })
+  @Text({ required: true, blank: 'missing', max: 500, pattern: HTTP_FIELD_VALUE, patternMessage: 'Must be characters allowed in an HTTP header: no control characters or line breaks.', description: 'messaging: sent as `Authorization: Token <auth_token>`; encrypted at rest.' })
   auth_token?: string;
 
   @kind('messaging')
@@ -126,7 +134,7 @@ export class RestServiceDto {
   @Text({ nullable: true, max: 1000, pattern: /^[^\r\n\u0000]*$/, patternMessage: 'A Basic password cannot contain line breaks.', description: 'Write-only: the password of the Basic credentials (encrypted at rest, never returned or logged).' })
   basic_auth_password?: string | null;
 
-  @Int({ nullable: true, min: 1, max: 100_000, message: 'Must be an integer from 1 to 100000, or null.', description: 'Requests per minute to this destination, shared by every worker. null: the kind\'s default (messaging 40, spreadsheet 60, others unlimited).' })
+  @Int({ nullable: true, min: 1, max: 100_000, message: 'Must be an integer from 1 to 100000, or null.', description: 'Requests per minute to this destination, shared by every worker. null: the kind\'s default (messaging 40, spreadsheet 60, others FORWARD_DEFAULT_RATE_LIMIT_PER_MINUTE, 600 unless configured).' })
   rate_limit_per_minute?: number | null;
 
   @Bool({ message: 'Must be a boolean.', description: '`true` re-enables a disabled service and resumes its pending deliveries.' })
@@ -152,7 +160,7 @@ export function headersProblem(value: unknown): string | null {
     if (seen.has(name.toLowerCase())) return `The header "${name}" is given twice.`;
     seen.add(name.toLowerCase());
     if (typeof v !== 'string') return `The value of "${name}" must be a string.`;
-    if (v.length > 4096 || /[\r\n\u0000]/.test(v)) return `The value of "${name}" must be at most 4096 characters without line breaks.`;
+    if (v.length > 4096 || !HTTP_FIELD_VALUE.test(v)) return `The value of "${name}" must be at most 4096 characters allowed in an HTTP header (no control characters or line breaks).`;
   }
   return null;
 }

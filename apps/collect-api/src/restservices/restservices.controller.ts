@@ -97,7 +97,7 @@ export class RestServicesController {
 
   @Post(':pk/test')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Test-fire: sends the newest submission (a made-up one for an empty form) once, as a delivery would, and answers the request sent (secrets masked) and the answer. Not a delivery: not logged, not retried (editor or above).' })
+  @ApiOperation({ summary: 'Test-fire: sends the newest submission (a made-up one for an empty form) once, as a delivery would, and answers the request sent (secrets masked) and the answer. Not a delivery: not logged, not retried (editor or above). 429 past TEST_FIRE_PER_USER_PER_MINUTE per user.' })
   @ApiOkResponse({ type: TestFireBody })
   test(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string): Promise<TestFireBody> {
     return this.services.testFire(user, pk);
@@ -105,7 +105,7 @@ export class RestServicesController {
 
   @Post(':pk/replay')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Replay / back-fill: sends existing submissions (filters: submitted_after, submitted_before, submission_ids, only_failed) to this service again, paced by its limit (editor or above). `dry_run`: 200 with the count.' })
+  @ApiOperation({ summary: 'Replay / back-fill: sends existing submissions (filters: submitted_after, submitted_before, submission_ids, only_failed) to this service again, paced by its limit (editor or above). `dry_run`: 200 with the count. 409 while the service has an open replay; 429 past REPLAY_MAX_OPEN_PER_USER open replays of the user.' })
   @ApiAcceptedResponse({ type: ReplayBody, headers: { Location: { description: 'GET .../replays/{id}', schema: { type: 'string' } } } })
   @ApiOkResponse({ description: 'dry_run', schema: { $ref: getSchemaPath(ReplayCount) } })
   async replay(

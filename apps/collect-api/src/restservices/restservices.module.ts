@@ -18,6 +18,7 @@ import { NETWORK_GUARD } from './restservices.tokens.js';
 import { JobsModule } from '../jobs/jobs.module.js';
 import { DestinationGate } from './destination-gate.js';
 import { TestFireService } from './test-fire.service.js';
+import { TestFireQuota } from './test-fire-quota.js';
 
 /**
  * Rest services: CRUD, the delivery log, replays, the sender (DeliveryService, driven by the
@@ -35,6 +36,7 @@ import { TestFireService } from './test-fire.service.js';
     RestServicesService,
     DestinationGate,
     TestFireService,
+    TestFireQuota,
     ReplaysRepository,
     ReplayService,
     SheetsRepository,

@@ -10,7 +10,7 @@ import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity, type AttemptS
 export type AttemptRecord = Omit<DeliveryAttemptEntity, 'id' | 'createdAt'> & { retryAt: Date | null };
 
 /** A row claimed for one attempt, with what the claim found out about its submission. */
-export type ClaimedDelivery = DeliveryEntity & { submissionGone: boolean; hasSuccessor: boolean; serviceVersion: string | null };
+export type ClaimedDelivery = DeliveryEntity & { submissionGone: boolean; hasSuccessor: boolean; serviceVersion: string | null; exhausted?: boolean };
 
 /** Open rows; `sending` is what a worker before migration 1764940000000 set while it sent (a rolling update). */
 const OPEN = `('pending', 'retrying', 'sending')`;
@@ -72,9 +72,15 @@ const FINISHED = `('success', 'failed', 'skipped')`;
  */
 export const CLAIM_PLANNER = '-c enable_bitmapscan=off -c enable_seqscan=off -c enable_sort=off';
 
-/** The claim (claimDue; $1 the rows wanted, $2 the lease in ms). Exported for its tests (the update is in place; its plan). */
+/**
+ * The claim (claimDue; $1 the rows wanted, $2 the lease in ms, $3 FORWARD_MAX_ATTEMPTS). Exported
+ * for its tests (the update is in place; its plan). A row whose attempts are spent (an earlier
+ * claim's send ended without recording its attempt: the worker died or the send threw) is taken
+ * with `exhausted` and its count left as it is: the worker closes it as failed without sending
+ * (docs/restservices.md, "Delivery model"), so no row is sent past its attempt limit.
+ */
 export const CLAIM_SQL = `WITH claim AS (
-    SELECT c.id
+    SELECT c.id, c.attempts >= c.attempt_base + $3::int AS exhausted
     FROM (SELECT id, next_attempt_at, submission_id, service_id, replay_id FROM rest_deliveries
      WHERE status IN ${OPEN} AND next_attempt_at <= now() AND ${CLAIMABLE('rest_deliveries')} ORDER BY next_attempt_at LIMIT $1 + ${CANDIDATES}) o
     JOIN rest_deliveries c ON c.id = o.id
@@ -85,9 +91,9 @@ export const CLAIM_SQL = `WITH claim AS (
         AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = o.service_id AND r.name = 'spreadsheet')
         AND EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.replay_id = o.replay_id AND e.id < o.id AND e.status IN ${OPEN}))
     ORDER BY o.next_attempt_at LIMIT $1 FOR UPDATE OF c SKIP LOCKED)
-  UPDATE rest_deliveries d SET attempts = d.attempts + 1, ${LEASE('$2')}
+  UPDATE rest_deliveries d SET attempts = CASE WHEN claim.exhausted THEN d.attempts ELSE d.attempts + 1 END, ${LEASE('$2')}
   FROM claim WHERE d.id = claim.id
-  RETURNING ${CLAIMED}`;
+  RETURNING ${CLAIMED}, claim.exhausted`;
 
 /**
  * The attempt write (recordAttempts). The rows it moves are found through the primary key
@@ -190,11 +196,11 @@ export class RestServicesRepository implements OnApplicationShutdown {
    * probed per candidate through rest_deliveries_open_order_idx. What the claim found out comes
    * along (CLAIMED), so the worker may reuse the service it read last.
    */
-  async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  async claimDue(limit: number, leaseMs: number, maxAttempts: number): Promise<ClaimedDelivery[]> {
     const rows = await preparedQueryOnPool<Record<string, unknown>>(
       this.claims(),
       CLAIM_SQL,
-      [limit, String(leaseMs)],
+      [limit, String(leaseMs), maxAttempts],
     );
     return rows.map((raw) => this.claimed(raw)).sort((a, b) => a.id - b.id);
   }
@@ -245,7 +251,7 @@ export class RestServicesRepository implements OnApplicationShutdown {
       id: Number(raw.id), deliveryId: raw.delivery_id as string, serviceId: raw.service_id as number, submissionId: raw.submission_id as number,
       event: raw.event as DeliveryEvent, status: 'sending', attempts: raw.attempts as number, attemptBase: raw.attempt_base as number,
       snapshot: (raw.snapshot as DeliverySnapshot | null) ?? null, body: (raw.body as Buffer | null) ?? null, replayId: (raw.replay_id as number | null) ?? null,
-    }), { submissionGone: raw.submission_gone as boolean, hasSuccessor: raw.has_successor as boolean, serviceVersion: (raw.service_version as string | null) ?? null });
+    }), { submissionGone: raw.submission_gone as boolean, hasSuccessor: raw.has_successor as boolean, serviceVersion: (raw.service_version as string | null) ?? null, exhausted: raw.exhausted === true });
   }
 
   /** The request body of an attempt that will be retried: later attempts send these bytes. */

@@ -145,7 +145,7 @@ export class RestServicesService {
   async testFire(user: AuthenticatedUser | undefined, pk: string): Promise<TestFireBody> {
     const { service } = await this.load(user, pk, MIN_ROLE.manageRestServices);
     const { form } = await this.access.requireRole(user, service.formId, MIN_ROLE.manageRestServices);
-    return this.testFires.fire(service, form);
+    return this.testFires.fire(service, form, user?.id ?? null);
   }
 
   /** Replay / back-fill: needs the role that may change the service (docs/restservices.md). */
@@ -275,7 +275,7 @@ export class RestServicesService {
       ...body,
       header_names: s.headerNames ?? [],
       basic_auth_enabled: s.basicAuthEnc !== null,
-      effective_rate_limit_per_minute: effectiveRateLimit(s),
+      effective_rate_limit_per_minute: effectiveRateLimit(s, this.config.FORWARD_DEFAULT_RATE_LIMIT_PER_MINUTE),
       success_rate_24h: opts.health?.successRate ?? null,
       p95_latency_ms_24h: opts.health?.p95LatencyMs ?? null,
       signing_enabled: s.signingSecretEnc !== null,

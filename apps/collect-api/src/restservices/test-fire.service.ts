@@ -16,6 +16,7 @@ import type { TestFireBody } from './restservice.dto.js';
 import type { RestServiceEntity } from './restservice.entities.js';
 import { RestServicesRepository } from './restservices.repository.js';
 import { NETWORK_GUARD } from './restservices.tokens.js';
+import { TestFireQuota } from './test-fire-quota.js';
 import { maskHeaders, ServiceCredentials, withServiceAuth } from './service-credentials.js';
 
 /**
@@ -35,13 +36,15 @@ export class TestFireService {
     private readonly gate: DestinationGate,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly quota: TestFireQuota,
   ) {
     this.credentials = new ServiceCredentials(config.COLLECT_SECRET_KEY);
   }
 
-  async fire(service: RestServiceEntity, form: FormEntity): Promise<TestFireBody> {
+  async fire(service: RestServiceEntity, form: FormEntity, userId: number | null): Promise<TestFireBody> {
     const forwarder = FORWARDERS[service.name];
     if (!forwarder) throw new BadRequestException({ detail: `Test-fire is not available for "${service.name}" services.` });
+    await this.quota.take(userId === null ? 'anonymous' : String(userId));
     const latest = await this.repo.latestSubmissionId(form.id);
     const loaded = latest === null ? null : await this.submissions.loadSubmissionJson(latest);
     const { submission, json } = loaded ?? syntheticSubmission(form, this.config.PUBLIC_BASE_URL);

@@ -26,7 +26,7 @@ export class BasicStrategy extends PassportStrategy(HttpBasicStrategy, 'collect-
     const result = await this.logins.login(username, password, 'basic', requestAddress(req));
     switch (result.kind) {
       case 'locked':
-        throw new TooManyRequestsError('Too many failed login attempts. Try again later.', result.retryAfter);
+        throw new TooManyRequestsError(refusalDetail(result.reason), result.retryAfter);
       case 'invalid':
         throw new UnauthorizedError('Invalid username/password.', WWW_AUTHENTICATE.basic);
       case 'inactive':
@@ -34,5 +34,24 @@ export class BasicStrategy extends PassportStrategy(HttpBasicStrategy, 'collect-
       case 'ok':
         return { id: result.user.id, username: result.user.username, isSuperuser: result.user.isSuperuser, scheme: 'basic' };
     }
+  }
+}
+
+/**
+ * What a Basic client is told when a limit refuses it: which limit, and (for the request-rate
+ * limits, which successful logins count too) that a token is not counted by them
+ * (docs/security.md, "Rate limits, quotas and forwarding input").
+ */
+export function refusalDetail(reason: 'lockout' | 'address' | 'basic-ip' | 'basic-user'): string {
+  const useToken = ' A token (Authorization: Bearer or Token) is not counted by this limit: get one once and use it for repeated requests.';
+  switch (reason) {
+    case 'lockout':
+      return 'Too many failed login attempts. Try again later.';
+    case 'address':
+      return 'Too many failed authentication attempts from your address. Try again later.';
+    case 'basic-user':
+      return `Too many Basic-authenticated requests for this username, successful ones included (the per-username request limit). Try again later.${useToken}`;
+    case 'basic-ip':
+      return `Too many Basic-authenticated requests from your address, successful ones included (the per-address request limit). Try again later.${useToken}`;
   }
 }
