@@ -39,7 +39,10 @@ describe('rest services: worker process crash, drain and Redis restart', () => {
     const port = await freePort();
     const w = await startServiceProcess(WORKER, {
       ...WORKER_FORWARDING, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: sut.config.DATABASE_URL, REDIS_URL: redis.url, REDIS_PREFIX: sut.config.REDIS_PREFIX,
-      FORWARD_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8', WORKER_PORT: String(port), COLLECT_PORT: String(port), ...extra,
+      FORWARD_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8', WORKER_PORT: String(port), COLLECT_PORT: String(port),
+      // These tests prove crash and restart safety, not pacing: the default pace (600 a minute)
+      // would spread 1,000 deliveries over 100 s (docs/security.md, "Rate limits, quotas and forwarding input").
+      FORWARD_DEFAULT_RATE_LIMIT_PER_MINUTE: '0', ...extra,
     }, port);
     workers.push(w);
     return w;
