@@ -172,7 +172,7 @@ function cpuOfStat(stat, reaped = false) {
 /**
  * CPU µs of a process's threads by kind (/proc/<pid>/task/<tid>/stat, named by Node 24): main, v8
  * (V8's worker threads: the garbage collector's concurrent marking and sweeping), pool (libuv's
- * thread pool: file-system calls), other (docs/benchmarks.md, "OpenRosa (issue 20, session 9)").
+ * thread pool: file-system calls), other (docs/benchmarks.md, "cpu-per-request").
  */
 export function threadCpu(pid) {
   const sum = { main: 0, v8: 0, pool: 0, other: 0 };

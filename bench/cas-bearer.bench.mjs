@@ -1,7 +1,6 @@
 // Requests per second on GET /api/v1/user with a CAS client-credentials token (RS256 JWT checked
 // by libs/jwt-validation, then the service-account lookup) ÷ the same request with a local
-// `Token` (hash lookup, cached) in the same run (issue 6). Goal >= 0.9 (issue 20; 0.8 in issue
-// 6): accepting CAS tokens must not make the API noticeably slower than its own tokens.
+// `Token` (hash lookup, cached) in the same run. Goal >= 0.9: accepting CAS tokens must not make the API noticeably slower than its own tokens.
 // Real parts: embedded PostgreSQL, redis-server, the built CAS and collect-api as child
 // processes (dev seed, demo-machine linked as a service account); autocannon drives them.
 // Rounds are interleaved and the median of each is used (the machine is shared).

@@ -2,7 +2,7 @@
 // POST /connect/token, client_secret_basic) ÷ raw RS256 signatures per second (node:crypto.sign,
 // RSA-2048, one thread) measured in the same run. Each token costs one RS256 signature, so the
 // ratio says how much of the signing budget the HTTP + oidc-provider + client-lookup path keeps.
-// Goal (issue 3): ratio >= 0.4.
+// Goal: ratio >= 0.4.
 // Real parts: embedded PostgreSQL, the built CAS (apps/cas/dist/main.js) as a child process with
 // the dev seed, audit logging at its normal level (info).
 import { generateKeyPairSync, sign } from 'node:crypto';

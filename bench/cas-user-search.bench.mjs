@@ -1,4 +1,4 @@
-// Time of a cas-api user search at 100k users ÷ at 1k users (goal <= 2, issue 4): the trigram
+// Time of a cas-api user search at 100k users ÷ at 1k users (goal <= 2): the trigram
 // indexes of migration UserSearchIndexes1764000000000 must keep search time flat as users grow.
 // Real parts: embedded PostgreSQL, the built CAS (apps/cas/dist/main.js) as a child process, a
 // client-credentials token of demo-onboarding from that CAS, and GET /api/users over HTTP.

@@ -1,6 +1,6 @@
 // Requests per second on GET /api/v1/user with `Token` and with `Bearer` (local /o/ access
-// token) ÷ requests per second on the unauthenticated GET /api/v1/ in the same run (issue 5,
-// goal >= 0.8 each: auth must not dominate the cost of a request). The built collect-api runs
+// token) ÷ requests per second on the unauthenticated GET /api/v1/ in the same run (goal
+// >= 0.8 each: auth must not dominate the cost of a request). The built collect-api runs
 // as its own process on embedded PostgreSQL + redis-server; autocannon drives it. Rounds are
 // interleaved and the median of each is used, so a noisy neighbour hits all three alike.
 import { freePort, startPostgres, startRedis } from '../libs/testing/dist/index.js';

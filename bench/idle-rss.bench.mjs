@@ -1,4 +1,4 @@
-// Idle resident memory of each process after start-up (issue 20, goal <= 150 MB each): the
+// Idle resident memory of each process after start-up (goal <= 150 MB each): the
 // built collect-api, its delivery worker and the CAS start as their own processes (embedded
 // PostgreSQL, redis-server, the CAS with its dev seed), answer /health/ready, then sit idle for
 // BENCH_IDLE_SECONDS; the RSS is read from /proc/<pid>/status (VmRSS; VmHWM, the peak since

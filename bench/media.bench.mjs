@@ -1,4 +1,4 @@
-// Media listing and downloads at scale (issue 9).
+// Media listing and downloads at scale (docs/media.md).
 // - GET /api/v1/media?xform=<form>&page_size=100 latency at 1,000,000 attachments ÷ at 1,000
 //   (two forms of the same user in the same database; goal ≤ 1.5), also with `type=`;
 // - GET /api/v1/media/count?xform=<form> at 1,000,000 attachments, milliseconds;

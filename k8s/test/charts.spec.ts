@@ -6,7 +6,7 @@ import { validateManifest } from './validate.js';
 
 /**
  * Offline checks of both Helm charts for every environment: `helm lint`, `helm template`,
- * Kubernetes schema validation of every rendered object, then the deployment rules of issue 10
+ * Kubernetes schema validation of every rendered object, then the deployment rules of docs/operations.md
  * (probes, non-root, read-only root fs, resources, migrate hook Job, secrets only by reference,
  * CAS_ISSUER never in a Secret, one issuer for non-production and another for production).
  */
@@ -192,7 +192,7 @@ describe.each(CHARTS)('chart %s', (chart) => {
 });
 
 describe('collect-api chart', () => {
-  it('refuses to render production without global.casIssuer (the service would fall back to http://localhost:4000; issue 17, finding 8)', () => {
+  it('refuses to render production without global.casIssuer (the service would fall back to http://localhost:4000)', () => {
     for (const env of ENVIRONMENTS) expect(() => renderEnv('collect-api', env, ['global.casIssuer='])).toThrow(/global.casIssuer is required/);
     // A non-production NODE_ENV and environment (a local kind cluster) still renders and keeps the service's dev default.
     const docs = renderEnv('collect-api', 'development', ['global.casIssuer=', 'collectApi.env.NODE_ENV=development']);

@@ -5,8 +5,8 @@ import { baseLoggerOptions, safeUrl } from './logging.js';
 /**
  * nestjs-pino with our redaction and without query strings (codes and tokens live there).
  * No `customProps`: pino-http makes a second child logger per request for whatever object it
- * answers, even an empty one (1.1 KB of garbage per request; docs/benchmarks.md, "Request
- * pipeline and V8 options (issue 20, session 10)").
+ * answers, even an empty one (1.1 KB of garbage per request; docs/architecture.md, "The request
+ * pipeline").
  */
 export function structuredLoggerModule(service: string, level: string) {
   return LoggerModule.forRoot({
