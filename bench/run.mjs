@@ -3,7 +3,7 @@
 // whether the goal is met (bench-results.mjs reads the lines).
 // A subset: `pnpm bench submissions soak` or BENCH_ONLY=submissions,soak (names contain the word).
 // Exit status 1 when a script fails or prints no result; a missed goal is reported, not fatal:
-// the benches are instruments, and the goals of open issues are not met yet.
+// the benches are instruments, and a goal may be missed on a busy or slow machine.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
