@@ -21,7 +21,6 @@ try {
   const issuer = `http://127.0.0.1:${casPort}`;
   cas = await startService('cas', CAS_MAIN, {
     NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
     CAS_PORT: String(casPort),
     CAS_HOST: '127.0.0.1',
     CAS_ISSUER: issuer,
@@ -30,7 +29,6 @@ try {
   }, casPort);
   api = await startService('api', COLLECT_MAIN, {
     NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
     COLLECT_PORT: String(collectPort),
     COLLECT_HOST: '127.0.0.1',
     DATABASE_URL: await pg.createDatabase('bench_cas_bearer_collect'),

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { freePort, startPostgres, startServiceProcess } from '../libs/testing/dist/index.js';
 import { runMigrations } from '../apps/cas/dist/database/data-source.js';
-import { median } from './bench-helpers.mjs';
+import { logLevelEnv, median, SERVICE_OUTPUT_KEPT } from './bench-helpers.mjs';
 
 const CAS_MAIN = fileURLToPath(new URL('../apps/cas/dist/main.js', import.meta.url));
 const DEV_SEED = fileURLToPath(new URL('../apps/cas/seed/dev-seed.json', import.meta.url));
@@ -45,12 +45,12 @@ try {
     CAS_ISSUER: `http://127.0.0.1:${port}`,
     CAS_DATABASE_URL: dbUrl,
     CAS_DEV_SEED_FILE: DEV_SEED,
-    LOG_LEVEL: 'info',
+    ...logLevelEnv(),
     // Counted as in production (one PostgreSQL upsert per rule), never reached: the bench measures the token path.
     RATE_LIMIT_TOKEN_PER_IP: '1000000',
     RATE_LIMIT_TOKEN_PER_CLIENT: '1000000',
     RATE_LIMIT_ENABLED: process.env.BENCH_RATE_LIMITS ?? 'true',
-  }, port, 60_000);
+  }, port, 60_000, [], SERVICE_OUTPUT_KEPT);
 
   const request = {
     method: 'POST',

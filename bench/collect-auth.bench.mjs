@@ -20,7 +20,6 @@ try {
     COLLECT_MAIN,
     {
       NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
       COLLECT_PORT: String(port),
       COLLECT_HOST: '127.0.0.1',
       DATABASE_URL: await pg.createDatabase('bench_collect_auth'),

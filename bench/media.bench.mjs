@@ -35,7 +35,7 @@ try {
   api = await startService(
     'api',
     COLLECT_MAIN,
-    { NODE_ENV: 'test', LOG_LEVEL: 'warn', COLLECT_PORT: String(port), COLLECT_HOST: '127.0.0.1', DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: 'bench', MEDIA_ROOT: mediaRoot },
+    { NODE_ENV: 'test', COLLECT_PORT: String(port), COLLECT_HOST: '127.0.0.1', DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: 'bench', MEDIA_ROOT: mediaRoot },
     port,
   );
   const base = api.url;
