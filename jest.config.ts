@@ -36,8 +36,7 @@ const config: Config = {
   maxWorkers: 2,
   // How long Jest waits for a worker to exit after its last test file before killing it and
   // printing "A worker process has failed to exit gracefully" (jest-worker's default: 500 ms).
-  // Traced in session 11 (docs/benchmarks.md, "JWT validation and test teardown (issue 20,
-  // session 11)"): at that point no handle, timer or thread of the tests is left and the
+  // Traced with a probe of every handle at the end of the run: at that point no handle, timer or thread of the tests is left and the
   // worker's 'exit' event fires within 1 ms, but Node's own teardown of a worker that ran
   // dozens of suites (0.8 to 1.5 GB of heap) takes longer than 500 ms on a loaded 2-core
   // machine. A real leaked handle still keeps a worker past 5 s and is still reported.

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { machineLine } from './machine.mjs';
 import { mediaParent } from './media-volume.mjs';
 import { freePort, startPostgres, startServiceProcess } from '../libs/testing/dist/index.js';
 
@@ -22,6 +23,20 @@ export function percentile(xs, p) {
 
 /** This script's bench name: `submissions` for bench/submissions.bench.mjs. */
 export const BENCH_NAME = basename(process.argv[1] ?? 'bench').replace(/\.bench\.mjs$/, '');
+
+// Every bench prints the machine before its figures (docs/benchmarks.md, "How to run").
+if ((process.argv[1] ?? '').endsWith('.bench.mjs')) console.log(machineLine());
+
+/**
+ * The log level of every service a bench starts: the services' own default (`info`, a line per
+ * request, as the images and the charts run them) unless BENCH_LOG_LEVEL names another, to compare.
+ */
+export function logLevelEnv() {
+  return process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {};
+}
+
+/** Characters of a service's output a bench keeps (for a failure message): a line per request adds up. */
+export const SERVICE_OUTPUT_KEPT = 256 * 1024;
 
 /**
  * The GC pauses an event-loop probe read (bench/event-loop-probe.mjs), by kind: count, total and
@@ -96,7 +111,7 @@ export async function startService(role, entry, env, port, { probe = false, time
     nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, `--cpu-prof-name=${BENCH_NAME}.${role}.cpuprofile`);
   }
   const image = imageEnv(entry === CAS_MAIN ? 'cas' : 'collect-api');
-  const service = await startServiceProcess(entry, { ...image, ...env, ...(probePort ? { BENCH_PROBE_PORT: String(probePort) } : {}) }, port, timeoutMs, nodeArgs);
+  const service = await startServiceProcess(entry, { ...image, ...logLevelEnv(), ...env, ...(probePort ? { BENCH_PROBE_PORT: String(probePort) } : {}) }, port, timeoutMs, nodeArgs, SERVICE_OUTPUT_KEPT);
   return {
     ...service,
     role,
@@ -172,7 +187,7 @@ function cpuOfStat(stat, reaped = false) {
 /**
  * CPU µs of a process's threads by kind (/proc/<pid>/task/<tid>/stat, named by Node 24): main, v8
  * (V8's worker threads: the garbage collector's concurrent marking and sweeping), pool (libuv's
- * thread pool: file-system calls), other (docs/benchmarks.md, "OpenRosa (issue 20, session 9)").
+ * thread pool: file-system calls), other (docs/benchmarks.md, "cpu-per-request").
  */
 export function threadCpu(pid) {
   const sum = { main: 0, v8: 0, pool: 0, other: 0 };
@@ -265,10 +280,10 @@ export function hugePagesOf(pid) {
   return { anon: kb('AnonHugePages'), file: kb('FilePmdMapped') };
 }
 
-/** Environment of a collect-api process (API or worker) for benches: quiet logs, loopback only. */
+/** Environment of a collect-api process (API or worker) for benches: its default log level, loopback only. */
 export function collectEnv({ databaseUrl, redisUrl, mediaRoot, apiPort, ...extra }) {
   return {
-    NODE_ENV: 'test', LOG_LEVEL: 'warn', COLLECT_PORT: String(apiPort), COLLECT_HOST: '127.0.0.1',
+    NODE_ENV: 'test', COLLECT_PORT: String(apiPort), COLLECT_HOST: '127.0.0.1',
     DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: 'bench', MEDIA_ROOT: mediaRoot,
     FORWARD_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8', FORWARD_RELAY_INTERVAL_MS: '200',
     // The benches measure the forwarder, not the pacing of destinations a user names.

@@ -1,7 +1,6 @@
 // Requests per second on GET /api/v1/user with a CAS client-credentials token (RS256 JWT checked
 // by libs/jwt-validation, then the service-account lookup) ÷ the same request with a local
-// `Token` (hash lookup, cached) in the same run (issue 6). Goal >= 0.9 (issue 20; 0.8 in issue
-// 6): accepting CAS tokens must not make the API noticeably slower than its own tokens.
+// `Token` (hash lookup, cached) in the same run. Goal >= 0.9: accepting CAS tokens must not make the API noticeably slower than its own tokens.
 // Real parts: embedded PostgreSQL, redis-server, the built CAS and collect-api as child
 // processes (dev seed, demo-machine linked as a service account); autocannon drives them.
 // Rounds are interleaved and the median of each is used (the machine is shared).
@@ -22,7 +21,6 @@ try {
   const issuer = `http://127.0.0.1:${casPort}`;
   cas = await startService('cas', CAS_MAIN, {
     NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
     CAS_PORT: String(casPort),
     CAS_HOST: '127.0.0.1',
     CAS_ISSUER: issuer,
@@ -31,7 +29,6 @@ try {
   }, casPort);
   api = await startService('api', COLLECT_MAIN, {
     NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
     COLLECT_PORT: String(collectPort),
     COLLECT_HOST: '127.0.0.1',
     DATABASE_URL: await pg.createDatabase('bench_cas_bearer_collect'),

@@ -1,4 +1,4 @@
-// Time of a cas-api user search at 100k users ÷ at 1k users (goal <= 2, issue 4): the trigram
+// Time of a cas-api user search at 100k users ÷ at 1k users (goal <= 2): the trigram
 // indexes of migration UserSearchIndexes1764000000000 must keep search time flat as users grow.
 // Real parts: embedded PostgreSQL, the built CAS (apps/cas/dist/main.js) as a child process, a
 // client-credentials token of demo-onboarding from that CAS, and GET /api/users over HTTP.
@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freePort, startPostgres, startServiceProcess } from '../libs/testing/dist/index.js';
 import { runMigrations } from '../apps/cas/dist/database/data-source.js';
+import { logLevelEnv, SERVICE_OUTPUT_KEPT } from './bench-helpers.mjs';
 
 const casRequire = createRequire(new URL('../apps/cas/package.json', import.meta.url));
 const pg = (await import(pathToFileURL(casRequire.resolve('pg')).href)).default;
@@ -46,9 +47,9 @@ try {
     await fillUsers(dbUrl, size);
     const port = await freePort();
     const cas = await startServiceProcess(CAS_MAIN, {
-      NODE_ENV: 'test', LOG_LEVEL: 'silent', CAS_PORT: String(port), CAS_HOST: '127.0.0.1', CAS_ISSUER: `http://127.0.0.1:${port}`,
+      NODE_ENV: 'test', ...logLevelEnv(), CAS_PORT: String(port), CAS_HOST: '127.0.0.1', CAS_ISSUER: `http://127.0.0.1:${port}`,
       CAS_DATABASE_URL: dbUrl, CAS_DEV_SEED_FILE: DEV_SEED,
-    }, port);
+    }, port, 30_000, [], SERVICE_OUTPUT_KEPT);
     try {
       const tokenRes = await fetch(`${cas.url}/connect/token`, {
         method: 'POST',

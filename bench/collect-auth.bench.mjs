@@ -1,6 +1,6 @@
 // Requests per second on GET /api/v1/user with `Token` and with `Bearer` (local /o/ access
-// token) ÷ requests per second on the unauthenticated GET /api/v1/ in the same run (issue 5,
-// goal >= 0.8 each: auth must not dominate the cost of a request). The built collect-api runs
+// token) ÷ requests per second on the unauthenticated GET /api/v1/ in the same run (goal
+// >= 0.8 each: auth must not dominate the cost of a request). The built collect-api runs
 // as its own process on embedded PostgreSQL + redis-server; autocannon drives it. Rounds are
 // interleaved and the median of each is used, so a noisy neighbour hits all three alike.
 import { freePort, startPostgres, startRedis } from '../libs/testing/dist/index.js';
@@ -20,7 +20,6 @@ try {
     COLLECT_MAIN,
     {
       NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
       COLLECT_PORT: String(port),
       COLLECT_HOST: '127.0.0.1',
       DATABASE_URL: await pg.createDatabase('bench_collect_auth'),

@@ -1,4 +1,4 @@
-// CPU time per request on the intake and read paths (issue 20, "profile first"): where a
+// CPU time per request on the intake and read paths, to profile before changing: where a
 // request's cost lands on the 2-core machine. The throughput ratios of submissions.bench.mjs
 // say how fast; this says who pays: the API process, this run's PostgreSQL server (its
 // postmaster and children: backends, WAL writer, checkpointer, autovacuum) and the load
@@ -9,7 +9,7 @@
 // The API's CPU is also split by thread (/proc/<pid>/task/*/stat, named by Node 24): its main
 // thread, V8's worker threads (concurrent marking and sweeping of the garbage collector) and
 // libuv's thread pool (file-system calls): a major GC shows as V8 workers, a slow file create as
-// the pool (docs/benchmarks.md, "OpenRosa (issue 20, session 9)").
+// the pool (docs/benchmarks.md, "cpu-per-request").
 import { createRequire } from 'node:module';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
 import { cpuOf, createForm, must, postgresCpu, postmasterPidOf, report, SMALL_FORM_FIELDS, smallSubmission, startCollect, threadCpu, userToken } from './bench-helpers.mjs';

@@ -1,4 +1,4 @@
-// The data query API at scale (issue 23, docs/data-api.md):
+// The data query API at scale (docs/data-api.md):
 // - GET /api/v1/data/{form}?query={"code": "..."} (an equality, one match) at 1,000,000
 //   submissions ÷ the same at 10,000 (same form, rows added in between); goal <= 2; the plan of
 //   its statement must use the GIN index submissions_json_path_idx (checked, the bench fails
@@ -67,7 +67,7 @@ try {
   };
 
   /**
-   * The statements the API runs for a data page (one since issue 20's session 4: the page and
+   * The statements the API runs for a data page (one: the page and
    * its count together), captured from the built
    * repository and service with a recording stand-in for the DataSource, then timed by
    * PostgreSQL itself (EXPLAIN ANALYZE, median of `n`): server time, less noisy than latency on

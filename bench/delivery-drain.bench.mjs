@@ -1,5 +1,5 @@
-// What one delivery costs with nothing else running (issue 20, docs/benchmarks.md "Forwarding:
-// snapshot on change (issue 20, session 15)"): the worker process is stopped (SIGSTOP) while
+// What one delivery costs with nothing else running (docs/benchmarks.md,
+// "delivery-drain"): the worker process is stopped (SIGSTOP) while
 // BENCH_DRAIN_COUNT submissions are posted to a form with one generic_json service towards a
 // local receiver, then let go; from then until the last arrival, CPU µs per delivery of the
 // worker (its main thread and V8's threads apart), the PostgreSQL server and this process (the

@@ -1,4 +1,4 @@
-// Exports and media archives at size (issue 23, docs/exports.md, docs/media.md):
+// Exports and media archives at size (docs/exports.md, docs/media.md):
 // - peak RSS growth of the API process while a client reads the CSV and the XLSX export of
 //   100,000 submissions with repeats (goal < 64 MB each), and of the worker process while it
 //   writes the same exports asked for asynchronously (POST /api/v1/export);

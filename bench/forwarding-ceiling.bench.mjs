@@ -1,6 +1,6 @@
-// How high delivered ÷ intake (forwarding.bench.mjs, issue 20's goal >= 0.75) can go on this
-// machine for ANY forwarder, measured beside ours in one run (docs/benchmarks.md, "Issue 20,
-// session 18: the ceiling of forwarding on this machine"). Four kinds of round, interleaved, each
+// How high delivered ÷ intake (forwarding.bench.mjs, goal >= 0.75) can go on this
+// machine for ANY forwarder, measured beside ours in one run (docs/benchmarks.md,
+// "forwarding-ceiling"). Four kinds of round, interleaved, each
 // BENCH_SECONDS of the same closed-loop load (BENCH_CONNECTIONS keep-alive connections posting the
 // small JSON submission, the next on each 201), delivered rates counted from the start of the load
 // to the last arrival at the receiver, as forwarding.bench.mjs counts them:

@@ -1,4 +1,4 @@
-// What one forwarded submission costs, and who pays (issue 20, "profile first" for delivery):
+// What one forwarded submission costs, and who pays (profiled before changing delivery):
 // BENCH_SECONDS of JSON intake load on a form without a service, then the same load on a form
 // with one generic_json service towards a local receiver, waiting for every delivery. For each
 // phase, per submission: CPU µs of the API, the worker, redis-server, the PostgreSQL server

@@ -1,4 +1,4 @@
-// Rest-service forwarding (issues 8, 20): submissions per second accepted AND delivered to a
+// Rest-service forwarding (docs/restservices.md): submissions per second accepted AND delivered to a
 // local receiver through one generic_json service (API → outbox → relay → Bull → worker
 // process → HTTP), counted from the start of the load to the last delivery, ÷ JSON intake per
 // second on a form with no service, measured in the same run with the same worker running
@@ -7,14 +7,13 @@
 // half the delivered rate (goal p99 <= 50 ms), with what a tail is made of: the latency split
 // at the API's answer (submit → 201, 201 → delivered), the GC pauses of the API and the worker
 // over that phase (bench/event-loop-probe.mjs, preloaded into both) and any autovacuum or
-// autoanalyze of the delivery tables that ran meanwhile (docs/benchmarks.md, "Forwarding (issue
-// 20, session 8)"), WAL writes (pg_stat_wal, pg_stat_io) and, with BENCH_PG_SAMPLE_MS set (off by
+// autoanalyze of the delivery tables that ran meanwhile (docs/benchmarks.md,
+// "forwarding"), WAL writes (pg_stat_wal, pg_stat_io) and, with BENCH_PG_SAMPLE_MS set (off by
 // default: the sampling's own load lengthened the latencies it explains), what PostgreSQL's
 // backends of the API and the worker were doing meanwhile: pg_stat_activity sampled every few ms
 // from a worker thread (wait events, overall and within the tail's own windows), lock waits
 // logged by the server (log_lock_waits), WAL syncs with track_wal_io_timing (docs/benchmarks.md,
-// "Forwarding tail (issue 20, session 9)", "Forwarding latency without the sampler (issue 20,
-// session 13)"). A bare PostgreSQL INSERT of rows of the same size is printed for reference. The built API and worker run as their own processes on
+// "forwarding"). A bare PostgreSQL INSERT of rows of the same size is printed for reference. The built API and worker run as their own processes on
 // embedded PostgreSQL + redis-server; the receiver listens on 127.0.0.1.
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
@@ -40,7 +39,7 @@ const pg = apiRequire('pg');
  * (pgDiagnostics); 0, the default, leaves both out. A query of pg_stat_activity every 4 ms on two
  * cores tripled the phase's p50 (10-13 ms without, 25-44 ms with, four alternating pairs) and
  * doubled its p99, so the goal row is read without it; set 4 to see what a tail is made of
- * (docs/benchmarks.md, "Forwarding latency without the sampler (issue 20, session 13)").
+ * (docs/benchmarks.md, "forwarding").
  */
 const SAMPLE_EVERY_MS = Number(process.env.BENCH_PG_SAMPLE_MS ?? 0);
 const DIAGNOSING = SAMPLE_EVERY_MS > 0;
@@ -115,7 +114,7 @@ try {
   const sentAt = new Map();
   const answeredAt = new Map();
   // node:http with a keep-alive agent, not fetch: this process is the clock of both halves, and
-  // its own pauses count as latency (docs/benchmarks.md, "Forwarding tail (issue 20, session 9)").
+  // its own pauses count as latency (docs/benchmarks.md, "forwarding").
   const agent = new http.Agent({ keepAlive: true });
   const viaFetch = process.env.BENCH_LATENCY_CLIENT === 'fetch';
   // Its sockets opened and its code warm before the clock starts, as fetch's were by the warm-up above.

@@ -1,4 +1,4 @@
-// Idle resident memory of each process after start-up (issue 20, goal <= 150 MB each): the
+// Idle resident memory of each process after start-up (goal <= 150 MB each): the
 // built collect-api, its delivery worker and the CAS start as their own processes (embedded
 // PostgreSQL, redis-server, the CAS with its dev seed), answer /health/ready, then sit idle for
 // BENCH_IDLE_SECONDS; the RSS is read from /proc/<pid>/status (VmRSS; VmHWM, the peak since
@@ -18,7 +18,7 @@ let cas;
 try {
   const casPort = await freePort();
   cas = await startService('cas', CAS_MAIN, {
-    NODE_ENV: 'development', LOG_LEVEL: 'warn', CAS_PORT: String(casPort), CAS_HOST: '127.0.0.1',
+    NODE_ENV: 'development', CAS_PORT: String(casPort), CAS_HOST: '127.0.0.1',
     CAS_ISSUER: `http://127.0.0.1:${casPort}`, CAS_DATABASE_URL: await pg.createDatabase('bench_idle_cas'), CAS_DEV_SEED_FILE: CAS_DEV_SEED,
   }, casPort);
   collect = await startCollect({ pg, redis, database: 'bench_idle_collect', worker: true, env: { CAS_ISSUER: `http://127.0.0.1:${casPort}` } });

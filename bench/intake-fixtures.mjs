@@ -51,7 +51,7 @@ const photoFileName = (uuid) => `${Date.now()}-${uuid.slice(0, 8)}.jpg`;
  * same bytes as openRosaPhotoBody, a new instance (instanceID) and a new file name each call, but
  * built once and then only those fixed-length fields written over in place. A load generator
  * on the same two cores as the API otherwise spent tens of µs and a 100 KB allocation per
- * request on building bodies (docs/benchmarks.md, "OpenRosa (issue 20, session 8)"). `next()`
+ * request on building bodies (docs/benchmarks.md, "submissions"). `next()`
  * answers the SAME Buffer each time, changed: hand it off (autocannon copies it into the
  * request it builds, at once) before the next call. One multipart boundary per maker, as any
  * boundary absent from the content will do.
@@ -106,7 +106,7 @@ export function largeSubmission(definition, uuid = randomUUID()) {
  * its instanceID, with a new uuid between them. The same bytes as largeSubmission(definition,
  * uuid) (checked here once); 2-3 µs per body against 65-77 µs for building and stringifying
  * the 250 answers, which the soak's sender spent 500 times a second on the cores of the system
- * it measures (docs/benchmarks.md, "Record pipeline (issue 20, session 16)"; the OpenRosa
+ * it measures (docs/benchmarks.md, "soak"; the OpenRosa
  * bodies do the same, openRosaPhotoBodies).
  */
 export function largeSubmissionBodies(definition) {

@@ -1,6 +1,6 @@
 // Verifications per second of a CAS access token through @collect/jwt-validation (keys cached
 // after discovery + JWKS from a real local HTTP server) against raw node:crypto.verify of the
-// same RS256 signatures, measured in the same run. Goal (issue 4): ratio >= 0.8.
+// same RS256 signatures, measured in the same run. Goal: ratio >= 0.8.
 // Also prints jose's jwtVerify with a local key for reference (it verifies through WebCrypto).
 import { createPublicKey, verify } from 'node:crypto';
 import { jwtVerify, importJWK } from 'jose';

@@ -1,5 +1,5 @@
 // Where the benches keep attachment files (MEDIA_ROOT, UPLOAD_TMP_DIR). docs/benchmarks.md,
-// "OpenRosa on a journalled volume (issue 20, session 13)": on an ext4 *without* a journal (this
+// "The media folder": on an ext4 *without* a journal (this
 // VM's root, so os.tmpdir()) creating a file right after bulk deletes costs ~700 µs instead of
 // ~30 µs (find_inode_bit skips recently deleted inodes), and every bench deletes a PostgreSQL
 // cluster and a media folder when it exits. Production volumes are journalled, so the benches

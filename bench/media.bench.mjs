@@ -1,4 +1,4 @@
-// Media listing and downloads at scale (issue 9).
+// Media listing and downloads at scale (docs/media.md).
 // - GET /api/v1/media?xform=<form>&page_size=100 latency at 1,000,000 attachments ÷ at 1,000
 //   (two forms of the same user in the same database; goal ≤ 1.5), also with `type=`;
 // - GET /api/v1/media/count?xform=<form> at 1,000,000 attachments, milliseconds;
@@ -35,7 +35,7 @@ try {
   api = await startService(
     'api',
     COLLECT_MAIN,
-    { NODE_ENV: 'test', LOG_LEVEL: 'warn', COLLECT_PORT: String(port), COLLECT_HOST: '127.0.0.1', DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: 'bench', MEDIA_ROOT: mediaRoot },
+    { NODE_ENV: 'test', COLLECT_PORT: String(port), COLLECT_HOST: '127.0.0.1', DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: 'bench', MEDIA_ROOT: mediaRoot },
     port,
   );
   const base = api.url;

@@ -1,10 +1,10 @@
-// SQL statements per request on the intake and read paths (issue 20: "queries per request
-// counted"), counted by PostgreSQL itself: pg_stat_statements (loaded at server start; BEGIN,
+// SQL statements per request on the intake and read paths,
+// counted by PostgreSQL itself: pg_stat_statements (loaded at server start; BEGIN,
 // COMMIT and SAVEPOINT count as statements, as they are round trips too). For each request
 // kind, BENCH_QUERY_REQUESTS requests are sent one after the other after a warm-up, and the
 // statements the database ran in between are divided by that count; the statements of a JSON
 // submission are listed with their calls per submission. A count, not a speed: no ratio and no
-// goal (the goal of issue 20 is "a few round trips"). The built collect-api runs as its own
+// goal (the aim is "a few round trips"). The built collect-api runs as its own
 // process (no worker: nothing else talks to the database) on embedded PostgreSQL + redis-server.
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';

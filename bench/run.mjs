@@ -3,12 +3,13 @@
 // whether the goal is met (bench-results.mjs reads the lines).
 // A subset: `pnpm bench submissions soak` or BENCH_ONLY=submissions,soak (names contain the word).
 // Exit status 1 when a script fails or prints no result; a missed goal is reported, not fatal:
-// the benches are instruments, and the goals of open issues are not met yet.
+// the benches are instruments, and a goal may be missed on a busy or slow machine.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseResult, summaryTable } from './bench-results.mjs';
+import { machineLine } from './machine.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = [...process.argv.slice(2), ...(process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean)];
@@ -24,6 +25,7 @@ if (scripts.length === 0) {
 
 // pnpm puts the project's Node 24 (node-linux-<arch> from npm) first on PATH; every benchmark runs on it.
 console.log(`node ${process.version}`);
+console.log(machineLine());
 const rows = [];
 const failures = [];
 const started = Date.now();
@@ -41,6 +43,7 @@ for (const script of scripts) {
 }
 
 console.log(`\n=== summary (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+console.log(machineLine());
 console.log(summaryTable(rows));
 for (const f of failures) console.log(f);
 process.exit(failures.length ? 1 : 0);

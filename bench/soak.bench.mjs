@@ -1,4 +1,4 @@
-// Soak (issue 20): JSON submissions of a generated 250-question form (text, integer, decimal,
+// Soak: JSON submissions of a generated 250-question form (text, integer, decimal,
 // select_one, select_multiple, date in 10 groups) sent at a fixed rate for a fixed time, with
 // one generic_json service forwarding to a local receiver. ODK Central's own soak test gates at
 // 50 submissions/s for 30 s on a form of 250 questions; the default here is ten times that
@@ -78,7 +78,7 @@ try {
   console.log(`delivered within ${GRACE_SECONDS} s after the last answer: ${lat.length} of ${outcome.accepted}; submit-to-delivered p50 ${percentile(lat, 50).toFixed(0)} ms, p99 ${percentile(lat, 99).toFixed(0)} ms`);
   console.log(`API event-loop delay over the soak: p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(0)} ms`);
   console.log(`API GC pauses over the soak: ${gcPausesText(loop.gc, { over10: true })}`);
-  // Per 1,000 accepted submissions: comparable between runs that accepted different numbers (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
+  // Per 1,000 accepted submissions: comparable between runs that accepted different numbers (docs/benchmarks.md, "soak").
   const per1000 = (kind) => (outcome.accepted ? ((loop.gc?.[kind]?.count ?? 0) * 1000) / outcome.accepted : 0).toFixed(1);
   console.log(`API collections per 1,000 accepted: ${per1000('minor')} scavenges, ${per1000('major')} mark-compacts`);
   report(`soak accepted at ${RATE}/s`, (100 * outcome.accepted) / count, { goal: '>= 99.9', unit: '%', digits: 1 });

@@ -1,4 +1,4 @@
-// The intake and read paths against the authenticated floor, all in one run (issue 20):
+// The intake and read paths against the authenticated floor, all in one run:
 // - JSON submissions per second (POST /api/v1/submissions, Token, every request a new
 //   instance) ÷ GET /api/v1/user with Token (auth + one DB read: the floor of any
 //   authenticated call); goal >= 0.5;

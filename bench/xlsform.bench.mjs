@@ -1,5 +1,5 @@
 // XLSForm conversion time of a 5,000-row form ÷ the time of a 500-row form of the same make, in
-// the same run (issue 22: the converter is linear, so the ratio should stay near 10). Each form is
+// the same run (the converter is linear, so the ratio should stay near 10). Each form is
 // a real .xlsx (exceljs) mixing types: selects with a choice filter, groups, repeats with
 // relative references, relevant/constraint expressions with ${} references, translations.
 // Rounds are interleaved and the median of each size is used. Also prints the split between

@@ -68,7 +68,7 @@ RUN apt-get update \
 # ---- runtime (no network): production dependencies + dist only, non-root, read-only-root compatible ----
 FROM runtime-base AS runtime
 # V8's young generation: at most 2 x 4 MB instead of the up to 2 x 64 MB V8 picks on a large
-# host (docs/benchmarks.md, "Idle RSS"); --expose-gc lets the service give back what start-up
+# host (docs/benchmarks.md, "idle-rss"); --expose-gc lets the service give back what start-up
 # took once it is built (releaseStartUpMemory, libs/platform; docs/operations.md, "Images").
 # The benches start the services with the same options.
 ENV NODE_OPTIONS="--expose-gc --max-semi-space-size=4"

@@ -75,7 +75,7 @@ FROM runtime-base AS runtime
 # memory-reducing gc(), hence --expose-gc) and it grows again only under load, up to the cap: a
 # long export or download grows it to the cap, so the cap is part of their RSS growth (2 x 16 MB
 # took exports past their 64 MB budget); fewer scavenges under intake than 2 x 4 MB
-# (docs/operations.md, "Images"; docs/benchmarks.md, "Memory and soak (issue 20, session 8)");
+# (docs/operations.md, "Images");
 # the benches start the services with the same options.
 # Old generation capped at 384 MB (the live heap is about 70 MB; the pods' limit is 768Mi): on a
 # large host V8 sizes the old generation for a 4 GB heap and lets promoted garbage grow to about

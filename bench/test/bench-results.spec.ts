@@ -39,3 +39,12 @@ describe('bench result lines', () => {
     expect(text.trimEnd().split('\n').at(-1)).toBe('1 of 2 goals met');
   });
 });
+
+describe('the machine line', () => {
+  it('names the CPU model and the cores, and is never read as a result', async () => {
+    const { machineLine } = await import('../machine.mjs');
+    const line = machineLine();
+    expect(line).toMatch(/^machine: .+, \d+ cores?, load average [\d.]+ [\d.]+ [\d.]+$/);
+    expect(parseResult(line)).toBeNull();
+  });
+});

@@ -42,7 +42,7 @@ describe('hardening: abuse limits (cas)', () => {
     expect(limited.headers.get('retry-after')).toBeTruthy();
   });
 
-  it('per address means the address the ingress saw: a client-written left-most X-Forwarded-For changes nothing (issue 17, finding 8)', async () => {
+  it('per address means the address the ingress saw: a client-written left-most X-Forwarded-For changes nothing', async () => {
     const post = (i: number) => fetch(`${cas.url}/interaction/some-uid/login`, { method: 'POST', headers: { 'X-Forwarded-For': `198.51.100.${i}, 10.2.5.1`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'username=demo&password=x' });
     for (let i = 0; i < 3; i++) expect((await post(i)).status).not.toBe(429);
     expect((await post(9)).status).toBe(429);

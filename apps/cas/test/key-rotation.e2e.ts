@@ -1,14 +1,12 @@
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { runCli } from '../src/cli/run-cli.js';
+import { loadCasConfig } from '../src/config/cas-config.js';
 import { KeyEncryption } from '../src/oidc/key-encryption.js';
 import { KeyStoreService } from '../src/oidc/key-store.service.js';
 import { OidcService } from '../src/oidc/oidc.service.js';
 import { DEV_SEED, startTestCasApp, type TestCasApp } from './test-app.js';
-
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
 describe('cas signing keys', () => {
   let sut: TestCasApp;
@@ -22,11 +20,16 @@ describe('cas signing keys', () => {
   const token = async () =>
     (await request(sut.url).post('/connect/token').auth('demo-machine', 'demo-machine-secret').type('form').send({ grant_type: 'client_credentials', scope: 'read' }).expect(200)).body.access_token as string;
   const verify = async (jwt: string) => jwtVerify(jwt, createLocalJWKSet(await jwks()), { issuer: sut.url, audience: 'collect-api', algorithms: ['RS256'] });
-  const cli = (...args: string[]) =>
-    spawnSync(process.execPath, [CLI, ...args], {
-      env: { ...process.env, CAS_DATABASE_URL: sut.config.CAS_DATABASE_URL, CAS_KEY_ENCRYPTION_KEY: sut.config.CAS_KEY_ENCRYPTION_KEY, LOG_LEVEL: 'info' },
-      encoding: 'utf8',
-    });
+  // The admin CLI in this process, through the binary's own entry and configuration from the
+  // environment as the binary reads it (apps/cas/test/cli.e2e.ts runs the built binary itself).
+  const withKeys = async (env: Record<string, string>, ...args: string[]) => {
+    let stdout = '';
+    let stderr = '';
+    const config = () => loadCasConfig({ ...process.env, CAS_DATABASE_URL: sut.config.CAS_DATABASE_URL, LOG_LEVEL: 'info', ...env });
+    const status = await runCli(args, config, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
+    return { status, stdout, stderr };
+  };
+  const cli = (...args: string[]) => withKeys({ CAS_KEY_ENCRYPTION_KEY: sut.config.CAS_KEY_ENCRYPTION_KEY! }, ...args);
 
   it('creates one key on first start and stores the private part encrypted', async () => {
     const set = await jwks();
@@ -42,7 +45,7 @@ describe('cas signing keys', () => {
     const before = await token();
     const oldKid = decodeProtectedHeader(before).kid;
 
-    const run = cli('keys', 'rotate');
+    const run = await cli('keys', 'rotate');
     expect(run.status).toBe(0);
     const { kid: newKid } = JSON.parse(run.stdout.trim());
     expect(newKid).not.toBe(oldKid);
@@ -74,8 +77,8 @@ describe('cas signing keys', () => {
     expect((await keys.list()).find((k) => k.retiredAt === null)!.kid).not.toBe(active.kid);
   });
 
-  it('keys list prints one JSON line per key', () => {
-    const run = cli('keys', 'list');
+  it('keys list prints one JSON line per key', async () => {
+    const run = await cli('keys', 'list');
     expect(run.status).toBe(0);
     const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.filter((l) => l.signing)).toHaveLength(1);
@@ -88,22 +91,20 @@ describe('cas signing keys', () => {
     const kids = (await stored()).map((r) => r.kid);
     expect(kids.length).toBeGreaterThan(1);
     for (const row of await stored()) expect(() => new KeyEncryption(newKek).decrypt(row.private_key_enc)).toThrow(/CAS_KEY_ENCRYPTION_KEY differs/);
-    const withKeys = (env: Record<string, string>, ...args: string[]) =>
-      spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, CAS_DATABASE_URL: sut.config.CAS_DATABASE_URL, LOG_LEVEL: 'info', ...env }, encoding: 'utf8' });
 
     // Without the old value nothing can be re-encrypted, and nothing is changed.
-    const blind = withKeys({ CAS_KEY_ENCRYPTION_KEY: newKek }, 'keys', 'reencrypt');
+    const blind = await withKeys({ CAS_KEY_ENCRYPTION_KEY: newKek }, 'keys', 'reencrypt');
     expect(blind.status).not.toBe(0);
     expect(blind.stderr).toContain('CAS_KEY_ENCRYPTION_KEY differs');
     for (const row of await stored()) expect(new KeyEncryption(oldKek).isCurrent(row.private_key_enc)).toBe(true);
 
-    const run = withKeys({ CAS_KEY_ENCRYPTION_KEY: newKek, CAS_KEY_ENCRYPTION_KEY_PREVIOUS: oldKek }, 'keys', 'reencrypt');
+    const run = await withKeys({ CAS_KEY_ENCRYPTION_KEY: newKek, CAS_KEY_ENCRYPTION_KEY_PREVIOUS: oldKek }, 'keys', 'reencrypt');
     expect(run.status).toBe(0);
     expect(JSON.parse(run.stdout.trim())).toEqual({ reencrypted: expect.arrayContaining(kids), already_current: [] });
     expect(run.stdout).not.toContain(newKek);
     expect(run.stderr).not.toContain(newKek);
     expect(run.stderr).not.toContain(oldKek);
-    const again = withKeys({ CAS_KEY_ENCRYPTION_KEY: newKek, CAS_KEY_ENCRYPTION_KEY_PREVIOUS: oldKek }, 'keys', 'reencrypt');
+    const again = await withKeys({ CAS_KEY_ENCRYPTION_KEY: newKek, CAS_KEY_ENCRYPTION_KEY_PREVIOUS: oldKek }, 'keys', 'reencrypt');
     expect(JSON.parse(again.stdout.trim())).toEqual({ reencrypted: [], already_current: expect.arrayContaining(kids) });
     for (const row of await stored()) {
       expect(new KeyEncryption(newKek).isCurrent(row.private_key_enc)).toBe(true);

@@ -7,13 +7,13 @@ import { startCasWithRelyingParty } from './support/relying-party.js';
 import type { TestCasApp } from './test-app.js';
 
 /**
- * Issue 17, findings 4 and 8 on the CAS, over real HTTP: every check-then-act on a secret is
+ * Races and token boundaries on the CAS, over real HTTP: every check-then-act on a secret is
  * atomic (login lockout, code and refresh token redemption), a client introspects only its own
  * tokens, and cas-api refuses tokens a user obtained.
  */
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 
-describe('cas security: races and token boundaries (issue 17)', () => {
+describe('cas security: races and token boundaries', () => {
   let sut: TestCasApp;
   let rp: CallbackServer;
   let redirectUri: string;

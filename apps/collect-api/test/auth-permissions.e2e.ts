@@ -57,7 +57,7 @@ describe('collect-api auth permissions matrix', () => {
     }
   }
 
-  it('the credential rule (issue 17, finding 1): a read-only Bearer token cannot read api_token/temp_token and so cannot buy write access', async () => {
+  it('the credential rule: a read-only Bearer token cannot read api_token/temp_token and so cannot buy write access', async () => {
     const fresh = await createTestUser(sut.app);
     const read = await createTestBearerToken(sut.app, fresh, 'read');
     const rw = await createTestBearerToken(sut.app, fresh);

@@ -198,7 +198,7 @@ describe('collect-api accepts CAS Bearer tokens (real CAS process) and on-boards
       await api().post('/api/v1/oauth-applications').set('Authorization', bearer(token)).send({ name: 'x', redirect_uris: 'https://x.example/cb' }).expect(403);
     }
 
-    it('a read-only client-credentials token is refused a write and cannot read the api_token that would allow it (issue 17, finding 1)', async () => {
+    it('a read-only client-credentials token is refused a write and cannot read the api_token that would allow it', async () => {
       const linked = await asAdmin(api().post('/api/v1/service-accounts')).send({ client_id: 'demo-machine' });
       expect([200, 201]).toContain(linked.status);
       const read = await machineToken(env, 'read');

@@ -8,7 +8,7 @@ import { createTestUser, type TestUser } from './test-users.js';
 
 /**
  * What an ODK client does with an XLSForm-made form, end to end against the running service
- * (issue 22, "What it must show"): the XLSForm (groups, a repeat, select_multiple, an image
+ * (docs/forms.md, "XLSForm uploads"): the XLSForm (groups, a repeat, select_multiple, an image
  * question, CSV lookups through select_one_from_file and pulldata) is uploaded and its media
  * attached; /formList names its manifest; the manifest's files download by hash; ODK Web Forms'
  * engine (@getodk/xforms-engine) loads the served form.xml, reads the CSVs through the manifest's

@@ -184,7 +184,7 @@ describe('hardening: fuzzing collect-api write endpoints', () => {
         input: body(fc.oneof(multipartBodies('xml_file', fc.constant(demoXForm('fuzz_xml'))), wrongContentTypes().map((b) => (b.kind === 'raw' ? { ...b, contentType: 'application/xml' } : b)))) },
       { name: 'PATCH /api/v1/forms/:pk', method: 'PATCH', path: () => `/api/v1/forms/${formId}`, headers: auth, answers: 'drf', tables: ['forms'], weight: 0.5,
         input: body(jsonBodies(mutatedObject({ title: 'T', downloadable: true }))) },
-      // Issue 22: XLSForm uploads (junk workbooks reach the converter's worker), definition replacement, form media.
+      // XLSForm uploads (junk workbooks reach the converter's worker), definition replacement, form media.
       { name: 'POST /api/v1/forms (xls_file)', method: 'POST', path: '/api/v1/forms', headers: auth, answers: 'drf', tables: ['forms', 'form_roles', 'form_versions'], weight: 0.4,
         input: body(multipartBodies('xls_file')) },
       { name: 'PATCH /api/v1/forms/:pk (definition)', method: 'PATCH', path: () => `/api/v1/forms/${xmlFormId}`, headers: auth, answers: 'drf', tables: ['forms', 'form_versions'], weight: 0.5,

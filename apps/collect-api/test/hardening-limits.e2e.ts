@@ -125,7 +125,7 @@ describe('hardening: abuse limits (collect-api)', () => {
       expect((await login('u9', '10.1.1.1')).status).toBe(429);
     });
 
-    it('per address means the address the ingress saw: a client-written left-most X-Forwarded-For changes nothing (issue 17, finding 8)', async () => {
+    it('per address means the address the ingress saw: a client-written left-most X-Forwarded-For changes nothing', async () => {
       // The ingress appends the peer it saw (10.1.2.1) to whatever the client sent.
       const login = (i: number) => request(sut.url).post('/o/login').set('X-Forwarded-For', `198.51.100.${i}, 10.1.2.1`).type('form').send({ username: `v${i}`, password: 'x', csrf_token: 'x', next: '/o/authorize?' });
       for (let i = 0; i < 4; i++) expect((await login(i)).status).toBe(403);

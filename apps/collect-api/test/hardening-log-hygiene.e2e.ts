@@ -265,7 +265,7 @@ describe('hardening: log hygiene (collect-api)', () => {
     expect((await call('/api/v1/submissions', token, { id: 'logs_rs', submission: { name: 'y' } })).status).toBe(201);
     await until('the delivery with the patched token', () => receiver.to('/flow').some((r) => r.headers.authorization === `Token ${patchedToken}`));
 
-    // Extra headers and Basic credentials (issue 21): delivered (a failure first), test-fired, patched, refused.
+    // Extra headers and Basic credentials: delivered (a failure first), test-fired, patched, refused.
     const bearer = keep('extra Authorization header', 'Bearer hdr-token-for-logs-5566778899');
     const apiKey = keep('extra X-Api-Key header', 'Api-key-for-logs-1122334455');
     const basicPassword = keep('Basic password', 'B4sic-password-for-logs-99887766');

@@ -23,7 +23,7 @@ import { createTestBearerToken, createTestUser, type TestUser } from './test-use
  * platform admins as owners of every form (they see and change all of them); docs/api-conventions.md only
  * says that they, and nobody else, use /api/v1/cas-users and /api/v1/service-accounts.
  *
- * The scope axis (issue 17): the owner again through a read-only Bearer token, a read-write
+ * The scope axis: the owner again through a read-only Bearer token, a read-write
  * Bearer token (both local `/o/` tokens) and their `Token`, on every route. A Bearer token
  * needs `read` for safe methods and `write` for the others, and never reveals nor creates an
  * unscoped credential (docs/security.md, "The credential rule"): no answer to a Bearer caller
@@ -212,7 +212,7 @@ const TABLE: RouteCase[] = [
   { route: 'GET /:username/forms/:pk/form.xml', call: (f) => ({ path: `/${f.owner}/forms/${f.formId}/form.xml` }), expect: atLeast('readonly', 200) },
   { route: 'HEAD /:username/submission', call: (f) => ({ path: `/${f.owner}/submission` }), expect: anyUser(204) },
   { route: 'POST /:username/submission', call: (f) => ({ path: `/${f.owner}/submission`, attachXml: { field: 'xml_submission_file', xml: demoInstance({ instanceId: randomUUID(), idString: f.idString }) } }), expect: atLeast('dataentry', 201) },
-  // Form media and the OpenRosa manifest (issue 22; docs/api-conventions.md §Roles and permissions: editors and above add and delete, readonly reads).
+  // Form media and the OpenRosa manifest (docs/api-conventions.md §Roles and permissions: editors and above add and delete, readonly reads).
   {
     route: 'POST /api/v1/metadata',
     call: (f) => ({ path: '/api/v1/metadata', form: { fields: { xform: String(f.formId), data_type: 'media', data_value: `m${uniq()}.csv` }, files: { data_file: { name: 'm.csv', data: Buffer.from('a,b\n1,2\n') } } } }),

@@ -9,7 +9,7 @@ import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
 /**
- * Served content (issue 17, finding 3; docs/security.md, "Inert served content"): every GET
+ * Served content (docs/security.md, "Inert served content"): every GET
  * route the Express router holds is called, as the owner of stored data that carries a marker
  * everywhere a user can put bytes (form title and XForm, an XHTML script, answers, attachment
  * files named x.html, x.svg, names of applications, views and datasets). Any answer that

@@ -60,7 +60,7 @@ describe('media with S3 storage, signed redirects and forwarded headers', () => 
     expect(direct.headers.get('content-disposition')).toBe('attachment; filename="p.jpg"');
   });
 
-  it('a signed redirect is inert on its own: the store is told an inert type and attachment, the redirect carries CSP and nosniff (issue 17, finding 3)', async () => {
+  it('a signed redirect is inert on its own: the store is told an inert type and attachment, the redirect carries CSP and nosniff', async () => {
     // The object store cannot send a CSP: the type it serves must be inert by itself.
     const zip = Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), Buffer.from('<html><script>alert(1)</script></html>')]);
     await submitMedia(sut, owner, formId, 'media_s3', { instanceId: '00000000-0000-4000-8000-0000000000ab', age: '31', doc: { name: 'x.html', data: zip, type: 'text/html' } });

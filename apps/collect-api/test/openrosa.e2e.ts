@@ -35,7 +35,7 @@ describe('OpenRosa form list and download', () => {
     await request(sut.url).get(`/forms/${form.formid}/form.xml`).set('Authorization', stranger.basic).expect(404);
   });
 
-  describe('owner-scoped paths and forms that share an id_string (issue 17, finding 5)', () => {
+  describe('owner-scoped paths and forms that share an id_string', () => {
     const share = (owner: TestUser, formId: number, user: TestUser, role = 'dataentry') =>
       request(sut.url).put(`/api/v1/forms/${formId}/share`).set('Authorization', owner.token).send({ username: user.username, role }).expect(204);
     const newForm = async (owner: TestUser, idString: string) =>

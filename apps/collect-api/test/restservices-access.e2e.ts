@@ -90,7 +90,7 @@ describe('rest services: role matrix for every endpoint', () => {
     await request(sut.url).post('/api/v1/restservices').set('Authorization', users.stranger.token).send({ xform: formId, name: 'generic_json', service_url: 'http://127.0.0.1:9/x' }).expect(404);
   });
 
-  it('the messaging auth_token reads in clear on create and for editors and above; masked for lower roles and Bearer callers (issue 17, finding 8)', async () => {
+  it('the messaging auth_token reads in clear on create and for editors and above; masked for lower roles and Bearer callers', async () => {
     const secret = 'flow-api-token-0123456789';
     const created = await request(sut.url).post('/api/v1/restservices').set('Authorization', users.editor.token)
       .send({ xform: formId, name: 'messaging', service_url: `http://127.0.0.1:9/m${++n}`, auth_token: secret, flow_uuid: 'f-1', contacts: 'a' }).expect(201);

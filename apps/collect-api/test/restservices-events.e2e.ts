@@ -12,7 +12,7 @@ import type { TestUser } from './test-users.js';
 const MEDIA_WAIT_SECONDS = 4;
 
 /**
- * The delivery model (issue 21, docs/restservices.md "Events", "Fidelity", "Ordering", "Media
+ * The delivery model (docs/restservices.md "Events", "Fidelity", "Ordering", "Media
  * wait"): which events reach which service, the bytes every attempt sends, the order of one
  * submission's events, and split OpenRosa submissions. Real receivers on 127.0.0.1, the worker's
  * modules in this process, real PostgreSQL and Redis.

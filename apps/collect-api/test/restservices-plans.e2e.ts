@@ -10,7 +10,7 @@ import { createTestUser } from './test-users.js';
  * The worker's attempt write is a named prepared statement (RestServicesRepository.prepared):
  * each connection keeps the generic plan it made on its first calls. A plan made while
  * rest_deliveries was small must not read the whole table once it has grown
- * (docs/benchmarks.md, "Forwarding (issue 20, session 10)").
+ * (docs/restservices.md, "Connections and batches (the worker's hot path)").
  */
 describe('rest services: the attempt write keeps an index plan as rest_deliveries grows', () => {
   let sut: TestCollectApp;
@@ -84,8 +84,8 @@ describe('rest services: the attempt write keeps an index plan as rest_deliverie
 
   // Every version of a delivery row (outbox insert, claim, attempt write) takes an entry in each
   // of the table's indexes: an index on the random `delivery_id`, which no query reads, was the
-  // costliest of them (migration 1764930000000; docs/benchmarks.md, "The machine, the harness and
-  // the delivery row (issue 20, session 12)").
+  // costliest of them (migration 1764930000000; docs/restservices.md, "Connections and
+  // batches (the worker's hot path)").
   it('keeps no index on delivery_id', async () => {
     const rows = (await runner.query(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'rest_deliveries'`)) as Array<{ indexname: string; indexdef: string }>;
     expect(rows.length).toBeGreaterThan(0);
@@ -95,7 +95,7 @@ describe('rest services: the attempt write keeps an index plan as rest_deliverie
   // The claim changes no indexed column (status, next_attempt_at and date_modified stay; the
   // lease is `lease_until`), so a row whose page has room is updated in place, with no new index
   // entry; new pages keep a fifth free for it (fillfactor 80, migration 1764940000000;
-  // docs/benchmarks.md, "Forwarding: a claim in place (issue 20, session 14)").
+  // docs/restservices.md, "Connections and batches (the worker's hot path)").
   it('claims rows in place: a heap-only update of each, none again while its lease runs', async () => {
     await runner.query(`DELETE FROM rest_deliveries`);
     const [{ reloptions }] = (await runner.query(`SELECT reloptions FROM pg_class WHERE oid = 'rest_deliveries'::regclass`)) as Array<{ reloptions: string[] }>;
@@ -127,8 +127,8 @@ describe('rest services: the attempt write keeps an index plan as rest_deliverie
 
   // The worker claims on a connection whose planner has only the plan the claim was written for
   // (CLAIM_PLANNER): a generic plan made on a small table read the open index as a bitmap, every
-  // dead entry of it on every claim, and sorted (docs/benchmarks.md, "Forwarding: the claim's
-  // plan (issue 20, session 14)").
+  // dead entry of it on every claim, and sorted (docs/restservices.md, "Connections
+  // and batches (the worker's hot path)").
   it('claims through the open index in order and locks by primary key, in the generic plan made on a small table', async () => {
     await runner.query(`DELETE FROM rest_deliveries`);
     const client = new pg.Client({ connectionString: (db.options as { url?: string }).url, options: CLAIM_PLANNER });

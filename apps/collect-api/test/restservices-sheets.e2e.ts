@@ -57,7 +57,7 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
     return seen;
   };
 
-  it('the consent state completes only for the user who created the service: no login CSRF (issue 17, finding 8)', async () => {
+  it('the consent state completes only for the user who created the service: no login CSRF', async () => {
     const [sender, victim] = [await createTestUser(sut.app), await createTestUser(sut.app)];
     const formId = (await api().post('/api/v1/forms').set('Authorization', sender.token).attach('xml_file', Buffer.from(demoXForm('csrf_sheet_form')), 'form.xml').expect(201)).body.formid;
     const created = await api().post('/api/v1/restservices').set('Authorization', sender.token).send({ xform: formId, name: 'spreadsheet', spreadsheet_title: 'Mine' }).expect(201);
@@ -186,7 +186,7 @@ describe('rest services: spreadsheet sync against a Google-Sheets-v4-shaped prov
     expect(sheet.rows.slice(1).map((r) => Number(r[sheet.rows[0].indexOf('_id')]))).toEqual(existing.slice(10));
   });
 
-  it("the provider's Retry-After holds back every write to the sheet: deliveries and the back-fill alike (issue 21)", async () => {
+  it("the provider's Retry-After holds back every write to the sheet: deliveries and the back-fill alike", async () => {
     const formId = await newForm('sheet_quota');
     await submitMany('sheet_quota', 5);
     const created = await api().post('/api/v1/restservices').set('Authorization', owner.token).send({ xform: formId, name: 'spreadsheet', spreadsheet_title: 'Quota', send_existing_data: false }).expect(201);

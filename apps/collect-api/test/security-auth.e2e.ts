@@ -6,7 +6,7 @@ import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { basicHeader, createTestUser, type TestUser } from './test-users.js';
 
 /**
- * Issue 17, finding 4: the lockout counts before the password is checked (N parallel guesses
+ * The lockout counts before the password is checked (N parallel guesses
  * get at most the limit's worth of checks), failed authentications of any scheme are limited
  * per address, Basic is rate limited on every route, and password hashing is bounded per
  * process; a code or refresh token of the local OAuth provider is redeemed once, however many
@@ -21,7 +21,7 @@ async function parallel(n: number, send: (i: number) => request.Test): Promise<{
   return { answers, count: (status) => answers.filter((a) => a.status === status).length };
 }
 
-describe('security: authentication limits (issue 17, finding 4)', () => {
+describe('security: authentication limits', () => {
   describe('lockout race (defaults: 5 failures per user)', () => {
     let sut: TestCollectApp;
     let victim: TestUser;

@@ -8,12 +8,12 @@ import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
 /**
- * Issue 17, finding 7: unbounded work. A merged dataset is paged in SQL (every row reachable,
+ * Unbounded work (docs/security.md, "Bounded work for anonymous and unauthorised callers"). A merged dataset is paged in SQL (every row reachable,
  * none loaded beyond the page), the number of its forms is capped, and a failed image decode is
  * remembered instead of retried on every request. (OpenRosa attachments are not spooled before
  * the role check: security-input.e2e.ts.)
  */
-describe('security: bounded work (issue 17, finding 7)', () => {
+describe('security: bounded work', () => {
   let sut: TestCollectApp;
   let owner: TestUser;
   const api = () => request(sut.url);

@@ -242,7 +242,7 @@ describe('submissions: OpenRosa + JSON intake, data endpoint (local storage)', (
     });
   });
 
-  it('HEAD /submission answers 204 with OpenRosa headers; without credentials 401 with WWW-Authenticate, as the peers do (issue 17)', async () => {
+  it('HEAD /submission answers 204 with OpenRosa headers; without credentials 401 with WWW-Authenticate, as the peers do', async () => {
     const res = await request(sut.url).head('/submission').set('Authorization', owner.basic).expect(204);
     expect(res.headers['x-openrosa-version']).toBe('1.0');
     expect(res.headers['x-openrosa-accept-content-length']).toBe('200000');
@@ -250,7 +250,7 @@ describe('submissions: OpenRosa + JSON intake, data endpoint (local storage)', (
     expect(anonymous.headers['www-authenticate']).toBe('Basic realm="api"');
   });
 
-  it('a duplicate by another dataentry user adds no attachment to someone else\'s record; the submitter and editors still can (issue 17, finding 8)', async () => {
+  it('a duplicate by another dataentry user adds no attachment to someone else\'s record; the submitter and editors still can', async () => {
     const [first, other, editor] = [await createTestUser(sut.app), await createTestUser(sut.app), await createTestUser(sut.app)];
     for (const [u, role] of [[first, 'dataentry'], [other, 'dataentry'], [editor, 'editor']] as const) {
       await request(sut.url).put(`/api/v1/forms/${formId}/share`).set('Authorization', owner.token).send({ username: u.username, role }).expect(204);

@@ -63,7 +63,7 @@ describe('collect-api users and profiles', () => {
     await request(sut.url).get('/api/v1/profiles/nobody-here').expect(404, { detail: 'Not found.' });
   });
 
-  it('never tells an anonymous caller or another user who is a platform admin (issue 17, finding 8)', async () => {
+  it('never tells an anonymous caller or another user who is a platform admin', async () => {
     const stranger = await createTestUser(sut.app);
     for (const caller of [undefined, stranger.token]) {
       const req = request(sut.url).get('/api/v1/profiles/boss');
@@ -104,7 +104,7 @@ describe('collect-api registration switched off', () => {
 });
 
 /**
- * Every credential a pre-registered account can hold (issue 17, finding 6): API and temporary
+ * Every credential a pre-registered account can hold (docs/security.md, "Promoting an existing account"): API and temporary
  * token, an OAuth access/refresh pair of its own application, and a signed-in `/o/` session.
  */
 async function squat(sut: TestCollectApp, username: string, password: string) {
@@ -166,7 +166,7 @@ describe('collect-api admin command (dist/cli.js)', () => {
     me = await request(sut.url).get('/api/v1/user').set('Authorization', basicHeader('ops', 'ops-password-2')).expect(200);
   });
 
-  it('users create --superuser on a pre-registered username revokes its API, temp and OAuth tokens and its sessions (issue 17, finding 6)', async () => {
+  it('users create --superuser on a pre-registered username revokes its API, temp and OAuth tokens and its sessions', async () => {
     const held = await squat(sut, 'chief', 'squatter-password');
     for (const header of held.headers) await request(sut.url).get('/api/v1/user').set('Authorization', header).expect(200);
     expect(await held.signedIn()).toBe(true);

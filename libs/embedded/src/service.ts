@@ -13,12 +13,18 @@ export interface ServiceProcess {
  * Starts a built service (`node <entry>`) as a child process and waits until its
  * `/health/ready` answers 200. Output is kept for assertions and failure messages.
  * `nodeArgs` go before the entry (benchmarks: `--cpu-prof`, which NODE_OPTIONS does not allow).
+ * `keepOutput`: at most that many of the latest characters are kept (benchmarks run the
+ * services at their default log level, a line per request, for minutes).
  */
-export async function startServiceProcess(entry: string, env: Record<string, string>, port: number, timeoutMs = 30_000, nodeArgs: string[] = []): Promise<ServiceProcess> {
+export async function startServiceProcess(entry: string, env: Record<string, string>, port: number, timeoutMs = 30_000, nodeArgs: string[] = [], keepOutput = Infinity): Promise<ServiceProcess> {
   const child = trackChild(spawn(process.execPath, [...nodeArgs, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
   let out = '';
-  child.stdout?.on('data', (d) => (out += d.toString()));
-  child.stderr?.on('data', (d) => (out += d.toString()));
+  const keep = (d: Buffer) => {
+    out += d.toString();
+    if (out.length > 2 * keepOutput) out = out.slice(-keepOutput);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitFor(async () => {

@@ -1,5 +1,5 @@
 /**
- * Why a token was refused. Each code maps to one rule of spec §5.3 / issue 4, so a client (and
+ * Why a token was refused. Each code maps to one rule of spec §5.3 (docs/jwt-validation.md, "Rules, in the order they run"), so a client (and
  * an operator reading logs) can tell which rule failed without seeing the token.
  */
 export type JwtErrorCode =

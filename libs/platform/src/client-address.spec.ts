@@ -1,6 +1,6 @@
 import { clientAddress, trustedProxyHops } from './client-address.js';
 
-describe('clientAddress (issue 17, finding 8: never the left-most X-Forwarded-For)', () => {
+describe('clientAddress (never the left-most X-Forwarded-For)', () => {
   it('takes the entry the trusted proxies wrote, not what the client sent before them', () => {
     // The client sent "X-Forwarded-For: 6.6.6.6"; the ingress (10.0.0.2) appended the real peer 203.0.113.7.
     expect(clientAddress('6.6.6.6, 203.0.113.7', '10.0.0.2', 1)).toBe('203.0.113.7');

@@ -10,8 +10,8 @@ const NUL_FREE_BODY = Symbol('nulFreeBody');
  * to keys and values without a NUL (JSON writes U+0000 in a string only as that escape; raw
  * control characters are a syntax error), so the guard need not walk the parsed body. One
  * `indexOf` over the bytes instead of a visit of every key and value: the walk was about 1.5 %
- * of the API's time under a 250-answer load (docs/benchmarks.md, "Large submissions (issue 20,
- * session 13)"). A body with the escape (a NUL, or an escaped backslash before `u0000`) and
+ * of the API's time under a 250-answer load (docs/architecture.md, "The request
+ * pipeline"). A body with the escape (a NUL, or an escaped backslash before `u0000`) and
  * any other charset are walked as before.
  */
 export function markNulFreeJson(req: object, _res: unknown, buf: Buffer, encoding: string): void {
@@ -42,8 +42,7 @@ export class NulCharacterGuard implements CanActivate {
  * Iterative (deeply nested bodies must not overflow the stack), keys and values alike. Strings
  * are checked where they are met and objects walked by their keys: `Object.entries` (an array
  * per property) was a twentieth of all a 250-answer JSON submission allocated
- * (docs/benchmarks.md, "Soak (issue 20, session 7)"), `Object.keys` per object still 3.9 KB
- * ("Request pipeline and V8 options (issue 20, session 10)").
+ * and `Object.keys` per object still 3.9 KB (docs/architecture.md, "The request pipeline").
  */
 export function containsNul(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('\u0000');

@@ -4,7 +4,7 @@
 // whole numbers without ".0", whitespace trimmed, non-breaking spaces made plain spaces).
 // Types only: the library itself loads on first use (loadExcelJs), so a service that links this
 // package but converts in a worker thread does not carry exceljs's 150 modules at idle
-// (docs/benchmarks.md, "Idle RSS").
+// (docs/benchmarks.md, "idle-rss").
 import type ExcelJS from 'exceljs';
 import { XlsFormProblem, XlsFormReadError } from './errors.js';
 import type { XlsFormLimits } from './limits.js';

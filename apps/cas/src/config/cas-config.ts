@@ -40,7 +40,7 @@ export const casEnvSchema = z
     LOG_LEVEL: envField.logLevel(),
     SHUTDOWN_GRACE_MS: envField.int(25_000, 0, 600_000),
     MIGRATIONS_RUN: envField.bool(true),
-    // Hardening: body limits, slow clients, rate limits (issue 11, docs/security.md).
+    // Hardening: body limits, slow clients, rate limits (docs/security.md, "Abuse limits").
     HTTP_BODY_LIMIT_BYTES: envField.int(1_048_576, 1_024, 104_857_600),
     HTTP_HEADERS_TIMEOUT_MS: envField.int(20_000, 100, 600_000),
     HTTP_REQUEST_TIMEOUT_MS: envField.int(60_000, 100, 3_600_000),

@@ -20,7 +20,7 @@ describe('auth configuration', () => {
     expect(() => loadCollectConfig({ AUTH_SCHEMES: ' ' })).toThrow(/AUTH_SCHEMES/);
   });
 
-  it('production: refuses to start with the default (or any localhost) CAS_ISSUER (issue 17, finding 8)', () => {
+  it('production: refuses to start with the default (or any localhost) CAS_ISSUER', () => {
     const base = { NODE_ENV: 'production', COLLECT_SECRET_KEY: 'k'.repeat(40) };
     expect(() => loadCollectConfig(base)).toThrow(/CAS_ISSUER: is required in production/);
     for (const issuer of ['http://localhost:4000', 'http://127.0.0.1:4000', 'http://[::1]:4000', 'https://cas.localhost']) {

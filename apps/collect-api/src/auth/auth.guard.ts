@@ -29,8 +29,8 @@ type AuthRequest = Request & { user?: AuthenticatedUser; authCredentials?: strin
  * `passport.authenticate`: with passport on the path, every request's objects (request, response,
  * headers, the body of an OpenRosa submission) outlived V8's young-generation collections and
  * waited for a major one, on one connection too: 660 to 780 KB survived each scavenge of the Token
- * GET against 3 to 5 KB without it (docs/benchmarks.md, "OpenRosa retainer" and "Basic and Bearer
- * without passport.authenticate (issue 20, session 11)"). What passport-http and
+ * GET against 3 to 5 KB without it (docs/architecture.md, "The request pipeline").
+ * What passport-http and
  * passport-http-bearer check before their verify callback is ported in auth-header.ts
  * (basicUserid, bearerToken), so the same requests are refused with the same answers.
  */

@@ -21,7 +21,7 @@ export const collectEnvSchema = z
     PUBLIC_BASE_URL: envField.url().optional(),
     SHUTDOWN_GRACE_MS: envField.int(25_000, 0, 600_000),
     MIGRATIONS_RUN: envField.bool(true),
-    // Auth (issue 5, docs/auth.md).
+    // Auth (docs/auth.md).
     AUTH_SCHEMES: z
       .string()
       .default('basic,token,temptoken,bearer')
@@ -40,7 +40,7 @@ export const collectEnvSchema = z
     OAUTH2_AUTHORIZATION_CODE_EXPIRE_SECONDS: envField.int(60, 1, 600),
     OAUTH2_LOGIN_SESSION_SECONDS: envField.int(3_600, 60, 86_400),
     CORS_ALLOWED_ORIGINS: envField.list('*'),
-    // Forms, submissions, file storage (issue 7, docs/forms.md).
+    // Forms, submissions, file storage (docs/forms.md).
     STORAGE_BACKEND: z.enum(['local', 's3']).default('local'),
     MEDIA_ROOT: z.string().default('.data/media'),
     S3_ENDPOINT: envField.url().optional(),
@@ -54,18 +54,18 @@ export const collectEnvSchema = z
     SUBMISSION_XML_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     FORM_MAX_BYTES: envField.int(10_485_760, 1_024, 104_857_600),
     SUBMISSION_MAX_ATTACHMENTS: envField.int(100, 1, 10_000),
-    // Parsers of user input: linear, and capped (issue 17, docs/security.md).
+    // Parsers of user input: linear, and capped (docs/security.md, "Parsers of user input: linear, capped, checked before the body").
     INPUT_MAX_NODES: envField.int(500_000, 100, 10_000_000),
     INPUT_MAX_DEPTH: envField.int(64, 8, 1_000),
     FORM_MAX_FIELDS: envField.int(10_000, 10, 1_000_000),
     MERGED_DATASET_MAX_FORMS: envField.int(100, 2, 10_000),
-    // XLSForm uploads and form media (issue 22, docs/forms.md).
+    // XLSForm uploads and form media (docs/forms.md, "XLSForm uploads").
     XLSFORM_CONVERT_TIMEOUT_MS: envField.int(60_000, 1_000, 600_000),
     XLSFORM_CONVERT_CONCURRENCY: envField.int(2, 1, 64),
     XLSFORM_CONVERT_MAX_HEAP_MB: envField.int(512, 64, 8_192),
     FORM_MEDIA_MAX_BYTES: envField.int(20_971_520, 1_024, 1_073_741_824),
     UPLOAD_TMP_DIR: z.string().min(1).default(join(tmpdir(), 'collect-uploads')),
-    // Rest services and forwarding (issue 8, docs/restservices.md).
+    // Rest services and forwarding (docs/restservices.md).
     FORWARD_ALLOW_PRIVATE_NETWORKS: envField.list(''),
     FORWARD_MAX_ATTEMPTS: envField.int(8, 1, 100),
     FORWARD_BACKOFF_BASE_MS: envField.int(4_000, 1, 86_400_000),
@@ -93,7 +93,7 @@ export const collectEnvSchema = z
     SHEETS_OAUTH_TOKEN_URL: envField.url().default('https://oauth2.googleapis.com/token'),
     SHEETS_CLIENT_ID: z.string().default(''),
     SHEETS_CLIENT_SECRET: z.string().default(''),
-    // Media: listings, downloads, thumbnails (issue 9, docs/media.md).
+    // Media: listings, downloads, thumbnails (docs/media.md).
     TRUST_FORWARDED_HEADERS: envField.bool(false),
     MEDIA_S3_SIGNED_REDIRECT: envField.bool(false),
     MEDIA_S3_SIGNED_URL_TTL_SECONDS: envField.int(60, 1, 3_600),
@@ -101,7 +101,7 @@ export const collectEnvSchema = z
     // Asynchronous exports (docs/exports.md): how long a finished export stays downloadable.
     EXPORT_TTL_SECONDS: envField.int(86_400, 60, 30 * 86_400),
     MEDIA_VARIANTS_AT_SUBMISSION: envField.bool(false),
-    // collect-api as a CAS application: CAS Bearer tokens, BFF sign-in, on-boarding (issue 6, docs/cas-integration.md).
+    // collect-api as a CAS application: CAS Bearer tokens, BFF sign-in, on-boarding (docs/cas-integration.md).
     // No default in production (superRefine): a localhost issuer there trusts whatever answers on the pod's own port.
     CAS_ISSUER: envField.url().optional(),
     CAS_AUDIENCE: z.string().min(1).default('collect-api'),
@@ -116,7 +116,7 @@ export const collectEnvSchema = z
     CAS_SESSION_COOKIE_SECURE: z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).optional().transform((v) => (v === undefined ? undefined : v === 'true' || v === '1' || v === 'yes')),
     CAS_SESSION_SECONDS: envField.int(28_800, 60, 2_592_000),
     CAS_LOGIN_STATE_SECONDS: envField.int(600, 30, 3_600),
-    // Hardening: body limits, slow clients, rate limits (issue 11, docs/security.md).
+    // Hardening: body limits, slow clients, rate limits (docs/security.md, "Abuse limits").
     HTTP_BODY_LIMIT_BYTES: envField.int(1_048_576, 1_024, 104_857_600),
     HTTP_HEADERS_TIMEOUT_MS: envField.int(20_000, 100, 600_000),
     HTTP_REQUEST_TIMEOUT_MS: envField.int(600_000, 100, 3_600_000),
@@ -129,7 +129,7 @@ export const collectEnvSchema = z
     RATE_LIMIT_TOKEN_PER_CLIENT: envField.int(300, 1, 1_000_000),
     RATE_LIMIT_LOGIN_PER_IP: envField.int(100, 1, 1_000_000),
     RATE_LIMIT_LOGIN_PER_USERNAME: envField.int(30, 1, 1_000_000),
-    // Authentication work an anonymous client can cause (issue 17, docs/security.md "Bounded work").
+    // Authentication work an anonymous client can cause (docs/security.md, "Bounded work for anonymous and unauthorised callers").
     RATE_LIMIT_AUTH_FAILURES_PER_IP: envField.int(100, 1, 1_000_000),
     RATE_LIMIT_BASIC_PER_IP: envField.int(600, 1, 1_000_000),
     RATE_LIMIT_BASIC_PER_USERNAME: envField.int(300, 1, 1_000_000),

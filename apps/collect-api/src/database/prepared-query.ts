@@ -25,8 +25,8 @@ function nameOf(text: string): string {
  * Runs a fixed statement of a hot path as a named prepared statement on TypeORM's own pg pool:
  * PostgreSQL parses it once per connection and, after its first executions, may keep a generic
  * plan, where an unnamed statement is parsed and planned on every call (for the intake's
- * checked insert that planning was most of the statement's CPU; docs/benchmarks.md, "CPU per
- * request"). Also skips TypeORM's query runner, which a single statement outside a transaction
+ * checked insert that planning was most of the statement's CPU; docs/benchmarks.md,
+ * "cpu-per-request"). Also skips TypeORM's query runner, which a single statement outside a transaction
  * does not need. Errors come back as TypeORM's QueryFailedError, as from `DataSource.query`.
  * For repositories only; never for a text built from input (see MAX_STATEMENTS).
  */

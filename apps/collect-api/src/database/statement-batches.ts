@@ -10,13 +10,13 @@
  * run that long (a stall: a lock wait, a slow disk), so under a steady load the calls that wait
  * go together behind the one statement instead of a second lane taking them one by one (each
  * row of a one-row statement cost PostgreSQL about twice what a row of a batch did;
- * docs/benchmarks.md, "JSON intake (issue 20, session 11)"). A stalled statement still does not
+ * docs/forms.md, "Intake: caches and one statement"). A stalled statement still does not
  * hold up the rest: one timer per stall lets the waiting calls go.
  *
  * `gatherTurn`: a statement that would start with nothing on its way starts at the end of the
  * event-loop turn (setImmediate) instead of at once, with every call the turn produced: under
  * load one turn reads several requests, and their first statement took one of them alone
- * (docs/benchmarks.md, "Group commit by event-loop turn (issue 20, session 14)"). Idle, the
+ * (docs/forms.md, "Intake: caches and one statement"). Idle, the
  * turn ends at once, so a lone request waits for no timer.
  *
  * Each call keeps its own answer: `run` returns one result per item, in order. Two items with

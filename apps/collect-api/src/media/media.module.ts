@@ -10,7 +10,7 @@ import { MediaVariantsQueue } from './media-variants.queue.js';
 import { JobsModule } from '../jobs/jobs.module.js';
 import { MediaVariantsService } from './media-variants.service.js';
 
-/** Media listing, counts, downloads and image variants (issue 9, docs/media.md). */
+/** Media listing, counts, downloads and image variants (docs/media.md). */
 @Module({
   imports: [TypeOrmModule.forFeature([AttachmentEntity]), SubmissionsModule, DatasetsModule, JobsModule],
   controllers: [MediaController],

@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** Forms, per-form roles, submissions, attachments, merged datasets and dataviews (issue 7). */
+/** Forms, per-form roles, submissions, attachments, merged datasets and dataviews (docs/forms.md). */
 export class Forms1764000000000 implements MigrationInterface {
   name = 'Forms1764000000000';
 

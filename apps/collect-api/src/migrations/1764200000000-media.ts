@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Media listing and counts (issue 9).
+ * Media listing and counts (docs/media.md).
  *
  * - `media_type_of(mimetype)`: the `type` filter's family (image/audio/video/document) as one
  *   immutable SQL function, so queries and the index below use the same expression.

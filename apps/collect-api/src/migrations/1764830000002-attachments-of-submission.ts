@@ -5,7 +5,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * (`json_agg(... ORDER BY a.id)`, submission-data.repository.ts). With only
  * attachments_submission_idx (submission_id) and attachments_live_id_idx (id, live), PostgreSQL
  * chose the second for its order and filtered every live attachment per submission: 300 ms per
- * page of 100 once a few thousand attachments existed (docs/benchmarks.md, "Data page"). This
+ * page of 100 once a few thousand attachments existed (docs/data-api.md, "How it runs"). This
  * index gives both the condition and the order.
  */
 export class AttachmentsOfSubmission1764830000002 implements MigrationInterface {

@@ -7,7 +7,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * service's row, the one row every concurrent submission of the form locks and the worker's
  * attempt write updates (its health), so concurrent intakes made MultiXacts of it: 85 to 92 µs
  * of PostgreSQL CPU per inserted row with the key, 55 to 64 without, 10 concurrent inserters
- * (docs/benchmarks.md, "Forwarding (issue 20, session 11)"). Nothing depends on the check:
+ * (docs/restservices.md, "Connections and batches (the worker's hot path)"). Nothing depends on the check:
  * the outbox statement reads the service's row in the same statement, and a row whose service
  * was deleted meanwhile is finished `skipped` by the worker (the claim returns no service), as
  * before for a service deleted between the outbox write and the send.

@@ -6,7 +6,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * log entries). The key's check ran once per attempt the worker logs, at the end of the attempt
  * write: a `SELECT … FOR KEY SHARE` of the delivery row through SPI, one more small statement
  * (and a row lock, with its WAL record) per forwarded submission, on the row the same statement
- * had just updated (docs/benchmarks.md, "Forwarding (issue 20, session 12)"). Nothing depends on
+ * had just updated (docs/restservices.md, "Connections and batches (the worker's hot path)"). Nothing depends on
  * the check: the attempt write inserts the entries of the rows its own UPDATE moved only
  * (restservices.repository.ts, ATTEMPT_WRITE_SQL), and that UPDATE holds the delivery row's lock
  * until the commit, so an entry is never written for a delivery deleted before or meanwhile.

@@ -7,7 +7,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * B-tree index took an entry at a random leaf for every version of every row (the outbox insert,
  * the claim and the attempt write: none of them HOT), the costliest of the table's index entries
  * (with full_page_writes, a random leaf is a full page image after every checkpoint); measured
- * in docs/benchmarks.md, "The machine, the harness and the delivery row (issue 20, session 12)".
+ * in docs/restservices.md, "Connections and batches (the worker's hot path)".
  * Uniqueness rests on the generator: a repeat among 10^12 deliveries has a probability of about
  * 10^-13 (docs/restservices.md, "Connections and batches").
  */

@@ -6,8 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * no entry in the table's six indexes, a short WAL record) when its page has room: new pages
  * keep a fifth free (fillfactor 80; the row's next version, the attempt write, is not HOT and
  * takes its room back). A row being sent is now `pending`/`retrying` with a lease
- * (restservices.repository.ts, LEASE; docs/benchmarks.md, "Forwarding: a claim in place (issue
- * 20, session 14)"). Rows left `sending` by the previous worker keep their lease and the
+ * (restservices.repository.ts, LEASE; docs/restservices.md,
+ * "Connections and batches (the worker's hot path)"). Rows left `sending` by the previous worker keep their lease and the
  * status their attempts give them, as `release` sets it; their `next_attempt_at` (the lease's
  * end) makes them due when the lease passes, as before.
  */

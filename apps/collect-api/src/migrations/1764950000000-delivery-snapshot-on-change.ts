@@ -33,7 +33,7 @@ const WITHOUT_SNAPSHOT = `d.status IN ('pending', 'retrying', 'sending') AND d.s
  * Why: the snapshot was written three times per forwarded submission (outbox insert, claim,
  * attempt end; the two updates copy the whole row), about 1 kB of WAL of a small submission's
  * 2.9 kB, most of a 250-answer one's outbox row, and nearly every submission is sent before
- * anything changes it (docs/benchmarks.md, "Forwarding: snapshot on change (issue 20, session 15)").
+ * anything changes it (docs/restservices.md, "Fidelity").
  *
  * Per row: a submissions UPDATE without such rows costs one probe of the open rows' index by
  * submission.

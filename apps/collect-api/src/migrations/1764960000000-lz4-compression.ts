@@ -28,7 +28,7 @@ export async function serverHasLz4(q: Pick<QueryRunner, 'query'>): Promise<boole
  * PostgreSQL of dev and tests is not, and keeps pglz). pglz_compress was 17 % of PostgreSQL's
  * CPU per 250-answer JSON submission; on a server with lz4 an insert of such a row (answers,
  * XML, GIN index) cost 90-190 µs less backend CPU, reads stayed the same, and the values took
- * 16-22 % more room (docs/benchmarks.md, "Record pipeline (issue 20, session 16)";
+ * 16-22 % more room (docs/architecture.md, "The submission record: one pass, few allocations";
  * docs/operations.md, "Compression of large values"). Only the
  * method of values written from now on changes: stored values keep theirs and read as before,
  * and the ALTERs touch the catalog only, no table rewrite.

@@ -37,7 +37,7 @@ describe('headOf (the bytes a held attachment is sniffed by)', () => {
 });
 
 describe('readMultipartSubmission: parts held in memory', () => {
-  it('cleanup drops them, chunk arrays emptied (docs/benchmarks.md, "OpenRosa retainer (issue 20, session 11)")', async () => {
+  it('cleanup drops them, chunk arrays emptied (docs/architecture.md, "OpenRosa uploads: spooled once, renamed into place")', async () => {
     const body = Buffer.from(
       '--b0\r\nContent-Disposition: form-data; name="xml_submission_file"; filename="s.xml"\r\nContent-Type: text/xml\r\n\r\n<data id="x"/>\r\n' +
         '--b0\r\nContent-Disposition: form-data; name="p.jpg"; filename="p.jpg"\r\nContent-Type: image/jpeg\r\n\r\nabcdef\r\n--b0--\r\n',

@@ -53,7 +53,7 @@ const openFile = promisify(open);
  * parts in memory instead of spooling them to temporary files, as Django keeps uploads under
  * FILE_UPLOAD_MAX_MEMORY_SIZE: each is then written once, straight to its storage path (one
  * open, one write, one close), where a spooled part costs a temporary file's create, its writes
- * and a rename (docs/benchmarks.md, "OpenRosa and soak (issue 20, session 6)"). Bounded twice:
+ * and a rename (docs/architecture.md, "OpenRosa uploads: spooled once, renamed into place"). Bounded twice:
  * by the body's length per request and by IN_MEMORY_TOTAL_BYTES over the process; a request
  * past either spools to disk as before.
  */
@@ -67,7 +67,7 @@ const readyDirs = new Set<string>();
 /**
  * A new temporary file in `dir`, opened for writing. The folder is made once per process, not per
  * request (a `mkdir` per submission was a tenth of the OpenRosa path's file-system calls:
- * docs/benchmarks.md, "OpenRosa and soak (issue 20, session 6)"); removed meanwhile, it is made again.
+ * docs/architecture.md, "OpenRosa uploads: spooled once, renamed into place"); removed meanwhile, it is made again.
  */
 async function openTemp(dir: string, path: string): Promise<number> {
   // Known from an earlier request: when it is gone, it is made again once. Made just now and
@@ -91,8 +91,8 @@ async function openTemp(dir: string, path: string): Promise<number> {
 /**
  * The first SNIFF_BYTES of a part held as chunks, copied alone: concatenating the chunks first
  * copied the whole part (100 KB for a photo) into a new buffer for those bytes, and every such
- * buffer counts towards V8's old-generation limit until a collection (docs/benchmarks.md,
- * "OpenRosa (issue 20, session 8)").
+ * buffer counts towards V8's old-generation limit until a collection (
+ * docs/architecture.md, "OpenRosa uploads: spooled once, renamed into place").
  */
 export function headOf(chunks: readonly Buffer[]): Buffer {
   const head = Buffer.alloc(Math.min(SNIFF_BYTES, chunks.reduce((n, c) => n + Math.min(c.length, SNIFF_BYTES), 0)));
@@ -131,7 +131,7 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
     // socket's 64 KB read buffers, and the request's objects can outlive young-generation
     // collections (a retainer outside this function); a chunk array still reachable from them
     // kept ~100 KB of external memory per submission until a major collection
-    // (docs/benchmarks.md, "OpenRosa retainer (issue 20, session 11)").
+    // (docs/architecture.md, "OpenRosa uploads: spooled once, renamed into place").
     for (const f of files) {
       if (f?.bytes) {
         f.bytes.length = 0;

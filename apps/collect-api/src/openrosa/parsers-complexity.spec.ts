@@ -15,7 +15,7 @@ import { readMultipartSubmission } from './multipart.js';
 import { parseXml, type InputLimits } from './xml.js';
 
 /**
- * The class of finding 2 (issue 17): every parser of user input runs in time linear in its
+ * Parsers of user input (docs/security.md, "Parsers of user input: linear, capped, checked before the body"): every parser of user input runs in time linear in its
  * input. For each one, time(4n) / time(n) (medians of 7 runs of CPU time, measured in this
  * process) must stay under 8: a linear parser lands near 4, a quadratic one near 16.
  * Sizes are chosen so that even the small input's tree outgrows V8's young generation: below

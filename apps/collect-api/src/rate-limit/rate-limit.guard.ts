@@ -12,8 +12,8 @@ import { rateLimitedRoute, type RateLimitedRequest } from './rate-limited-routes
  * Over a limit: 429 with `Retry-After` (`/o/token` answers the RFC 6749 shape through the error
  * filter). Redis down: requests pass (logged), like the login lockout.
  *
- * Not @nestjs/throttler: its 6.x build is CommonJS requiring the ESM-only @nestjs/common 12,
- * which Jest cannot load on Node 20 (require of ESM), so no test could boot the app with it.
+ * Not @nestjs/throttler: a count shared by replicas would need its Redis storage as a second
+ * package, for what these lines do (docs/security.md, "Abuse limits").
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate, OnModuleDestroy {

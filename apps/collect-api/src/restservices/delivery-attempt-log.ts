@@ -5,8 +5,8 @@ import { RestServicesRepository, type AttemptRecord } from './restservices.repos
  * How long an attempt's end may wait for the other sends of its claim before it is written.
  * A claim's requests go out together and their answers come back within about a millisecond
  * of each other; written at once, the first answer went alone and the rest in a second
- * statement (0.29 attempt writes per forwarded submission for 0.16 claims; docs/benchmarks.md,
- * "Forwarding: attempt-write batches (issue 20, session 10)"). The bound keeps a slow or hung
+ * statement (0.29 attempt writes per forwarded submission for 0.16 claims;
+ * docs/restservices.md, "Connections and batches (the worker's hot path)"). The bound keeps a slow or hung
  * send from holding the others' ends.
  */
 export const ATTEMPT_LINGER_MS = 2;

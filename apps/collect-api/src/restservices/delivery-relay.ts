@@ -16,8 +16,8 @@ const RELISTEN_DELAY_MS = 1_000;
  * ran out (a killed worker). Each pass claims due rows straight from PostgreSQL (pending →
  * sending in one statement, as many as there are free send slots) and hands them to
  * DeliveryService, with no queue in between: a Bull job per batch and the `queued` state
- * were most of a delivery's Redis and WAL (docs/benchmarks.md, "Forwarding (issue 20,
- * session 6)").
+ * were most of a delivery's Redis and WAL (docs/restservices.md,
+ * "Connections and batches (the worker's hot path)").
  */
 @Injectable()
 export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {

@@ -81,7 +81,7 @@ const targets = new Map<string, Target>();
  * The parsed target of a service URL, kept (at most TARGETS_KEPT, oldest out first): a worker
  * sends most deliveries to a few URLs, and parsing each request's URL and turning it into
  * node:http options (`new URL` + urlToHttpOptions, which node:http does for a URL argument)
- * was per delivery (docs/benchmarks.md, "Forwarding (issue 20, session 10)", the worker's
+ * was per delivery (docs/restservices.md, "Connections and batches (the worker's hot path)", the worker's
  * profile). Null for a URL that does not parse.
  */
 function targetOf(href: string): Target | null {

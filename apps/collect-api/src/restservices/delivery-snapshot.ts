@@ -75,7 +75,7 @@ function sendsXmlSql(serviceName: string): string {
  * the submission's `xml` unless the service sends it. Every other forwarder builds its request
  * from the JSON, and a delivery row is written three times (outbox insert, claim, attempt end)
  * with none of its updates HOT, so the XML was copied three times into the table and the WAL
- * for nothing (docs/benchmarks.md, "Forwarding (issue 20, session 11)"). A row whose service
+ * for nothing (docs/restservices.md, "Connections and batches (the worker's hot path)"). A row whose service
  * became a generic_xml one later reloads the live submission (DeliveryService.payloadOf).
  */
 export function snapshotForServiceSql(snapshot: string, serviceName: string): string {

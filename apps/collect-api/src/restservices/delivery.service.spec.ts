@@ -152,7 +152,7 @@ describe('DeliveryService: retry classification (repository mocked, real receive
     expect(hits).toBe(0);
   });
 
-  it('writes the attempt ends of one claim in one statement (issue 20)', async () => {
+  it('writes the attempt ends of one claim in one statement', async () => {
     answer = { status: 200 };
     const { repo } = makeSut({ attempts: 1 });
     const [row] = await repo.claimDue(1, 0);

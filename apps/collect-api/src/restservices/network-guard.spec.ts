@@ -12,7 +12,7 @@ describe('NetworkGuard (SSRF)', () => {
     expect(strict.refusal(a)).toBeNull();
   });
 
-  // Issue 17, finding 8: IPv6 transition ranges carry an IPv4 address that NAT64 gateways, 6to4 and
+  // IPv6 transition ranges carry an IPv4 address that NAT64 gateways, 6to4 and
   // Teredo relays, or the kernel (mapped) deliver to.
   it.each([
     ['::ffff:7f00:1', 'mapped, hex'],

@@ -44,7 +44,7 @@ const CANDIDATES = 100;
  * with room (fillfactor 80, migration 1764940000000). A row is being sent while its lease runs
  * (`lease_until IS NOT NULL`, status still `pending` or `retrying`); one whose worker died is
  * claimable again once the lease has passed (CLAIMABLE). docs/restservices.md, "Delivery model";
- * docs/benchmarks.md, "Forwarding: a claim in place (issue 20, session 14)".
+ * docs/restservices.md, "Connections and batches (the worker's hot path)".
  */
 const LEASE = (ms: string) => `lease_until = now() + (${ms} || ' milliseconds')::interval`;
 
@@ -66,8 +66,8 @@ const FINISHED = `('success', 'failed', 'skipped')`;
  * rest_deliveries was small read the open index as a bitmap, every entry of it (the dead ones
  * of finished rows too, which only a plain index scan marks and then skips), visited each row's
  * page and sorted them, on every claim however large the index had grown (10 ms and 570 buffer
- * hits per claim of 2 rows over 1,100 entries in the forwarding-cost bench; docs/benchmarks.md,
- * "Forwarding: the claim's plan (issue 20, session 14)"). With bitmap scans, sequential scans
+ * hits per claim of 2 rows over 1,100 entries in the forwarding-cost bench;
+ * docs/restservices.md, "Connections and batches (the worker's hot path)"). With bitmap scans, sequential scans
  * and sorts off, the only plan left is the one the statement was written for.
  */
 export const CLAIM_PLANNER = '-c enable_bitmapscan=off -c enable_seqscan=off -c enable_sort=off';
@@ -101,7 +101,7 @@ export const CLAIM_SQL = `WITH claim AS (
  * generic plan it made on its first executions, and one made while rest_deliveries was small
  * joined by reading the whole table, in every call after, however large the table had grown
  * (316 µs of PostgreSQL CPU per forwarded submission in the forwarding-cost bench, a third of its
- * server's; docs/benchmarks.md, "Forwarding (issue 20, session 10)"). Exported for the plan's test.
+ * server's; docs/restservices.md, "Connections and batches (the worker's hot path)"). Exported for the plan's test.
  * Log entries are written for the rows `moved` updated only: the log has no foreign key to
  * rest_deliveries (its check was one more SPI statement per entry; migration 1764920000200), and
  * the UPDATE's row lock keeps a concurrent delete of the delivery (and its trigger that deletes
@@ -189,10 +189,10 @@ export class RestServicesRepository implements OnApplicationShutdown {
    * CANDIDATES of them, a top-N of one index range in a subquery the checks cannot be pushed
    * into): run on every due row, as the planner chose to with the statistics of a fast-growing
    * table, they cost a claim time in proportion to the backlog (20–300 ms per claim in the
-   * bench; docs/benchmarks.md, "Forwarding (issue 20, session 6)"). The subquery keeps its
+   * bench; docs/restservices.md, "Connections and batches (the worker's hot path)"). The subquery keeps its
    * index order, so the outer ORDER BY needs no sort and the checks run lazily, row by row,
    * until `limit` rows passed: about `limit` probes per claim, not `limit` + CANDIDATES
-   * ("Forwarding (issue 20, session 7)"). The earlier-row check is a scalar subquery (LIMIT 1)
+   * (docs/restservices.md, "Connections and batches (the worker's hot path)"). The earlier-row check is a scalar subquery (LIMIT 1)
    * probed per candidate through rest_deliveries_open_order_idx. What the claim found out comes
    * along (CLAIMED), so the worker may reuse the service it read last.
    */

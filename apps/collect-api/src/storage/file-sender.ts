@@ -25,7 +25,7 @@ function written(out: Writable, chunk: Buffer): Promise<void> {
  * write of its previous bytes has called back. A read stream allocates a new 64 KB buffer per
  * read, which V8 frees only when a collection finds it dead: across a 1 GB download that garbage
  * grew the process by up to V8's external-memory threshold (about 64 MB) before a collection ran
- * (docs/benchmarks.md, "Memory and soak (issue 20, session 8)"); here the download holds 128 KB.
+ * (docs/operations.md, "Images"); here the download holds 128 KB.
  * Resolves early (short) if the file shrinks meanwhile.
  */
 export function fileSender(handle: FileHandle, size: number, range?: ByteRange): FileSender {

@@ -42,7 +42,7 @@ async function writeNew(file: string, chunks: Buffer[], flags: 'w' | 'wx'): Prom
  * journal wait), timed at p50 0.1 to 0.6 ms, p99 2 ms and up to 20 ms on a busy machine, and on
  * the event loop every other request waited for it; the `writev` (100 KB to the page cache,
  * p50 about 40 µs) and `close` stay synchronous, sparing two thread-pool round trips
- * (docs/benchmarks.md, "OpenRosa (issue 20, session 8)"). A write that fails removes the file it created.
+ * (docs/architecture.md, "OpenRosa uploads: spooled once, renamed into place"). A write that fails removes the file it created.
  */
 async function writeNewFromMemory(file: string, chunks: Buffer[]): Promise<boolean> {
   let fd: number;
@@ -83,7 +83,7 @@ export class LocalFileStorage implements FileStorage {
    * The local file is renamed into place: one file-system operation, no byte copied, and atomic
    * (a reader sees the old file or the new one, never a part). Intake used to link it under a
    * temporary name, rename that over the target and unlink the original: three operations
-   * (docs/benchmarks.md, "OpenRosa and soak (issue 20, session 6)"). Across file systems
+   * (docs/architecture.md, "OpenRosa uploads: spooled once, renamed into place"). Across file systems
    * (UPLOAD_TMP_DIR and MEDIA_ROOT on different mounts) rename fails with EXDEV: the bytes are
    * then copied under a temporary name that is renamed over the target, and the local file is
    * left to its owner.

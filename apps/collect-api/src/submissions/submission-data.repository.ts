@@ -115,8 +115,8 @@ const TIME = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"
  * json_build_object looked up the output function of each of its 34 arguments on every row,
  * about 10 µs a row. `_geolocation` and `_attachments` are left as marks (SubmissionDocs) and
  * filled in by the service, where buildSubmissionJson's own helpers make them: parsing the geopoint with a
- * regular expression in PostgreSQL cost about 20 µs a row (docs/benchmarks.md, "Data page
- * (issue 20, session 4)").
+ * regular expression in PostgreSQL cost about 20 µs a row (docs/data-api.md, "How it
+ * runs").
  */
 const METADATA_SQL: Array<[string, string]> = [
   ['formhub/uuid', `'"' || replace(f.uuid::text, '-', '') || '"'`], ['meta/instanceID', `to_json('uuid:' || s.uuid)::text`],
@@ -149,7 +149,7 @@ function membersSql(members: Array<[string, string]>): string {
 /**
  * The submission JSON built by PostgreSQL as text: the stored answers' text with the metadata
  * members appended, so a data page is one statement and no entity is hydrated
- * (docs/benchmarks.md, "Data page"). With `fields`, only those answers and metadata members.
+ * (docs/data-api.md, "How it runs"). With `fields`, only those answers and metadata members.
  */
 function docSql(fields: string[] | null, p: SqlParams): string {
   const meta = METADATA_SQL.filter(([key]) => !fields || fields.includes(key));
@@ -207,11 +207,11 @@ export class SubmissionDataRepository {
    * FROM and WHERE of the scope; one statement's parameters in `p`. `users` is joined only when
    * the condition, the `order` (returned as SQL) or `users` asks for it: an unused LEFT JOIN is
    * removed by the planner, but too late for an index-only scan, so a plain count read every
-   * row of the table (docs/benchmarks.md, "Data page (issue 20, session 4)"). `count`: a scalar
+   * row of the table (docs/data-api.md, "How it runs"). `count`: a scalar
    * query of the scope's size; for every live submission of the forms (no condition) the sum of
    * the counts the database keeps (migration 1764910000000), else `count(*)` of the scan: the
    * exact count read 10,000 heap rows of pages the visibility map did not mark yet
-   * (docs/benchmarks.md, "Data page (issue 20, session 6)"). `deltas`: for a kept count, a
+   * (docs/data-api.md, "How it runs"). `deltas`: for a kept count, a
    * scalar query of the delta rows it sums (FOLD_AT), else null.
    */
   private from(scope: SubmissionScope, p: SqlParams, opts: { order?: (p: SqlParams) => string; users?: boolean } = {}): { from: string; order: string; count: string; deltas: string | null } {
@@ -287,7 +287,7 @@ export class SubmissionDataRepository {
   /**
    * The submission JSON of the scope's rows in `order` from `offset`, at most `limit`: one
    * statement that also counts the scope (in its snapshot) and aggregates the page into one
-   * text, so neither side handles a row (docs/benchmarks.md, "Data page (issue 20, session 4)");
+   * text, so neither side handles a row (docs/data-api.md, "How it runs");
    * above CURSOR_BATCH, batches of rows through a cursor (counted in its transaction). `fields` keeps only
    * those keys. `geo`: form id → xpath of its geopoint, whose answers come in `geo` (an empty
    * map: none is read). With `check`, no text unless the check holds (`ok`). `prepared`: the

@@ -38,8 +38,8 @@ export type SubmissionJson = Record<string, unknown>;
  * object (`submission.json`) becomes the result, the metadata set on it in the same order and
  * with the same precedence as the copy: for a caller that owns it and reads it no more (a
  * delivery's freshly parsed snapshot). Copying the 250 answers of the soak's submissions into a
- * new object took 62-70 µs, 12 % of the worker's time per delivery (docs/benchmarks.md,
- * "Forwarding: snapshot on change (issue 20, session 15)").
+ * new object took 62-70 µs, 12 % of the worker's time per delivery (docs/architecture.md,
+ * "The submission record: one pass, few allocations").
  */
 export function buildSubmissionJson(input: {
   submission: SubmissionEntity;

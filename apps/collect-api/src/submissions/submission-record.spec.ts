@@ -94,9 +94,9 @@ describe('submission records', () => {
 });
 
 /**
- * The writers of session 6, kept as the reference: the content hash is compared with stored
+ * The earlier, slower writers, kept as the reference: the content hash is compared with stored
  * hashes (duplicate detection) and the XML is stored, so both must stay byte for byte what these
- * gave for every record (docs/benchmarks.md, "Soak (issue 20, session 7)").
+ * gave for every record (docs/architecture.md, "The submission record: one pass, few allocations").
  */
 const referenceHash = (record: SubmissionRecord): string => {
   const canon = (v: unknown): unknown =>
@@ -192,7 +192,7 @@ describe('content hash and instance XML, against the reference writers', () => {
     }
   });
 
-  it('gives the hash of a 250-answer record that session 6 stored', () => {
+  it('gives the hash of a 250-answer record that the earlier writers stored', () => {
     const record = emptyRecord();
     for (let q = 1; q <= 250; q++) record[`g${Math.ceil(q / 25)}/q${q}`] = ['A short free-text answer', '42', '3.14', 'option_b', 'option_a option_c', '2026-11-24'][(q - 1) % 6]!;
     expect(contentHash(record)).toBe(referenceHash(record));

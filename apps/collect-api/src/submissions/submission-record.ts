@@ -7,8 +7,8 @@ import type { SubmissionRecord } from './submission.entity.js';
 /**
  * An xpath of XML names, `q`, `group/q`: /^[A-Za-z_][A-Za-z0-9_.-]*(\/[A-Za-z_][A-Za-z0-9_.-]*)*$/,
  * checked character by character. The regular expression ran once per answer and was a fifth of
- * recordFromJson's time on a 250-answer submission (docs/benchmarks.md, "Large submissions
- * (issue 20, session 13)").
+ * recordFromJson's time on a 250-answer submission (docs/architecture.md, "The submission
+ * record: one pass, few allocations").
  */
 export function isXpath(key: string): boolean {
   let stepStart = true;
@@ -51,7 +51,7 @@ const JOINED_MAX_LENGTH = 128;
  * per parent path, per child name (both strings V8 has hashed already, the parsed keys of a
  * body). Submissions of one form name the same paths every time; built afresh, a 250-answer
  * body made 250 new strings that V8 then hashed and looked up again as keys of the record, two
- * fifths of recordFromJson (docs/benchmarks.md, "Record pipeline (issue 20, session 16)"). A
+ * fifths of recordFromJson (docs/architecture.md, "The submission record: one pass, few allocations"). A
  * returned string is the one the record's keys were made of last time, so the record's insert
  * finds its hash ready. Bounded: past JOINED_KEPT entries the cache starts again empty, and
  * paths longer than JOINED_MAX_LENGTH are not kept, so a flood of new names costs the first
@@ -135,7 +135,7 @@ function hasKeys(record: SubmissionRecord): boolean {
  * neither this (an `in` lookup per answer) nor the caller (a copy of the keys) counts them.
  * One pass over the body and nothing thrown away per answer but what the record keeps: for-in
  * over the parsed objects (no Object.keys copy), the prefix compared in place, plain loops for
- * the list checks (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
+ * the list checks (docs/architecture.md, "The submission record: one pass, few allocations").
  */
 export function recordFromJson(input: Record<string, unknown>, limits: Pick<InputLimits, 'maxDepth' | 'maxNodes'> = DEFAULT_INPUT_LIMITS, found?: { answers: boolean }): SubmissionRecord {
   const problems: string[] = [];
@@ -251,13 +251,13 @@ export function contentHashOf(canonical: string): string {
 /**
  * The record as sorted-key JSON (contentHash's input). Intake writes it once and uses it twice:
  * hashed, and as the stored answers' JSON (jsonb keeps no key order, so these bytes store the
- * same value as the record's own JSON; docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
+ * same value as the record's own JSON; docs/architecture.md, "The submission record: one pass, few allocations").
  * `keys`: the record's own keys (Object.keys) when the caller has them; they are kept (sortedKeys), not changed.
  *
  * A flat record (string answers, no repeats: every JSON submission to a form without repeats)
  * is written by JSON.stringify with its sorted keys as the property list, which writes the keys
  * in the list's order: no sorted copy (about twice the record; a quarter of what a 250-answer
- * submission allocated, docs/benchmarks.md "Soak (issue 20, session 7)"). A key starting with a
+ * submission allocated, docs/architecture.md, "The submission record: one pass, few allocations"). A key starting with a
  * digit may be integer-like, which an object lists first whatever its insertion order: such a
  * record, and any with repeats, is copied as before.
  */
@@ -292,7 +292,7 @@ const SORTED_KEPT = 64;
  * `keys` sorted. Submissions of one form list the same keys in the same order (the same
  * strings, childPath), so the order sorted last time is reused when every key is the one at the
  * same place then: a comparison per key instead of a sort (a 250-key sort was a fifth of
- * canonicalJson; docs/benchmarks.md, "Record pipeline (issue 20, session 16)").
+ * canonicalJson; docs/architecture.md, "The submission record: one pass, few allocations").
  */
 function sortedKeys(keys: string[]): string[] {
   if (!keys.length) return keys;
@@ -352,7 +352,7 @@ interface FormLayout {
  * `fromExtra[i]`. Slot 0 and the last piece are the root element's tags. The answers' places
  * follow from the keys alone, so a record with the same keys (the same strings, childPath) and
  * string answers is written into a copy of `parts`: no sort into form order and no group
- * bookkeeping per submission (docs/benchmarks.md, "Record pipeline (issue 20, session 16)").
+ * bookkeeping per submission (docs/architecture.md, "The submission record: one pass, few allocations").
  */
 interface FlatTemplate {
   own: string[];
@@ -447,10 +447,10 @@ export function renderInstanceXml(
  * renderTree gives: string answers only (no repeats), the keys of each group one after the
  * other, no path both a group and an answer; otherwise null. Through the tree a 250-answer
  * record allocated about 130 KB (a Map per group, an object per key, a string per piece of
- * output), a quarter of all its intake allocated (docs/benchmarks.md, "Soak (issue 20, session 7)").
+ * output), a quarter of all its intake allocated (docs/architecture.md, "The submission record: one pass, few allocations").
  * `head` and `tail` (the root element's tags) are pieces of the one join: the document is one
  * flat string, not a concatenation that the database driver copies again to flatten it
- * (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
+ * (docs/architecture.md, "The submission record: one pass, few allocations").
  */
 function renderFlat(
   layout: FormLayout, rec: SubmissionRecord, more: Record<string, string> | undefined, own: string[], added: string[] | null, extraKeys: string[] | null,

@@ -108,7 +108,7 @@ export class SubmissionController {
     setInertHeaders(res);
     // Written as it is, not through express's send(): send() hashes every body for an ETag
     // (weak, SHA-1), which means nothing on the answer to a POST and was one of the OpenRosa
-    // path's per-request costs (docs/benchmarks.md, "OpenRosa (issue 20, session 12)").
+    // path's per-request costs (docs/architecture.md, "OpenRosa uploads: spooled once, renamed into place").
     res.setHeader('Content-Length', String(Buffer.byteLength(body)));
     res.status(result.outcome === 'duplicate' ? 202 : 201).end(body);
   }
@@ -141,7 +141,7 @@ export class SubmissionController {
     const record = recordFromJson(answers ?? input.submission, inputLimitsOf(this.config), found);
     // A JSON submission without answers is a 400, as the peers answer it (docs/forms.md, "Submissions").
     // Told by recordFromJson, not counted here: a copy of a 250-answer record's keys was one of its
-    // larger garbage items (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
+    // larger garbage items (docs/architecture.md, "The submission record: one pass, few allocations").
     if (!found.answers) throw new FieldValidationError({ submission: ['The submission has no answers.'] });
     const formUuid = typeof record['formhub/uuid'] === 'string' ? record['formhub/uuid'] : undefined;
     // Each attempt gets a record of its own (receive): this one first, read again for a retry.

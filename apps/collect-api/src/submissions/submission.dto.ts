@@ -19,7 +19,7 @@ export class JsonSubmissionDto {
  * The JsonSubmissionDto of a body that certainly passes its checks (a plain object whose `id` is
  * a non-empty string and whose `submission` is a plain object), built without the validation
  * pipe: for a small submission, class-transformer and class-validator cost more than the rest
- * of its parsing (docs/benchmarks.md, "Intake (issue 20, session 4)"). Any other body gives null,
+ * of its parsing (docs/forms.md, "Intake: caches and one statement"). Any other body gives null,
  * and the caller validates it against the DTO, which answers its 400s.
  */
 export function certainJsonSubmission(body: unknown): JsonSubmissionDto | null {

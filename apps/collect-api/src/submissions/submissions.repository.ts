@@ -29,9 +29,9 @@ type OutboxSql = (inserted: string, attached?: string) => string;
  * time one batch holds its row locks). A second statement (a pool connection of its own) starts
  * only when the one on its way has run spareAfterMs: a second lane at once took the submissions
  * one by one under a steady load, and a row of a one-row statement cost PostgreSQL about twice a
- * row of a batch (docs/benchmarks.md, "JSON intake (issue 20, session 11)"). The first statement
+ * row of a batch (docs/forms.md, "Intake: caches and one statement"). The first statement
  * waits for the end of the event-loop turn (gatherTurn), so the requests one turn read go in it
- * together ("Group commit by event-loop turn (issue 20, session 14)").
+ * together (docs/forms.md, "Intake: caches and one statement").
  */
 const BATCHES = { maxInFlight: 2, maxItems: 64, spareAfterMs: 5, gatherTurn: true };
 
@@ -86,7 +86,7 @@ export class SubmissionsRepository {
    * holds one of `check.roles` on it (or is a platform admin). The caller's form and role come
    * from a cache (FormCache); this is where they are checked against the database, in the same
    * round trip. `allowed` false: nothing written, the cached view was stale. Plain objects, no
-   * entity hydration (docs/benchmarks.md, issue 20).
+   * entity hydration (docs/forms.md, "Intake: caches and one statement").
    */
   async insertChecked(m: EntityManager, row: InstanceRow, check: InstanceCheck): Promise<CheckedInsert> {
     const [result] = await runInsertChecked((text, values) => preparedQueryIn(m, text, values), [{ row, check }], CHECKED_TEXTS.plain);
@@ -96,8 +96,8 @@ export class SubmissionsRepository {
   /**
    * `insertChecked` that, when it inserts the instance, also reserves its attachment rows in the
    * same statement (as `reserveAttachment` does, ON CONFLICT DO NOTHING): one round trip fewer
-   * per OpenRosa submission with attachments (docs/benchmarks.md, "OpenRosa and soak (issue 20,
-   * session 6)"). `reserved`: the storage paths reserved; a path taken already is not, and the
+   * per OpenRosa submission with attachments (docs/forms.md, "Intake: caches and one
+   * statement"). `reserved`: the storage paths reserved; a path taken already is not, and the
    * caller reserves that file again under another name.
    */
   async insertCheckedWithAttachments(m: EntityManager, row: InstanceRow, check: InstanceCheck, attachments: AttachmentReservation[]): Promise<CheckedInsert & { reserved: Set<string> }> {
@@ -112,7 +112,7 @@ export class SubmissionsRepository {
    * (StatementBatches: group commit), each row with its own checks, its own duplicate test and
    * its own outbox rows, each caller with its own answer (docs/forms.md, "Intake: caches and one
    * statement"). Its text is fixed, so it runs as a named prepared statement: planning this CTE
-   * on every call cost PostgreSQL more than executing it (docs/benchmarks.md, "CPU per request").
+   * on every call cost PostgreSQL more than executing it (docs/benchmarks.md, "cpu-per-request").
    */
   insertCheckedAlone(row: InstanceRow, check: InstanceCheck, outboxSql: OutboxSql): Promise<CheckedInsert> {
     return this.batchesFor(outboxSql, false).submit({ row, check });
@@ -241,8 +241,8 @@ function insertCheckedSql(single: boolean, { outbox, attachments }: InsertChecke
   // One row (a statement that found nothing waiting: StatementBatches groups only what waits) goes
   // as scalar parameters: the answers' JSON and the XML are sent as they are, where arrays
   // make the driver copy each again (`[...]` around the JSON, array quoting of the XML, then a
-  // flattening copy of each: about 18 KB per 250-answer submission, docs/benchmarks.md
-  // "Soak allocation (issue 20, session 9)"). Its own statement text, prepared once as well.
+  // flattening copy of each: about 18 KB per 250-answer submission,
+  // docs/architecture.md, "The submission record: one pass, few allocations"). Its own statement text, prepared once as well.
   const input = single
     ? `SELECT $1::int AS form_id, $2::varchar AS uuid, $3::jsonb AS json, $4::text AS xml, $5::varchar AS content_hash,
          $6::int AS submitted_by_id, $7::varchar AS version, $8::varchar AS check_version, $9::boolean AS superuser, $10::text AS roles, 1 AS n`

@@ -170,7 +170,7 @@ export class SubmissionsService {
     if (instanceId.length > 255) throw new FieldValidationError({ 'meta/instanceID': ['At most 255 characters.'] });
     // One copy of the keys serves the instance XML (their order) and then the canonical JSON
     // (in sorted order); that JSON is hashed and stored as the answers' JSON (jsonb keeps no key
-    // order): written once (docs/benchmarks.md, "Soak allocation (issue 20, session 9)").
+    // order): written once (docs/architecture.md, "The submission record: one pass, few allocations").
     const keys = Object.keys(record);
     const xml = renderOrKeep(form, record, instanceId, deprecatedId, input.xml, keys);
     const jsonText = canonicalJson(record, keys);

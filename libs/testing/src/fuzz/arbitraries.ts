@@ -18,7 +18,7 @@ export function nastyString(): fc.Arbitrary<string> {
     fc.constantFrom(
       '', ' ', '\u0000', 'a\u0000b', '\uD800', '\uFEFF', 'é', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢', '🙂'.repeat(50), "'; DROP TABLE users; --", '<x/>', ']]>', '&amp;',
       '{"a":', '%', '%00', '../../etc/passwd', '\r\n\r\n', 'null', 'true', '-1', '0', '1e309', 'NaN',
-      // Every name Object.prototype answers to: as keys they must stay data (issue 17, finding 8).
+      // Every name Object.prototype answers to: as keys they must stay data (docs/security.md, "Input validation").
       ...PROTOTYPE_NAMES,
     ),
     // Large strings: well past any column length, well under the body limit.
