@@ -5,6 +5,7 @@ import { structuredLoggerModule } from '@collect/platform';
 import { ConfigModule } from './config/config.module.js';
 import type { CollectConfig } from './config/collect-config.js';
 import { ChangeNotificationsModule } from './database/change-notifications.module.js';
+import { ReadPoolModule } from './database/read-pool.module.js';
 import { dataSourceOptions } from './data-source.js';
 import { CollectHealthModule } from './health/collect-health.module.js';
 import { MetricsModule } from './health/metrics.module.js';
@@ -23,6 +24,7 @@ export class AppModule {
         TypeOrmModule.forRoot({ ...dataSourceOptions(config), migrationsRun: false }),
         BullModule.forRoot({ redis: config.REDIS_URL, prefix: config.REDIS_PREFIX }),
         ChangeNotificationsModule,
+        ReadPoolModule,
         CollectHealthModule,
         MetricsModule,
         ...featureModules,

@@ -21,7 +21,9 @@ describe('database connections: no request waits for a second pooled connection'
   const get = (path: string) => request(sut.url).get(path).set('Authorization', owner.token).timeout(STALL_MS);
 
   beforeAll(async () => {
-    sut = await startTestCollectApp({ DATABASE_POOL_SIZE: '1' });
+    // Room for every read below in the read slots (docs/security.md, "Streamed reads and heavy
+    // queries"): what is tested here is the main pool of one.
+    sut = await startTestCollectApp({ DATABASE_POOL_SIZE: '1', READ_POOL_SIZE: '10', READS_PER_USER: '10' });
     owner = await createTestUser(sut.app);
     formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(demoXForm(idString)), 'form.xml').expect(201)).body.formid;
     for (let i = 0; i < 3; i++) {

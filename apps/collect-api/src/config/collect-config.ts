@@ -14,6 +14,12 @@ export const collectEnvSchema = z
     COLLECT_HOST: z.string().default('0.0.0.0'),
     DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').default('postgres://postgres:postgres@127.0.0.1:5432/collect'),
     DATABASE_POOL_SIZE: envField.int(10, 1, 200),
+    // Streamed and heavy reads: their own pool, slots and deadlines (docs/security.md, "Streamed reads and heavy queries").
+    READ_POOL_SIZE: envField.int(6, 1, 200),
+    READS_PER_USER: envField.int(2, 1, 1_000),
+    READ_STATEMENT_TIMEOUT_MS: envField.int(30_000, 100, 3_600_000),
+    READ_IDLE_IN_TRANSACTION_MS: envField.int(60_000, 100, 3_600_000),
+    STREAM_STALL_TIMEOUT_MS: envField.int(30_000, 100, 3_600_000),
     FORM_CACHE_TTL_MS: envField.int(60_000, 0, 3_600_000),
     REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').default('redis://127.0.0.1:6379'),
     REDIS_PREFIX: z.string().default('collect'),
@@ -100,6 +106,11 @@ export const collectEnvSchema = z
     MEDIA_VARIANT_MAX_INPUT_PIXELS: envField.int(100_000_000, 1_000_000, 1_000_000_000),
     // Asynchronous exports (docs/exports.md): how long a finished export stays downloadable.
     EXPORT_TTL_SECONDS: envField.int(86_400, 60, 30 * 86_400),
+    // Choice columns of split select-multiples in one export, all questions together (docs/exports.md, "Split select-multiples").
+    EXPORT_MAX_SPLIT_COLUMNS: envField.int(2_000, 1, 100_000),
+    // Asynchronous exports per user (docs/exports.md, "Quotas").
+    EXPORT_OPEN_PER_USER: envField.int(3, 1, 1_000),
+    EXPORT_STORAGE_QUOTA_BYTES: envField.int(2_147_483_648, 1, 1_099_511_627_776),
     MEDIA_VARIANTS_AT_SUBMISSION: envField.bool(false),
     // collect-api as a CAS application: CAS Bearer tokens, BFF sign-in, on-boarding (docs/cas-integration.md).
     // No default in production (superRefine): a localhost issuer there trusts whatever answers on the pod's own port.

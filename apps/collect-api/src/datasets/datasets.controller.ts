@@ -3,7 +3,10 @@ import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, 
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
+import type { ServerResponse } from 'node:http';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { ReadSlots } from '../database/read-slots.js';
+import { heavyRead } from '../submissions/submission-data.service.js';
 import { PageQueryDto, pageHeaders, pageRequest } from '../submissions/pagination.js';
 import { SUBMISSION_JSON_SCHEMA } from '../submissions/submission.dto.js';
 import { sendJsonArray, type JsonResponse } from '../submissions/json-stream.js';
@@ -18,6 +21,7 @@ type HeaderRes = { setHeader(name: string, value: string): void };
 export class MergedDatasetsController {
   constructor(
     private readonly datasets: DatasetsService,
+    private readonly slots: ReadSlots,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
@@ -44,9 +48,10 @@ export class MergedDatasetsController {
   @Get(':pk/data')
   @ApiOperation({ summary: 'Submissions of the forms of the merged dataset (paged).' })
   @ApiOkResponse({ schema: { type: 'array', items: SUBMISSION_JSON_SCHEMA } })
-  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: PageQueryDto, @Req() req: { originalUrl: string }, @Res() res: JsonResponse): Promise<void> {
+  async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: PageQueryDto, @Req() req: { originalUrl: string; ip?: string }, @Res() res: JsonResponse): Promise<void> {
     const page = pageRequest(query);
-    const { total, batches } = await this.datasets.mergedData(user, pk, page);
+    const lease = heavyRead({ limit: page.pageSize }) ? this.slots.open(user?.id ?? req.ip ?? '', res as ServerResponse) : undefined;
+    const { total, batches } = await this.datasets.mergedData(user, pk, page, lease);
     await sendJsonArray(res, pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total), batches);
   }
 

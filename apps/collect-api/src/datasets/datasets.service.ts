@@ -1,4 +1,5 @@
 import { ForbiddenException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import type { ReadLease } from '../database/read-pool.js';
 import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
@@ -78,9 +79,9 @@ export class DatasetsService {
   }
 
   /** One page over the submissions of every form of the merged dataset, in `_id` order (paged in PostgreSQL). */
-  async mergedData(user: AuthenticatedUser | undefined, pk: string, page: PageRequest): Promise<StreamedPage> {
+  async mergedData(user: AuthenticatedUser | undefined, pk: string, page: PageRequest, lease?: ReadLease): Promise<StreamedPage> {
     const forms = await this.mergedForms(user, pk);
-    return this.data.page(forms, { offset: (page.page - 1) * page.pageSize, limit: page.pageSize, page: page.page });
+    return this.data.page(forms, { offset: (page.page - 1) * page.pageSize, limit: page.pageSize, page: page.page, lease });
   }
 
   private async visibleMerged(user: AuthenticatedUser | undefined, pk: string | number) {

@@ -38,6 +38,10 @@ export class ExportJobEntity {
   @Column({ type: 'text', nullable: true })
   error: string | null;
 
+  /** Bytes of the written file (migration 1765100000001): what counts against EXPORT_STORAGE_QUOTA_BYTES. */
+  @Column({ type: 'bigint', nullable: true, transformer: { to: (v: number | null) => v, from: (v: string | null) => (v === null ? null : Number(v)) } })
+  size: number | null;
+
   @CreateDateColumn({ name: 'date_created', type: 'timestamptz' })
   dateCreated: Date;
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
-import { NOT_FOUND_DETAIL } from '@collect/contracts';
+import { NOT_FOUND_DETAIL, TooManyRequestsError } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { JobQueue } from '../jobs/job-queue.js';
@@ -42,6 +42,8 @@ export class ExportJobsService {
   async create(user: AuthenticatedUser, formPk: number, format: ExportJobFormat, options: ExportOptions): Promise<ExportJobBody> {
     // The same checks as the synchronous routes, before anything is recorded (404/403).
     await this.checkAccess(user, format, formPk);
+    const twin = await this.withinQuota(user, { formId: formPk, format, options: { ...options } });
+    if (twin) return this.body(twin);
     const job = await this.repo.insert({
       id: randomUUID(), ownerId: user.id, formId: formPk, format, options: { ...options }, status: 'pending', progress: 0,
       expiresAt: new Date(Date.now() + this.config.EXPORT_TTL_SECONDS * 1000),
@@ -54,6 +56,24 @@ export class ExportJobsService {
       throw err;
     }
     return this.body(job);
+  }
+
+  /**
+   * The quotas of docs/exports.md, "Quotas": a waiting or running export asked for again (same
+   * form, format and options) is that export; past EXPORT_OPEN_PER_USER open exports, or with
+   * EXPORT_STORAGE_QUOTA_BYTES of finished files kept, a new one is 429.
+   */
+  private async withinQuota(user: AuthenticatedUser, same: { formId: number; format: ExportJobFormat; options: Record<string, unknown> }): Promise<ExportJobEntity | null> {
+    const usage = await this.repo.usage(user.id, same);
+    if (usage.twin) return usage.twin;
+    if (usage.open >= this.config.EXPORT_OPEN_PER_USER) {
+      throw new TooManyRequestsError(`You have ${usage.open} exports waiting or running, the most one user may (EXPORT_OPEN_PER_USER); ask again when one is done.`, 30);
+    }
+    if (usage.bytes >= this.config.EXPORT_STORAGE_QUOTA_BYTES) {
+      const wait = usage.firstExpiry ? (usage.firstExpiry.getTime() - Date.now()) / 1000 : 60;
+      throw new TooManyRequestsError(`Your finished exports keep ${usage.bytes} bytes, the most one user may (EXPORT_STORAGE_QUOTA_BYTES); ask again when one expires.`, wait);
+    }
+    return null;
   }
 
   async status(user: AuthenticatedUser, id: string): Promise<ExportJobBody> {

@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ReadSlots } from '../database/read-slots.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import type { JobData } from '../jobs/job.types.js';
 import { OnJob } from '../jobs/on-job.decorator.js';
@@ -32,6 +33,7 @@ export class ExportRunner {
     private readonly exports: ExportsService,
     private readonly forms: FormsRepository,
     private readonly mediaRepo: MediaRepository,
+    private readonly slots: ReadSlots,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
   ) {}
 
@@ -49,7 +51,7 @@ export class ExportRunner {
     const run: Run =
       job.format === 'zip'
         ? await this.archiveRun(job.formId)
-        : (out, progress) => this.exports.write(this.exports.formSource(form), job.format as 'csv' | 'xlsx', job.options as unknown as ExportOptions, out, (done, total) => progress(total ? done / total : 1));
+        : (out, progress) => this.exports.write(this.exports.formSource(form), job.format as 'csv' | 'xlsx', job.options as unknown as ExportOptions, out, this.slots.background(), (done, total) => progress(total ? done / total : 1));
     await this.execute(job, run);
   }
 
@@ -80,7 +82,8 @@ export class ExportRunner {
       const out = new PassThrough();
       const stored = this.storage.putStream(path, out, 'application/octet-stream');
       await Promise.all([run(out, progress).then(() => out.end(), (err: unknown) => (out.destroy(err as Error), Promise.reject(err))), stored]);
-      await this.repo.update(job.id, { status: 'done', progress: 1, path });
+      const size = (await this.storage.stat(path))?.size ?? null;
+      await this.repo.update(job.id, { status: 'done', progress: 1, path, size });
     } catch (err) {
       this.logger.error({ err, export: job.id }, 'export failed');
       await this.storage.delete(path).catch(() => undefined);

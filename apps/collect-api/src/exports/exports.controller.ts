@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { ReadSlots } from '../database/read-slots.js';
 import { setInertHeaders } from '../storage/served-content.js';
 import { ExportQueryDto, exportOptions } from './export.dto.js';
 import { ExportsService, type ExportFormat, type ExportTarget } from './exports.service.js';
@@ -26,7 +27,10 @@ const FILE = { schema: { type: 'string', format: 'binary' } };
 @RequireAuth()
 @Controller('api/v1')
 export class ExportsController {
-  constructor(private readonly exports: ExportsService) {}
+  constructor(
+    private readonly exports: ExportsService,
+    private readonly slots: ReadSlots,
+  ) {}
 
   @Get('data/:formPk.csv')
   @ApiOperation({ summary: 'The submissions of a form as CSV (readonly or above): repeats as `rep[i]/q` columns.' })
@@ -72,11 +76,15 @@ export class ExportsController {
     return this.send(user, { kind: 'dataview', pk }, 'xlsx', q, res);
   }
 
-  /** Checks access and plans before the first byte (errors are still JSON), then streams. */
+  /**
+   * Takes a read slot (docs/security.md, "Streamed reads and heavy queries"), checks access and
+   * plans before the first byte (errors are still JSON), then streams.
+   */
   private async send(user: AuthenticatedUser, target: ExportTarget, format: ExportFormat, q: ExportQueryDto, res: ServerResponse): Promise<void> {
+    const lease = this.slots.open(user.id, res);
     const source = await this.exports.source(user, target);
     const options = exportOptions(q);
-    const plan = await this.exports.plan(source, options);
+    const plan = await this.exports.plan(source, options, lease);
     res.statusCode = 200;
     res.setHeader('Content-Type', EXPORT_CONTENT_TYPES[format]);
     setInertHeaders(res, `${source.name}.${format}`);

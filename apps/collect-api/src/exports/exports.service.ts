@@ -1,15 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, UnprocessableEntityException } from '@nestjs/common';
 import type { Writable } from 'node:stream';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { DatasetsService } from '../datasets/datasets.service.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormAccessService } from '../forms/form-access.service.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import { FormsService } from '../forms/forms.service.js';
 import { MIN_ROLE } from '../forms/roles.js';
+import type { ReadLease } from '../database/read-pool.js';
 import { SubmissionDataRepository, type SubmissionScope } from '../submissions/submission-data.repository.js';
 import { writeCsv, writeXlsx, needsChoices, type ExportPlan, type Progress } from './data-export.js';
-import { allRepeats, exportFields, mergeChoices, scopeTree, xformChoices, type Choice, type ExportOptions } from './export-columns.js';
+import { allRepeats, exportFields, mergeChoices, scopeTree, type Choice, type ExportOptions } from './export-columns.js';
 
 export type ExportFormat = 'csv' | 'xlsx';
 /** What an export covers, as its URL names it. */
@@ -43,6 +45,7 @@ export class ExportsService {
     private readonly datasets: DatasetsService,
     private readonly forms: FormsService,
     private readonly formsRepo: FormsRepository,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
   /** What an export of a whole form covers (the caller was checked already). */
@@ -75,7 +78,7 @@ export class ExportsService {
    * versions"), so answers given to an older definition keep their column; a merged dataset
    * adds each later form's fields the earlier ones lack.
    */
-  async plan(source: ExportSource, o: ExportOptions): Promise<ExportPlan> {
+  async plan(source: ExportSource, o: ExportOptions, lease: ReadLease): Promise<ExportPlan> {
     const [first, ...rest] = await Promise.all(source.forms.map((f) => this.forms.fieldsOfAllVersions(f.id)));
     let fields = exportFields(first, rest);
     if (source.columns) {
@@ -84,33 +87,46 @@ export class ExportsService {
     }
     const tree = scopeTree(fields);
     const repeats = allRepeats(tree);
-    const [counts, total] = await Promise.all([this.data.repeatCounts(source.scope, repeats.map((r) => r.jsonPath)), this.data.count(source.scope)]);
+    // The scans of the plan run on the caller's read lease: bounded by its statement timeout and
+    // cancelled when the client leaves (docs/security.md, "Streamed reads and heavy queries").
+    const counts = await this.data.repeatCounts(source.scope, repeats.map((r) => r.jsonPath), lease.query);
+    const total = await this.data.count(source.scope, lease.query);
     const split = needsChoices(fields, o);
     const declared = new Map<string, Choice[]>();
     // Choices of every version, newest first (labels of the current definition win).
+    // Stored with each version at upload (form_versions.choices): no XForm is parsed here.
     for (const form of split.length ? source.forms : []) {
-      for (const version of await this.formsRepo.versions(form.id)) for (const [k, v] of xformChoices(version.xml)) if (!declared.has(k)) declared.set(k, v);
-      for (const [k, v] of xformChoices(form.xml)) if (!declared.has(k)) declared.set(k, v);
+      for (const version of await this.formsRepo.versions(form.id)) for (const [k, v] of Object.entries(version.choices ?? {})) if (!declared.has(k)) declared.set(k, v);
     }
     const choices = new Map<string, Choice[]>();
     const scopeOf = new Map([tree, ...repeats].map((s) => [s.xpath, s]));
-    for (const f of split) {
+    const paths = split.map((f) => {
       const scope = scopeOf.get(f.repeat ?? '')!;
-      const path = scope.xpath ? `${scope.jsonPath}[*].${JSON.stringify(f.xpath)}` : `$.${JSON.stringify(f.xpath)}`;
-      choices.set(f.xpath, mergeChoices(declared.get(f.xpath), await this.data.distinctTokens(source.scope, path)));
+      return scope.xpath ? `${scope.jsonPath}[*].${JSON.stringify(f.xpath)}` : `$.${JSON.stringify(f.xpath)}`;
+    });
+    // One scan for every split question (docs/exports.md, "Split select-multiples").
+    const seen = await this.data.distinctTokens(source.scope, paths, this.config.EXPORT_MAX_SPLIT_COLUMNS + 1, lease.query);
+    let columns = 0;
+    split.forEach((f, i) => {
+      const merged = mergeChoices(declared.get(f.xpath), seen[i] ?? []);
+      columns += merged.length;
+      choices.set(f.xpath, merged);
+    });
+    if (columns > this.config.EXPORT_MAX_SPLIT_COLUMNS) {
+      throw new UnprocessableEntityException({ detail: `split_select_multiples would make more than ${this.config.EXPORT_MAX_SPLIT_COLUMNS} choice columns (EXPORT_MAX_SPLIT_COLUMNS); export without it, or a dataview with fewer columns.` });
     }
     return {
       fields,
       choices,
       repeatCounts: new Map(repeats.map((r, i) => [r.xpath, counts[i] ?? 0])),
       total,
-      rows: () => this.data.exportRows(source.scope),
+      rows: () => this.data.exportRows(source.scope, lease),
     };
   }
 
   /** Writes the export to `out` (a response or a stored file). */
-  async write(source: ExportSource, format: ExportFormat, o: ExportOptions, out: Writable, progress?: Progress): Promise<void> {
-    await this.writePlan(await this.plan(source, o), format, o, out, progress);
+  async write(source: ExportSource, format: ExportFormat, o: ExportOptions, out: Writable, lease: ReadLease, progress?: Progress): Promise<void> {
+    await this.writePlan(await this.plan(source, o, lease), format, o, out, progress);
   }
 
   writePlan(plan: ExportPlan, format: ExportFormat, o: ExportOptions, out: Writable, progress?: Progress): Promise<void> {

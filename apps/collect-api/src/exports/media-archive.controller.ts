@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { ReadSlots } from '../database/read-slots.js';
 import { mediaFilters } from '../media/media-query.js';
 import { MediaRepository } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
@@ -21,6 +22,7 @@ export class MediaArchiveController {
   constructor(
     private readonly media: MediaService,
     private readonly repo: MediaRepository,
+    private readonly slots: ReadSlots,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
   ) {}
 
@@ -29,6 +31,9 @@ export class MediaArchiveController {
   @ApiProduces(EXPORT_CONTENT_TYPES.zip)
   @ApiOkResponse({ schema: { type: 'string', format: 'binary' } })
   async archive(@CurrentUser() user: AuthenticatedUser, @Query() query: MediaArchiveQueryDto, @Res() res: ServerResponse): Promise<void> {
+    // A slot (docs/security.md, "Streamed reads and heavy queries"): the per-user limit and the
+    // deadline of a response that does not drain.
+    this.slots.open(user.id, res);
     const after = archiveTime('submitted_after', query.submitted_after);
     const before = archiveTime('submitted_before', query.submitted_before);
     const filter = { ...(await this.media.resolveFilter(user, mediaFilters(query))), submittedAfter: after, submittedBefore: before };

@@ -43,6 +43,7 @@ export async function writeMediaArchive(rows: AsyncIterable<ArchiveEntryRow[]>, 
     out.on('error', reject);
   });
   failure.catch(() => undefined);
+  const closed = once(out, 'close').then(() => undefined);
   zip.outputStream.pipe(out);
   const taken = new Set<string>();
   let inFlight = 0;
@@ -60,7 +61,8 @@ export async function writeMediaArchive(rows: AsyncIterable<ArchiveEntryRow[]>, 
         logger.warn({ attachment: row.id }, 'media archive: stored file missing, left out');
         continue;
       }
-      while (inFlight >= IN_FLIGHT && !out.destroyed) await Promise.race([new Promise<void>((r) => (wake = r)), failure]);
+      // `close` too: a client that stopped reading never lets the queued entries settle.
+      while (inFlight >= IN_FLIGHT && !out.destroyed) await Promise.race([new Promise<void>((r) => (wake = r)), failure, closed]);
       inFlight++;
       zip.addReadStreamLazy(entryName(row, taken), { size: info.size, compress: false, mtime: new Date(row.date_created) }, (cb) => {
         storage.read(row.filename).then(
@@ -80,5 +82,5 @@ export async function writeMediaArchive(rows: AsyncIterable<ArchiveEntryRow[]>, 
     if (out.destroyed) break;
   }
   zip.end();
-  await Promise.race([once(out, 'finish'), once(out, 'close'), failure]);
+  await Promise.race([once(out, 'finish'), closed, failure]);
 }

@@ -100,6 +100,13 @@ export class FormVersionEntity extends FormDefinitionColumns {
   @Column({ name: 'form_id', type: 'int' })
   formId: number;
 
+  /**
+   * The choices of the definition's select questions (openrosa/xform-choices.ts), read from its
+   * XForm when it was stored (migration 1765100000000): exports read these, never the XForm.
+   */
+  @Column({ type: 'jsonb', nullable: true })
+  choices: Record<string, Array<{ value: string; label: string | null }>> | null;
+
   @CreateDateColumn({ name: 'date_created', type: 'timestamptz' })
   dateCreated: Date;
 }

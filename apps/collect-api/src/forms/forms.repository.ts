@@ -1,13 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, IsNull, type EntityManager, type Repository } from 'typeorm';
+import { xformChoicesRecord } from '../openrosa/xform-choices.js';
 import { FormEntity, FormRoleEntity, FormVersionEntity } from './form.entity.js';
+
+/** The newest definitions of a form that its data-out reads (docs/forms.md, "Form versions"). */
+export const VERSIONS_READ = 100;
 
 /** What replacing a definition changes on the form row. */
 export type DefinitionChange = Pick<FormEntity, 'version' | 'title' | 'rootName' | 'xml' | 'jsonDefinition' | 'fields'>;
 
 function versionRow(form: Pick<FormEntity, 'id'> & DefinitionChange): Partial<FormVersionEntity> {
-  return { formId: form.id, version: form.version, title: form.title, rootName: form.rootName, xml: form.xml, jsonDefinition: form.jsonDefinition, fields: form.fields };
+  return { formId: form.id, version: form.version, title: form.title, rootName: form.rootName, xml: form.xml, jsonDefinition: form.jsonDefinition, fields: form.fields, choices: xformChoicesRecord(form.xml) };
 }
 import type { FormRole } from './roles.js';
 
@@ -120,9 +124,12 @@ export class FormsRepository {
     });
   }
 
-  /** Every definition the form has had, newest first (docs/forms.md, "Form versions"). */
-  versions(formId: number): Promise<FormVersionEntity[]> {
-    return this.versionRows.find({ where: { formId }, order: { id: 'DESC' } });
+  /**
+   * The definitions the form has had, newest first, at most VERSIONS_READ of them, with their
+   * fields and stored choices but not their XForm text (docs/forms.md, "Form versions").
+   */
+  versions(formId: number): Promise<Array<Pick<FormVersionEntity, 'id' | 'version' | 'fields' | 'choices'>>> {
+    return this.versionRows.find({ where: { formId }, order: { id: 'DESC' }, take: VERSIONS_READ, select: { id: true, version: true, fields: true, choices: true } });
   }
 
   async setRole(formId: number, userId: number, role: FormRole): Promise<void> {

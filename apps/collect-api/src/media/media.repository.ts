@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, IsNull, type Repository, type SelectQueryBuilder } from 'typeorm';
 import type { CompiledWhere } from '../datasets/dataview-query.js';
-import { cursorRows } from '../database/cursor.js';
+import { CURSOR_BATCH } from '../database/cursor.js';
 import { AttachmentEntity, SubmissionEntity } from '../submissions/submission.entity.js';
 
 export const MEDIA_TYPES = ['image', 'audio', 'video', 'document'] as const;
@@ -76,16 +76,25 @@ export class MediaRepository {
   }
 
   /**
-   * The files of a media archive in attachment order, streamed through a cursor (flat memory
-   * whatever the count; docs/media.md, "Media archives").
+   * The files of a media archive in attachment order, in batches of CURSOR_BATCH read by id
+   * (`a.id > last`, the (form_id, id) index): each batch is one short statement, so no
+   * connection is held while the archive waits for its client, however large its files
+   * (docs/media.md, "Media archives"; docs/security.md, "Streamed reads and heavy queries").
    */
-  archiveEntries(filter: MediaFilter): AsyncGenerator<ArchiveEntryRow[]> {
-    const [sql, params] = this.query(filter)
-      .innerJoin(SubmissionEntity, 'sub', 'sub.id = a.submission_id')
-      .select(['a.id AS id', 'a.filename AS filename', 'a.name AS name', 'a.size::bigint::float8 AS size', 'sub.uuid AS uuid', 'sub.date_created AS date_created'])
-      .orderBy('a.id', 'ASC')
-      .getQueryAndParameters();
-    return cursorRows<ArchiveEntryRow>(this.attachments.manager.connection, sql, params);
+  async *archiveEntries(filter: MediaFilter): AsyncGenerator<ArchiveEntryRow[]> {
+    if (!filter.formIds.length) return;
+    for (let after = 0; ; ) {
+      const rows = await this.query(filter)
+        .innerJoin(SubmissionEntity, 'sub', 'sub.id = a.submission_id')
+        .andWhere('a.id > :after', { after })
+        .select(['a.id AS id', 'a.filename AS filename', 'a.name AS name', 'a.size::bigint::float8 AS size', 'sub.uuid AS uuid', 'sub.date_created AS date_created'])
+        .orderBy('a.id', 'ASC')
+        .limit(CURSOR_BATCH)
+        .getRawMany<ArchiveEntryRow>();
+      if (rows.length) yield rows;
+      if (rows.length < CURSOR_BATCH) return;
+      after = rows[rows.length - 1]!.id;
+    }
   }
 
   /**

@@ -30,6 +30,8 @@ import { DeliveriesWithoutDeliveryIdIndex1764930000000 } from './1764930000000-d
 import { DeliveriesClaimInPlace1764940000000 } from './1764940000000-deliveries-claim-in-place.js';
 import { DeliverySnapshotOnChange1764950000000 } from './1764950000000-delivery-snapshot-on-change.js';
 import { Lz4Compression1764960000000 } from './1764960000000-lz4-compression.js';
+import { FormVersionChoices1765100000000 } from './1765100000000-form-version-choices.js';
+import { ExportJobSize1765100000001 } from './1765100000001-export-job-size.js';
 import { FormEncryptionKeys1765100600000 } from './1765100600000-form-encryption-keys.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
@@ -56,4 +58,5 @@ migrations.push(DeliveriesWithoutDeliveryIdIndex1764930000000);
 migrations.push(DeliveriesClaimInPlace1764940000000);
 migrations.push(DeliverySnapshotOnChange1764950000000);
 migrations.push(Lz4Compression1764960000000);
+migrations.push(FormVersionChoices1765100000000, ExportJobSize1765100000001);
 migrations.push(FormEncryptionKeys1765100600000);

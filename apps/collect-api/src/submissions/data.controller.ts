@@ -1,13 +1,15 @@
 import { Controller, Delete, Get, HttpCode, Inject, Param, Query, Req, Res } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { ReadSlots } from '../database/read-slots.js';
 import { DataQueryDto, dataWindow, pageHeaders } from './pagination.js';
 import { sendJsonArray, sendJsonBody, sendJsonText, sendNotModified, type JsonResponse } from './json-stream.js';
 import { SUBMISSION_JSON_SCHEMA } from './submission.dto.js';
-import { SubmissionDataService } from './submission-data.service.js';
+import { heavyRead, SubmissionDataService } from './submission-data.service.js';
 import { SubmissionsService } from './submissions.service.js';
 
 /** Submissions of a form as §2.2 JSON: paged and queried list, one, soft delete. */
@@ -18,6 +20,7 @@ export class DataController {
   constructor(
     private readonly submissions: SubmissionsService,
     private readonly data: SubmissionDataService,
+    private readonly slots: ReadSlots,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
@@ -30,11 +33,13 @@ export class DataController {
     @CurrentUser() user: AuthenticatedUser,
     @Param('formPk') formPk: string,
     @Query() query: DataQueryDto,
-    @Req() req: { originalUrl: string; fresh: boolean },
+    @Req() req: { originalUrl: string; fresh: boolean; ip?: string },
     @Res() res: JsonResponse,
   ): Promise<void> {
     const window = dataWindow(query);
-    const page = await this.data.formPage(user, formPk, { ...window, query: query.query, sort: query.sort, fields: query.fields });
+    const read = { ...window, query: query.query, sort: query.sort, fields: query.fields };
+    const lease = heavyRead(read) ? this.slots.open(user?.id ?? req.ip ?? '', res as ServerResponse) : undefined;
+    const page = await this.data.formPage(user, formPk, { ...read, lease });
     const total = page.total;
     const headers = window.page === null ? { 'X-Total-Count': String(total) } : pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, window.page, window.limit, total);
     if (page.body) {

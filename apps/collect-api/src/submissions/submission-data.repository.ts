@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { CURSOR_BATCH, cursorRows, type CursorQuery } from '../database/cursor.js';
+import type { ReadLease } from '../database/read-pool.js';
 import { preparedQuery } from '../database/prepared-query.js';
 import { SqlParams } from './data-query.js';
 
@@ -295,7 +296,7 @@ export class SubmissionDataRepository {
    * no query, sort or fields), so it runs as a named prepared statement (database/prepared-query.ts).
    * `snapshot`: a one-statement page also returns its statement's snapshot (`stillCurrent`).
    */
-  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string>; check?: AccessCheck; prepared?: boolean; snapshot?: boolean }): AsyncGenerator<SubmissionDocs> {
+  async *docs(scope: SubmissionScope, q: { order: (p: SqlParams) => string; offset: number; limit: number; fields: string[] | null; geo: Record<string, string>; check?: AccessCheck; prepared?: boolean; snapshot?: boolean; lease?: ReadLease }): AsyncGenerator<SubmissionDocs> {
     if (!scope.formIds.length) return;
     const p = new SqlParams();
     const { from, order, count, deltas } = this.from(scope, p, { order: q.order });
@@ -312,6 +313,7 @@ export class SubmissionDataRepository {
       JOIN submissions s ON s.id = page.id JOIN forms f ON f.id = s.form_id LEFT JOIN users u ON u.id = s.submitted_by_id
       ORDER BY ${order}`;
     if (q.limit > CURSOR_BATCH) {
+      if (!q.lease) throw new Error('a page read through a cursor needs a read lease (database/read-slots.ts)');
       // The scope is counted on the cursor's connection, in its snapshot: a count from the pool
       // while the cursor holds a connection deadlocked once concurrent pages held them all
       // (database/cursor.ts; docs/architecture.md, "Database connections").
@@ -319,7 +321,7 @@ export class SubmissionDataRepository {
       const before = async (query: CursorQuery) => {
         total = await this.count(scope, query);
       };
-      for await (const batch of cursorRows<DocRow>(this.db, rows, p.values, { before })) {
+      for await (const batch of cursorRows<DocRow>(q.lease, rows, p.values, { before })) {
         yield {
           total, ok: true, n: batch.length, text: batch.map((r) => r.doc).join(','),
           geo: geoForms.length ? batch.map((r) => r.geo) : null, forms: forms ? batch.map((r) => r.form_id) : null, attachments: batch.map((r) => r.attachments),
@@ -340,46 +342,60 @@ export class SubmissionDataRepository {
       text = PREPARED_TEXTS.get(shape) ?? sql;
       if (!PREPARED_TEXTS.has(shape)) PREPARED_TEXTS.set(shape, sql);
     }
-    const [row] = q.prepared ? await preparedQuery<PageRow>(this.db, text, p.values) : ((await this.db.query(text, p.values)) as PageRow[]);
+    // A heavy read (query, sort, fields) runs on the caller's read lease: its own pool, with a
+    // statement timeout (docs/security.md, "Streamed reads and heavy queries").
+    const [row] = q.lease ? await q.lease.query<PageRow>(sql, p.values) : q.prepared ? await preparedQuery<PageRow>(this.db, text, p.values) : ((await this.db.query(text, p.values)) as PageRow[]);
     if (row!.deltas > FOLD_AT) this.fold(scope.formIds);
     yield { total: row!.total, snapshot: row!.snapshot, ok: row!.ok, n: row!.n, text: row!.text ?? '', geo: row!.geo, forms: row!.forms, attachments: row!.attachments };
   }
 
-  /** The rows an export flattens, in `_id` order, streamed. */
-  exportRows(scope: SubmissionScope): AsyncGenerator<SubmissionExportRow[]> {
+  /** The rows an export flattens, in `_id` order, streamed through a cursor on the lease's connection. */
+  exportRows(scope: SubmissionScope, lease: ReadLease): AsyncGenerator<SubmissionExportRow[]> {
     const p = new SqlParams();
     const sql = `SELECT s.id, s.uuid, s.json::text AS json, ${TIME('s.date_created')} AS submission_time, s.version, u.username AS submitted_by, s.form_id
       ${this.from(scope, p, { users: true }).from} ORDER BY s.id`;
-    return cursorRows<SubmissionExportRow>(this.db, sql, p.values);
+    return cursorRows<SubmissionExportRow>(lease, sql, p.values);
   }
 
   /**
    * For each repeat path (a jsonpath to its arrays, e.g. `$."rep"[*]."rep/sub"`), the most
    * items one instance of it holds in the scope: the number of indexed CSV columns.
    */
-  async repeatCounts(scope: SubmissionScope, paths: string[]): Promise<number[]> {
+  async repeatCounts(scope: SubmissionScope, paths: string[], query: CursorQuery = (sql, values) => this.db.query(sql, values)): Promise<number[]> {
     if (!paths.length || !scope.formIds.length) return paths.map(() => 0);
     const p = new SqlParams();
     const { from } = this.from(scope, p);
     const cols = paths.map((path, i) => `max((SELECT max(jsonb_array_length(x)) FROM jsonb_path_query(s.json, ${p.add(path)}::jsonpath) x WHERE jsonb_typeof(x) = 'array')) AS r${i}`);
-    const rows = (await this.db.query(`SELECT ${cols.join(', ')} ${from}`, p.values)) as Array<Record<string, number | null>>;
+    const rows = (await query(`SELECT ${cols.join(', ')} ${from}`, p.values)) as Array<Record<string, number | null>>;
     return paths.map((_, i) => rows[0]?.[`r${i}`] ?? 0);
   }
 
   /**
-   * The distinct space-separated values of the answers at a jsonpath (`$."tags"` or
-   * `$."rep"[*]."rep/tags"`) in the scope, in text order, at most `max`: the choices of a
-   * select-multiple that the form does not list.
+   * For each jsonpath (`$."tags"` or `$."rep"[*]."rep/tags"`), the distinct whitespace-separated
+   * values of the answers there in the scope, in text order, at most `max` each: the choices of
+   * select-multiples that the form does not list. One scan of the scope for all the paths
+   * (docs/exports.md, "Split select-multiples"). `query`: a read lease's, so that a client that
+   * leaves cancels the scan (database/read-slots.ts).
    */
-  async distinctTokens(scope: SubmissionScope, jsonPath: string, max = 1000): Promise<string[]> {
-    if (!scope.formIds.length) return [];
+  async distinctTokens(scope: SubmissionScope, jsonPaths: string[], max = 1000, query: CursorQuery = (sql, values) => this.db.query(sql, values)): Promise<string[][]> {
+    if (!scope.formIds.length || !jsonPaths.length) return jsonPaths.map(() => []);
     const p = new SqlParams();
     const { from } = this.from(scope, p);
-    const rows = (await this.db.query(
-      `SELECT DISTINCT t COLLATE "C" AS t FROM (SELECT s.json ${from}) s, jsonb_path_query(s.json, ${p.add(jsonPath)}::jsonpath) v,
-        regexp_split_to_table(v #>> '{}', '\s+') t WHERE t <> '' ORDER BY 1 LIMIT ${p.add(max)}`,
+    // The pattern is `\s+` in the SQL text (whitespace): in this template literal a lone backslash would be dropped, leaving `s+`.
+    const rows = (await query(
+      `SELECT d.i::int AS i, d.t FROM (
+         SELECT d.i, d.t, row_number() OVER (PARTITION BY d.i ORDER BY d.t) AS rn
+         FROM (SELECT DISTINCT x.i, t COLLATE "C" AS t
+               FROM (SELECT s.json ${from}) s
+               CROSS JOIN unnest(${p.add(jsonPaths)}::text[]) WITH ORDINALITY AS x(path, i)
+               CROSS JOIN LATERAL jsonb_path_query(s.json, x.path::jsonpath) v
+               CROSS JOIN LATERAL regexp_split_to_table(v #>> '{}', '\\s+') t
+               WHERE t <> '') d
+       ) d WHERE d.rn <= ${p.add(max)} ORDER BY 1, 2`,
       p.values,
-    )) as Array<{ t: string }>;
-    return rows.map((r) => r.t);
+    )) as Array<{ i: number; t: string }>;
+    const out = jsonPaths.map((): string[] => []);
+    for (const r of rows) out[r.i - 1]!.push(r.t);
+    return out;
   }
 }

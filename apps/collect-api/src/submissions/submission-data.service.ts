@@ -11,6 +11,7 @@ import { attachmentJson } from './submission-json.js';
 import type { SubmissionRecord } from './submission.entity.js';
 import { geolocationOf } from './submission-record.js';
 import { CURSOR_BATCH } from '../database/cursor.js';
+import type { ReadLease } from '../database/read-pool.js';
 import { DataPageCache, pageEtag } from './data-page-cache.js';
 import { ATTACHMENTS_MARK, GEOLOCATION_MARK, SubmissionDataRepository, type AccessCheck, type SubmissionDocs, type SubmissionScope } from './submission-data.repository.js';
 
@@ -30,6 +31,16 @@ export interface DataRead {
   query?: string;
   sort?: string;
   fields?: string;
+  /** The caller's read slot (database/read-slots.ts): required when `heavyRead` says so. */
+  lease?: ReadLease;
+}
+
+/**
+ * Whether a read runs on a read slot (docs/security.md, "Streamed reads and heavy queries"): a
+ * page streamed through a cursor, or one filtered, sorted or projected by the caller.
+ */
+export function heavyRead(read: Pick<DataRead, 'limit' | 'query' | 'sort' | 'fields'>): boolean {
+  return read.limit > CURSOR_BATCH || !plain(read);
 }
 
 /**
@@ -149,14 +160,14 @@ export class SubmissionDataService {
     const prepared = forms.length === 1 && plain(read);
     // A checked plain page of one statement may be kept for the next reader (keptPage).
     const keep = prepared && check !== undefined && read.limit <= CURSOR_BATCH;
-    const docs = this.repo.docs(scope, { order: (p) => orderSql(sort, numeric, p), offset: read.offset, limit: read.limit, fields, geo: xpaths(geo), check, prepared, snapshot: keep });
+    const docs = this.repo.docs(scope, { order: (p) => orderSql(sort, numeric, p), offset: read.offset, limit: read.limit, fields, geo: xpaths(geo), check, prepared, snapshot: keep, lease: read.lease });
     const first = await docs.next();
     const batch = first.done ? null : first.value;
     if (!batch?.n) {
       await docs.return(undefined);
       if (check && !batch?.ok) return null;
       if (read.page !== null && read.page > 1) throw new NotFoundException({ detail: 'Invalid page.' });
-      return { total: batch?.total ?? (await this.repo.count(scope)), batches: (async function* () {})() };
+      return { total: batch?.total ?? (await this.repo.count(scope, read.lease?.query)), batches: (async function* () {})() };
     }
     // Counted with the page, on its connection: asking the pool for a count here, while `docs`
     // holds a cursor's connection, deadlocked (docs/architecture.md, "Database connections").
@@ -208,7 +219,7 @@ export class SubmissionDataService {
 }
 
 /** No query, sort or fields: the page every integrator reads, kept (DataPageCache) and prepared. */
-function plain(read: DataRead): boolean {
+function plain(read: Pick<DataRead, 'query' | 'sort' | 'fields'>): boolean {
   return read.query === undefined && read.sort === undefined && read.fields === undefined;
 }
 
