@@ -8,6 +8,7 @@
 import type ExcelJS from 'exceljs';
 import { XlsFormProblem, XlsFormReadError } from './errors.js';
 import type { XlsFormLimits } from './limits.js';
+import { uncompressedZipSize, unpackZipCapped } from './zip.js';
 
 export const SUPPORTED_SHEETS = ['survey', 'choices', 'settings', 'external_choices'] as const;
 export type SheetName = (typeof SUPPORTED_SHEETS)[number];
@@ -149,38 +150,12 @@ export function tablesToWorkbook(tables: WorkbookTables, limits: XlsFormLimits):
   );
 }
 
-// The zip's central directory lists each entry's uncompressed size; summing it before
-// unpacking refuses a small file that would inflate to gigabytes.
-export function uncompressedZipSize(buf: Uint8Array): number {
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const minEocd = 22;
-  let eocd = -1;
-  for (let i = buf.length - minEocd; i >= Math.max(0, buf.length - minEocd - 0xffff); i--) {
-    if (view.getUint32(i, true) === 0x06054b50) {
-      eocd = i;
-      break;
-    }
-  }
-  if (eocd < 0) throw new XlsFormReadError('The file is not an .xlsx workbook (no zip directory found).');
-  const entries = view.getUint16(eocd + 10, true);
-  let offset = view.getUint32(eocd + 16, true);
-  let total = 0;
-  for (let i = 0; i < entries; i++) {
-    if (offset + 46 > buf.length || view.getUint32(offset, true) !== 0x02014b50) {
-      throw new XlsFormReadError('The file is not an .xlsx workbook (broken zip directory).');
-    }
-    total += view.getUint32(offset + 24, true);
-    offset += 46 + view.getUint16(offset + 28, true) + view.getUint16(offset + 30, true) + view.getUint16(offset + 32, true);
-  }
-  return total;
-}
-
-/** Reads an .xlsx file. Throws XlsFormReadError when it is not one or exceeds the limits. */
 /** exceljs, imported on first use. */
 async function loadExcelJs(): Promise<typeof ExcelJS> {
   return (await import('exceljs')).default;
 }
 
+/** Reads an .xlsx file. Throws XlsFormReadError when it is not one or exceeds the limits. */
 export async function readXlsx(data: Uint8Array, limits: XlsFormLimits): Promise<WorkbookData> {
   if (data.byteLength > limits.maxFileBytes) {
     throw new XlsFormReadError(`The file has ${data.byteLength} bytes; the limit is ${limits.maxFileBytes}.`);
@@ -189,9 +164,11 @@ export async function readXlsx(data: Uint8Array, limits: XlsFormLimits): Promise
   if (inflated > limits.maxUncompressedBytes) {
     throw new XlsFormReadError(`The workbook unpacks to ${inflated} bytes; the limit is ${limits.maxUncompressedBytes}.`);
   }
+  // The declared sizes are only a first, cheap refusal: what bounds memory is the inflate cap.
+  const unpacked = await unpackZipCapped(data, limits.maxUncompressedBytes);
   const workbook = new (await loadExcelJs()).Workbook();
   try {
-    await workbook.xlsx.load(Buffer.from(data.buffer, data.byteOffset, data.byteLength) as unknown as ExcelJS.Buffer);
+    await workbook.xlsx.load(unpacked as unknown as ExcelJS.Buffer);
   } catch (err) {
     throw new XlsFormReadError(`Error reading .xlsx file: ${(err as Error).message}`);
   }
