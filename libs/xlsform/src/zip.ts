@@ -60,9 +60,10 @@ export function uncompressedZipSize(buf: Uint8Array): number {
 /**
  * Inflates every entry of the zip, stopping as soon as the bytes produced pass `maxBytes` in
  * total (each entry is inflated with node:zlib's `maxOutputLength` set to what is left), and
- * returns the same entries as a zip of stored entries. Throws XlsFormReadError.
+ * returns the same entries as a zip of stored entries, each passed through `transform` when
+ * given. Throws XlsFormReadError.
  */
-export async function unpackZipCapped(buf: Uint8Array, maxBytes: number): Promise<Buffer> {
+export async function unpackZipCapped(buf: Uint8Array, maxBytes: number, transform?: (name: string, data: Uint8Array) => Uint8Array): Promise<Buffer> {
   const { view, entries: count } = findDirectory(buf);
   let { offset } = findDirectory(buf);
   const entries: Entry[] = [];
@@ -97,6 +98,7 @@ export async function unpackZipCapped(buf: Uint8Array, maxBytes: number): Promis
     }
     if (data.length > left) throw overLimit(maxBytes);
     produced += data.length;
+    if (transform) data = transform(Buffer.from(name).toString('utf8'), data);
     entries.push({ name, flags, data });
   }
   return storedZip(entries);
