@@ -39,5 +39,6 @@ export function finishQuestion(node: FormNode, type: string, row: number): void 
   node.type = type;
   if (def.bind) node.bind = { ...def.bind, ...(node.bind ?? {}) };
   if (def.control) node.control = { ...def.control, ...(node.control ?? {}) };
+  if (def.hint !== undefined && node.hint === undefined) node.hint = def.hint;
   if (node.control?.appearance === 'label' && !node.label) node.label = ' ';
 }
