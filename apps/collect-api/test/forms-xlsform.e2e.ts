@@ -4,6 +4,7 @@ import request from 'supertest';
 import { tablesToXlsx, type WorkbookTables } from '@collect/xlsform';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
+import { lyingZip } from '@collect/testing';
 import { FormsService } from '../src/forms/forms.service.js';
 import { parseXForm } from '../src/forms/form-definition.js';
 
@@ -91,6 +92,12 @@ describe('forms: XLSForm uploads (xls_file), converted in a worker thread', () =
     expect(junk.body.errors).toHaveLength(1);
     const none = await post().field('title', 'x').expect(400);
     expect(none.body).toEqual({ xls_file: [expect.stringContaining('No xls_file')] });
+  });
+
+  it('refuses an .xlsx whose zip directory understates a sheet that inflates past the limit, with a clear 400', async () => {
+    const bomb = await lyingZip([{ name: 'xl/worksheets/sheet1.xml', inflatedBytes: 200 * 1024 * 1024, declaredBytes: 1000 }]);
+    const res = await post().attach('xls_file', bomb, 'bomb.xlsx').expect(400);
+    expect(res.body.errors).toEqual([expect.stringMatching(/^The workbook unpacks to more than \d+ bytes; the limit is \d+\.$/)]);
   });
 
   it('keeps the event loop answering while a large form converts (worker thread)', async () => {

@@ -8,3 +8,4 @@ export * from './secret-ledger.js';
 export * from './mock-of.js';
 export * from './complexity.js';
 export * from './pnpm.js';
+export * from './zip-bomb.js';

@@ -6,6 +6,39 @@
 /** @type {import('./types').CorpusForm[]} */
 export const questionForms = [
   {
+    name: 'type-aliases',
+    covers: ['type aliases', 'gps', 'phone number', 'percentage', 'uri:deviceid'],
+    sheets: {
+      survey: [
+        ['type', 'name', 'label'],
+        ['gps', 'where', 'Where?'],
+        ['phone number', 'phone', 'Phone'],
+        ['percentage', 'share', 'Share'],
+        ['q int', 'count', 'Count'],
+        ['uri:deviceid', 'device'],
+        ['start time', 'started'],
+        ['get today', 'day'],
+      ],
+    },
+    expect: {
+      instance: ['/data', '/data/where', '/data/phone', '/data/share', '/data/count', '/data/device', '/data/started', '/data/day', '/data/meta', '/data/meta/instanceID'],
+      binds: {
+        '/data/where': { type: 'geopoint' },
+        '/data/phone': { type: 'string', constraint: "regex(., '^\\d*$')" },
+        '/data/share': { type: 'int', constraint: '0 <= . and . <= 100' },
+        '/data/count': { type: 'int' },
+        '/data/device': { 'jr:preload': 'property', type: 'string', 'jr:preloadParams': 'uri:deviceid' },
+        '/data/started': { 'jr:preload': 'timestamp', type: 'dateTime', 'jr:preloadParams': 'start' },
+        '/data/day': { 'jr:preload': 'date', type: 'date', 'jr:preloadParams': 'today' },
+      },
+      body: ['input /data/where', 'input /data/phone', 'input /data/share', 'input /data/count'],
+      labels: { '/data/where': 'Where?', '/data/phone': 'Phone', '/data/share': 'Share', '/data/count': 'Count' },
+      hints: { '/data/phone': 'Enter numbers only.' },
+      instances: {},
+    },
+    answers: { '/data/phone': '0123456', '/data/share': 40, '/data/count': 3 },
+  },
+  {
     name: 'text-basic',
     covers: ['text', 'label', 'hint'],
     sheets: {

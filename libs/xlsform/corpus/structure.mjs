@@ -172,7 +172,7 @@ export const structureForms = [
       instance: ['/data', '/data/items', '/data/items/item', '/data/meta', '/data/meta/instanceID'],
       templates: ['/data/items'],
       binds: { '/data/items/item': { type: 'string' } },
-      body: ['group /data/items appearance=minimal', 'repeat /data/items appearance=minimal', 'input /data/items/item'],
+      body: ['group /data/items', 'repeat /data/items appearance=minimal', 'input /data/items/item'],
       warnings: ["[row : 2] Repeat has no label: {'name': 'items', 'type': 'begin_repeat'}"],
       instances: {},
     },

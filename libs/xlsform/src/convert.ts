@@ -1,7 +1,7 @@
 // Public entry points: an .xlsx (or tables) in, the XForm XML and pyxform-style messages out.
 import { XlsFormConversionError, XlsFormProblem } from './errors.js';
 import { type XlsFormLimits, resolveLimits } from './limits.js';
-import { parseWorkbook } from './parse.js';
+import { parseWorkbook } from './parse/index.js';
 import { readXlsx, tablesToWorkbook, type WorkbookData, type WorkbookTables } from './workbook.js';
 import { XFormWriter } from './xform.js';
 

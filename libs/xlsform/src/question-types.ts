@@ -6,6 +6,8 @@ export interface QuestionTypeDef {
   /** Body control element; absent for types with no control (calculate, hidden, metadata). */
   control?: { tag: string; mediatype?: string };
   bind?: Record<string, string>;
+  /** A hint the question gets when its row has none. */
+  hint?: string;
 }
 
 const input = (type: string): QuestionTypeDef => ({ control: { tag: 'input' }, bind: { type } });
@@ -56,6 +58,19 @@ export const QUESTION_TYPES: Readonly<Record<string, QuestionTypeDef>> = {
   rank: { control: { tag: 'odk:rank' }, bind: { type: 'odk:rank' } },
   'xml-external': {},
   'csv-external': {},
+  // Types of pyxform's table with a check or a hint of their own.
+  percentage: { control: { tag: 'input' }, bind: { type: 'int', constraint: '0 <= . and . <= 100' } },
+  'phone number': { control: { tag: 'input' }, bind: { type: 'string', constraint: "regex(., '^\\d*$')" }, hint: 'Enter numbers only.' },
+  'number of days in last month': { control: { tag: 'input' }, bind: { type: 'int', constraint: '0 <= . and . <= 31' }, hint: 'Enter a number 0-31.' },
+  'number of days in last six months': { control: { tag: 'input' }, bind: { type: 'int', constraint: '0 <= . and . <= 183' }, hint: 'Enter a number 0-183.' },
+  'number of days in last year': { control: { tag: 'input' }, bind: { type: 'int', constraint: '0 <= . and . <= 365' }, hint: 'Enter a number 0-365.' },
+  'uri:deviceid': property('uri:deviceid'),
+  'uri:email': property('uri:email'),
+  'uri:phonenumber': property('uri:phonenumber'),
+  'uri:simserial': property('uri:simserial'),
+  'uri:subscriberid': property('uri:subscriberid'),
+  'uri:username': property('uri:username'),
+  osm: { control: { tag: 'upload', mediatype: 'osm/*' }, bind: { type: 'binary' } },
 };
 
 /** Spellings of a type that mean another type (pyxform's `_type_alias_map`). */
@@ -67,6 +82,51 @@ export const TYPE_ALIASES: Readonly<Record<string, string>> = {
   'add audio prompt': 'audio',
   'add video prompt': 'video',
   'add file prompt': 'file',
+  // The other names of pyxform's type table whose bind and control equal those of a type above.
+  'add acknowledge prompt': 'acknowledge',
+  'add barcode prompt': 'barcode',
+  'add calculate prompt': 'calculate',
+  'add date prompt': 'date',
+  'add date time prompt': 'dateTime',
+  'add dateTime prompt': 'dateTime',
+  'add decimal prompt': 'decimal',
+  'add integer prompt': 'integer',
+  'add location prompt': 'geopoint',
+  'add note prompt': 'note',
+  'add text prompt': 'text',
+  'date time': 'dateTime',
+  'device id': 'deviceid',
+  'end time': 'end',
+  'get device id': 'deviceid',
+  'get end time': 'end',
+  'get phone number': 'phonenumber',
+  'get sim id': 'simserial',
+  'get start time': 'start',
+  'get subscriber id': 'subscriberid',
+  'get today': 'today',
+  'gps': 'geopoint',
+  'location': 'geopoint',
+  'q acknowledge': 'acknowledge',
+  'q audio': 'audio',
+  'q barcode': 'barcode',
+  'q calculate': 'calculate',
+  'q date': 'date',
+  'q date time': 'dateTime',
+  'q dateTime': 'dateTime',
+  'q decimal': 'decimal',
+  'q geopoint': 'geopoint',
+  'q geoshape': 'geoshape',
+  'q geotrace': 'geotrace',
+  'q image': 'photo',
+  'q int': 'integer',
+  'q location': 'geopoint',
+  'q note': 'note',
+  'q picture': 'photo',
+  'q string': 'text',
+  'q video': 'video',
+  'sim id': 'simserial',
+  'start time': 'start',
+  'subscriber id': 'subscriberid',
 };
 
 export const SELECT_FROM_FILE: Readonly<Record<string, string>> = {

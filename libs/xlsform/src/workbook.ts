@@ -8,6 +8,7 @@
 import type ExcelJS from 'exceljs';
 import { XlsFormProblem, XlsFormReadError } from './errors.js';
 import type { XlsFormLimits } from './limits.js';
+import { uncompressedZipSize, unpackZipCapped } from './zip.js';
 
 export const SUPPORTED_SHEETS = ['survey', 'choices', 'settings', 'external_choices'] as const;
 export type SheetName = (typeof SUPPORTED_SHEETS)[number];
@@ -149,38 +150,28 @@ export function tablesToWorkbook(tables: WorkbookTables, limits: XlsFormLimits):
   );
 }
 
-// The zip's central directory lists each entry's uncompressed size; summing it before
-// unpacking refuses a small file that would inflate to gigabytes.
-export function uncompressedZipSize(buf: Uint8Array): number {
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const minEocd = 22;
-  let eocd = -1;
-  for (let i = buf.length - minEocd; i >= Math.max(0, buf.length - minEocd - 0xffff); i--) {
-    if (view.getUint32(i, true) === 0x06054b50) {
-      eocd = i;
-      break;
-    }
-  }
-  if (eocd < 0) throw new XlsFormReadError('The file is not an .xlsx workbook (no zip directory found).');
-  const entries = view.getUint16(eocd + 10, true);
-  let offset = view.getUint32(eocd + 16, true);
-  let total = 0;
-  for (let i = 0; i < entries; i++) {
-    if (offset + 46 > buf.length || view.getUint32(offset, true) !== 0x02014b50) {
-      throw new XlsFormReadError('The file is not an .xlsx workbook (broken zip directory).');
-    }
-    total += view.getUint32(offset + 24, true);
-    offset += 46 + view.getUint16(offset + 28, true) + view.getUint16(offset + 30, true) + view.getUint16(offset + 32, true);
-  }
-  return total;
+const SHEET_ENTRY = /^xl\/worksheets\/[^/]+\.xml$/;
+const CELL_RANGE_BLOCKS = /<(dataValidations|conditionalFormatting)\b[^>]*?(?:\/>|>[\s\S]*?<\/\1>)/g;
+
+/**
+ * A sheet's data validations and conditional formats, dropped before exceljs reads it: exceljs
+ * expands each of their ranges into one entry per cell, and spreadsheet programs write them over
+ * whole columns (`C156:C1048576`), so a 60 KB sheet took over 1.4 GB. Neither says anything a
+ * form uses. The XML is handled as latin1 text so every other byte stays as it was.
+ */
+function withoutCellRanges(name: string, data: Uint8Array): Uint8Array {
+  if (!SHEET_ENTRY.test(name)) return data;
+  const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('latin1');
+  if (!text.includes('<dataValidations') && !text.includes('<conditionalFormatting')) return data;
+  return Buffer.from(text.replace(CELL_RANGE_BLOCKS, ''), 'latin1');
 }
 
-/** Reads an .xlsx file. Throws XlsFormReadError when it is not one or exceeds the limits. */
 /** exceljs, imported on first use. */
 async function loadExcelJs(): Promise<typeof ExcelJS> {
   return (await import('exceljs')).default;
 }
 
+/** Reads an .xlsx file. Throws XlsFormReadError when it is not one or exceeds the limits. */
 export async function readXlsx(data: Uint8Array, limits: XlsFormLimits): Promise<WorkbookData> {
   if (data.byteLength > limits.maxFileBytes) {
     throw new XlsFormReadError(`The file has ${data.byteLength} bytes; the limit is ${limits.maxFileBytes}.`);
@@ -189,28 +180,46 @@ export async function readXlsx(data: Uint8Array, limits: XlsFormLimits): Promise
   if (inflated > limits.maxUncompressedBytes) {
     throw new XlsFormReadError(`The workbook unpacks to ${inflated} bytes; the limit is ${limits.maxUncompressedBytes}.`);
   }
+  // The declared sizes are only a first, cheap refusal: what bounds memory is the inflate cap.
+  const unpacked = await unpackZipCapped(data, limits.maxUncompressedBytes, withoutCellRanges);
   const workbook = new (await loadExcelJs()).Workbook();
   try {
-    await workbook.xlsx.load(Buffer.from(data.buffer, data.byteOffset, data.byteLength) as unknown as ExcelJS.Buffer);
+    await workbook.xlsx.load(unpacked as unknown as ExcelJS.Buffer);
   } catch (err) {
     throw new XlsFormReadError(`Error reading .xlsx file: ${(err as Error).message}`);
   }
   const named: Array<[string, () => unknown[][]]> = workbook.worksheets.map((ws) => [
     ws.name,
-    () => {
-      if (ws.rowCount > limits.maxRows) throw new XlsFormReadError(`The '${ws.name}' sheet has ${ws.rowCount} rows; the limit is ${limits.maxRows}.`);
-      if (ws.columnCount > limits.maxColumns) {
-        throw new XlsFormReadError(`The '${ws.name}' sheet has ${ws.columnCount} columns; the limit is ${limits.maxColumns}.`);
-      }
-      const grid: unknown[][] = [];
-      for (let r = 1; r <= ws.rowCount; r++) {
-        const values = ws.getRow(r).values as unknown[];
-        grid.push(Array.isArray(values) ? values.slice(1) : []);
-      }
-      return grid;
-    },
+    () => contentGrid(ws, limits),
   ]);
   return assemble(named, limits);
+}
+
+/**
+ * The cells of a sheet that hold something, as a grid from A1. Spreadsheet programs declare
+ * dimensions and write styled empty cells far past the filled ones (1,048,576 rows or 16,384
+ * columns for a few hundred filled cells), so rows and columns are counted by content, as
+ * openpyxl's values are read by pyxform; the limits apply to the filled extent.
+ */
+function contentGrid(ws: ExcelJS.Worksheet, limits: XlsFormLimits): unknown[][] {
+  const filled: Array<[number, unknown[]]> = [];
+  let rows = 0;
+  let columns = 0;
+  ws.eachRow({ includeEmpty: false }, (row, r) => {
+    const values = row.values as unknown[];
+    if (!Array.isArray(values)) return;
+    let last = values.length - 1;
+    while (last >= 1 && cellToString(values[last]) === '') last--;
+    if (last < 1) return;
+    rows = Math.max(rows, r);
+    columns = Math.max(columns, last);
+    if (rows <= limits.maxRows && columns <= limits.maxColumns) filled.push([r, values.slice(1, last + 1)]);
+  });
+  if (rows > limits.maxRows) throw new XlsFormReadError(`The '${ws.name}' sheet has ${rows} rows; the limit is ${limits.maxRows}.`);
+  if (columns > limits.maxColumns) throw new XlsFormReadError(`The '${ws.name}' sheet has ${columns} columns; the limit is ${limits.maxColumns}.`);
+  const grid: unknown[][] = Array.from({ length: rows }, () => []);
+  for (const [r, values] of filled) grid[r - 1] = values;
+  return grid;
 }
 
 /** Writes tables to an .xlsx file (the corpus generator, tests and benches use it). */

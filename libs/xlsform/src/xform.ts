@@ -531,15 +531,9 @@ export class XFormWriter {
       if (nearestRepeat(d) !== node) continue;
       for (const a of this.actions(d, true)) repeat.append(a);
     }
-    const ref = xpathOf(node);
-    if (node.label !== undefined || (node.media && Object.keys(node.media).length > 0)) {
-      const label = this.label(node);
-      return el('group', { ref }, label, repeat);
-    }
-    const group = el('group', {}, repeat);
-    group.attr('ref', ref);
-    for (const [k, v] of Object.entries(node.control ?? {})) group.attr(k, v);
-    return group;
+    // pyxform 4.5 always gives the wrapping group a label, empty when the repeat has none, so the
+    // repeat's attributes stay on the repeat.
+    return el('group', { ref: xpathOf(node) }, this.label(node), repeat);
   }
 
   private label(node: FormNode): XmlElement {

@@ -1,0 +1,69 @@
+// Checks of one survey row that pyxform makes while it reads: audit names, unique names within
+// a parent, trigger references; and where a triggered question is recorded.
+import { rowPrefix, XlsFormProblem } from '../errors.js';
+import { MalformedReference, parseReferences } from '../expression.js';
+import type { FormNode, Survey } from '../model.js';
+
+export interface StackEntry {
+  node: FormNode;
+  controlType: 'group' | 'repeat' | null;
+  childNames: Set<string>;
+  childNamesLower: Set<string>;
+  row?: number;
+}
+
+export function validateAuditName(name: string, row: number): string {
+  if (name !== '' && name !== 'audit') {
+    throw new XlsFormProblem(`${rowPrefix(row)} Audits must always be named 'audit.' The name column should be left blank.`);
+  }
+  return 'audit';
+}
+
+export function checkUniqueName(name: string, top: StackEntry, row: number, warnings: string[]): void {
+  if (top.childNames.has(name)) {
+    if (name === 'meta') throw new XlsFormProblem(`${rowPrefix(row)} On the 'survey' sheet, the 'name' value 'meta' is invalid. The name 'meta' is reserved for form metadata.`);
+    throw new XlsFormProblem(
+      `${rowPrefix(row)} On the 'survey' sheet, the 'name' value '${name}' is invalid. Questions, groups, and repeats must be unique within their nearest parent group or repeat, or the survey if not inside a group or repeat.`,
+    );
+  }
+  top.childNames.add(name);
+  const lower = name.toLowerCase();
+  if (top.childNamesLower.has(lower)) {
+    warnings.push(
+      `${rowPrefix(row)} On the 'survey' sheet, the 'name' value '${name}' is problematic. The name is a case-insensitive match to another name. Questions, groups, and repeats should be unique within the nearest parent group or repeat, or the survey if not inside a group or repeat. Some data processing tools are not case-sensitive, so the current names may make analysis difficult.`,
+    );
+  }
+  top.childNamesLower.add(lower);
+}
+
+
+export function parseTrigger(trigger: string | undefined, row: number, refs: Array<[string, number]>): string[] | undefined {
+  if (!trigger) return undefined;
+  const bad = () =>
+    new XlsFormProblem(`[row : ${row}] On the 'survey' sheet, the 'trigger' value is invalid. Reference variables must start with '\${', then a question name, and end with '}'.`);
+  if (!trigger.includes('${')) throw bad();
+  const names: string[] = [];
+  for (const part of trigger.split(',')) {
+    let parsed;
+    try {
+      parsed = parseReferences(part.trim());
+    } catch (e) {
+      if (e instanceof MalformedReference) throw bad();
+      throw e;
+    }
+    if (parsed.length > 1) {
+      throw new XlsFormProblem(`[row : ${row}] On the 'survey' sheet, the 'trigger' value is invalid. Reference variable lists must have a comma between each variable.`);
+    }
+    for (const r of parsed) names.push(r.name);
+  }
+  for (const n of names) refs.push([n, row]);
+  return names.length > 0 ? names : undefined;
+}
+
+// A question with a trigger is set by a setvalue (or odk:setgeopoint) in the body control of each triggering question.
+export function saveTrigger(node: FormNode, survey: Survey): void {
+  if (!node.trigger) return;
+  const byTrigger = node.type === 'background-geopoint' ? survey.setgeopointByTrigger : survey.setvaluesByTrigger;
+  const calculation = node.bind?.calculate;
+  for (const t of node.trigger) byTrigger.set(t, [...(byTrigger.get(t) ?? []), [node.name, typeof calculation === 'string' ? calculation : '']]);
+}

@@ -1,0 +1,23 @@
+// What the survey sheet reader carries from row to row.
+import type { FormNode, Survey } from '../model.js';
+import type { WorkbookData } from '../workbook.js';
+import type { StackEntry } from './checks.js';
+
+export interface RowState {
+  workbook: WorkbookData;
+  survey: Survey;
+  warnings: string[];
+  /** List names of the external_choices sheet. */
+  external: Set<string>;
+  /** Open groups and repeats, the survey first. */
+  stack: StackEntry[];
+  metaChildren: FormNode[];
+  /** How often each element name occurs anywhere in the survey (references need exactly one). */
+  elementNames: Map<string, number>;
+  questionNames: Set<string>;
+  triggerRefs: Array<[string, number]>;
+  repeatNames: Set<string>;
+  /** Inside a table-list group: true before its first select, then that select's list name. */
+  tableList: string | true | null;
+  orOtherSeen: boolean;
+}
