@@ -24,7 +24,7 @@ describe('every streamed route: clients that stop reading leave the API to the o
   const POOL = 3;
 
   beforeAll(async () => {
-    sut = await startTestCollectApp({ DATABASE_POOL_SIZE: '4', READ_POOL_SIZE: String(POOL), READS_PER_USER: '2', STREAM_STALL_TIMEOUT_MS: '2000' });
+    sut = await startTestCollectApp({ DATABASE_POOL_SIZE: '4', READ_POOL_SIZE: String(POOL), READS_PER_USER: '2', READ_SLOT_WAIT_MS: '0', STREAM_STALL_TIMEOUT_MS: '2000' });
     owner = await createTestUser(sut.app);
     other = await createTestUser(sut.app);
     const api = () => request(sut.url);

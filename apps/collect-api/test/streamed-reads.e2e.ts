@@ -23,7 +23,7 @@ describe('streamed reads: clients that stop reading never take the connections o
   const PER_USER = 2;
 
   beforeAll(async () => {
-    sut = await startTestCollectApp({ DATABASE_POOL_SIZE: '4', READ_POOL_SIZE: String(POOL), READS_PER_USER: String(PER_USER), STREAM_STALL_TIMEOUT_MS: '3000' });
+    sut = await startTestCollectApp({ DATABASE_POOL_SIZE: '4', READ_POOL_SIZE: String(POOL), READS_PER_USER: String(PER_USER), READ_SLOT_WAIT_MS: '0', STREAM_STALL_TIMEOUT_MS: '3000' });
     owner = await createTestUser(sut.app);
     readers = await Promise.all([0, 1, 2].map(() => createTestUser(sut.app)));
     formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).send({ id_string: idString, fields: [{ name: 'n', type: 'text' }, { name: 'pad', type: 'text' }] }).expect(201)).body.formid;

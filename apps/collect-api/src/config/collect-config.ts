@@ -17,6 +17,8 @@ export const collectEnvSchema = z
     // Streamed and heavy reads: their own pool, slots and deadlines (docs/security.md, "Streamed reads and heavy queries").
     READ_POOL_SIZE: envField.int(6, 1, 200),
     READS_PER_USER: envField.int(2, 1, 1_000),
+    READ_SLOT_WAIT_MS: envField.int(5_000, 0, 60_000),
+    READ_SLOT_QUEUE: envField.int(64, 0, 10_000),
     READ_STATEMENT_TIMEOUT_MS: envField.int(30_000, 100, 3_600_000),
     READ_IDLE_IN_TRANSACTION_MS: envField.int(60_000, 100, 3_600_000),
     STREAM_STALL_TIMEOUT_MS: envField.int(30_000, 100, 3_600_000),

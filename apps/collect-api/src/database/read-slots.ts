@@ -31,16 +31,29 @@ export function watchStall(res: ServerResponse, ms: number): () => void {
   return () => clearInterval(timer);
 }
 
+interface Waiter {
+  key: string;
+  /** Takes the slot at once, for the waiter's response. */
+  grant: () => void;
+  refuse: (err: Error) => void;
+}
+
 /**
  * The slots of streamed and heavy reads (docs/security.md, "Streamed reads and heavy queries"):
  * at most READ_POOL_SIZE at once in this process (one connection of the ReadPool each, so a slot
- * never waits for a connection), at most READS_PER_USER of them for one caller (429 past it); a
- * response that stops draining for STREAM_STALL_TIMEOUT_MS has its socket destroyed, which ends
- * the read and gives its slot and connection back. A slot lasts until its response closes.
+ * never waits for a connection), at most READS_PER_USER of them for one caller. A read that finds
+ * no slot waits for one, first come first served, for at most READ_SLOT_WAIT_MS (so a client that
+ * pages a few requests in parallel is served in turn, not refused), then gets 429 (its own limit)
+ * or 503 (every slot taken); at most READ_SLOT_QUEUE reads wait at once, and one caller at most a
+ * quarter of them, past which the answer comes at once. A response that stops draining
+ * for STREAM_STALL_TIMEOUT_MS has its socket destroyed, which ends the read and gives its slot and
+ * connection back, so no wait is longer than that. A slot lasts until its response closes.
  */
 @Injectable()
 export class ReadSlots {
   private readonly perUser = new Map<string, number>();
+  private readonly waitingPerUser = new Map<string, number>();
+  private readonly queue: Waiter[] = [];
   private taken = 0;
 
   constructor(
@@ -57,16 +70,66 @@ export class ReadSlots {
    * A slot for `caller` (a user id, or the client's address for an anonymous read) for as long
    * as `res` is open, or a 429/503 before anything is read.
    */
-  open(caller: string | number, res: ServerResponse): ReadLease {
+  open(caller: string | number, res: ServerResponse): Promise<ReadLease> {
     const key = String(caller);
+    return this.free(key) ? Promise.resolve(this.take(key, res)) : this.wait(key, res);
+  }
+
+  /** A lease outside the slots, for background work with no client (the worker's exports). */
+  background(): ReadLease {
+    return new ReadLease(this.reads);
+  }
+
+  private free(key: string): boolean {
+    return (this.perUser.get(key) ?? 0) < this.config.READS_PER_USER && this.taken < this.config.READ_POOL_SIZE;
+  }
+
+  private refusal(key: string): Error {
     const mine = this.perUser.get(key) ?? 0;
     if (mine >= this.config.READS_PER_USER) {
-      throw new TooManyRequestsError(`You have ${mine} streamed or filtered reads running, the most one user may (READS_PER_USER); wait for one to finish.`, 5);
+      return new TooManyRequestsError(`You have ${mine} streamed or filtered reads running, the most one user may (READS_PER_USER); wait for one to finish.`, 5);
     }
-    if (this.taken >= this.config.READ_POOL_SIZE) {
-      throw new HttpErrorWithHeaders(503, 'Every slot for streamed and filtered reads is taken (READ_POOL_SIZE); try again shortly.', { 'Retry-After': '2' });
+    return new HttpErrorWithHeaders(503, 'Every slot for streamed and filtered reads is taken (READ_POOL_SIZE); try again shortly.', { 'Retry-After': '2' });
+  }
+
+  private wait(key: string, res: ServerResponse): Promise<ReadLease> {
+    const waiting = this.waitingPerUser.get(key) ?? 0;
+    const ms = this.config.READ_SLOT_WAIT_MS;
+    if (ms === 0 || this.queue.length >= this.config.READ_SLOT_QUEUE || waiting >= Math.ceil(this.config.READ_SLOT_QUEUE / 4)) {
+      return Promise.reject(this.refusal(key));
     }
-    this.perUser.set(key, mine + 1);
+    this.waitingPerUser.set(key, waiting + 1);
+    return new Promise<ReadLease>((resolve, reject) => {
+      const leave = () => {
+        clearTimeout(timer);
+        res.off('close', gone);
+        const i = this.queue.indexOf(waiter);
+        if (i >= 0) this.queue.splice(i, 1);
+        const left = (this.waitingPerUser.get(key) ?? 1) - 1;
+        if (left > 0) this.waitingPerUser.set(key, left);
+        else this.waitingPerUser.delete(key);
+      };
+      const waiter: Waiter = {
+        key,
+        grant: () => {
+          leave();
+          resolve(this.take(key, res));
+        },
+        refuse: (err) => {
+          leave();
+          reject(err);
+        },
+      };
+      const timer = setTimeout(() => waiter.refuse(this.refusal(key)), ms);
+      // A client that leaves while waiting gives its place up; nothing is read for it.
+      const gone = () => waiter.refuse(this.refusal(key));
+      res.once('close', gone);
+      this.queue.push(waiter);
+    });
+  }
+
+  private take(key: string, res: ServerResponse): ReadLease {
+    this.perUser.set(key, (this.perUser.get(key) ?? 0) + 1);
     this.taken++;
     const lease = new ReadLease(this.reads);
     const unwatch = watchStall(res, this.config.STREAM_STALL_TIMEOUT_MS);
@@ -77,12 +140,16 @@ export class ReadSlots {
       const left = (this.perUser.get(key) ?? 1) - 1;
       if (left > 0) this.perUser.set(key, left);
       else this.perUser.delete(key);
+      this.next();
     });
     return lease;
   }
 
-  /** A lease outside the slots, for background work with no client (the worker's exports). */
-  background(): ReadLease {
-    return new ReadLease(this.reads);
+  /** Grants freed slots to the first waiters that may take one (their own limit allowing). */
+  private next(): void {
+    for (const waiter of [...this.queue]) {
+      if (this.taken >= this.config.READ_POOL_SIZE) return;
+      if (this.free(waiter.key)) waiter.grant();
+    }
   }
 }

@@ -50,7 +50,7 @@ export class MergedDatasetsController {
   @ApiOkResponse({ schema: { type: 'array', items: SUBMISSION_JSON_SCHEMA } })
   async data(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: PageQueryDto, @Req() req: { originalUrl: string; ip?: string }, @Res() res: JsonResponse): Promise<void> {
     const page = pageRequest(query);
-    const lease = heavyRead({ limit: page.pageSize }) ? this.slots.open(user?.id ?? req.ip ?? '', res as ServerResponse) : undefined;
+    const lease = heavyRead({ limit: page.pageSize }) ? await this.slots.open(user?.id ?? req.ip ?? '', res as ServerResponse) : undefined;
     const { total, batches } = await this.datasets.mergedData(user, pk, page, lease);
     await sendJsonArray(res, pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page.page, page.pageSize, total), batches);
   }

@@ -81,7 +81,7 @@ export class ExportsController {
    * plans before the first byte (errors are still JSON), then streams.
    */
   private async send(user: AuthenticatedUser, target: ExportTarget, format: ExportFormat, q: ExportQueryDto, res: ServerResponse): Promise<void> {
-    const lease = this.slots.open(user.id, res);
+    const lease = await this.slots.open(user.id, res);
     const source = await this.exports.source(user, target);
     const options = exportOptions(q);
     const plan = await this.exports.plan(source, options, lease);

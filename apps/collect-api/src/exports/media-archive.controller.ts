@@ -33,7 +33,7 @@ export class MediaArchiveController {
   async archive(@CurrentUser() user: AuthenticatedUser, @Query() query: MediaArchiveQueryDto, @Res() res: ServerResponse): Promise<void> {
     // A slot (docs/security.md, "Streamed reads and heavy queries"): the per-user limit and the
     // deadline of a response that does not drain.
-    this.slots.open(user.id, res);
+    await this.slots.open(user.id, res);
     const after = archiveTime('submitted_after', query.submitted_after);
     const before = archiveTime('submitted_before', query.submitted_before);
     const filter = { ...(await this.media.resolveFilter(user, mediaFilters(query))), submittedAfter: after, submittedBefore: before };

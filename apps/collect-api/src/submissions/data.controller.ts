@@ -38,7 +38,7 @@ export class DataController {
   ): Promise<void> {
     const window = dataWindow(query);
     const read = { ...window, query: query.query, sort: query.sort, fields: query.fields };
-    const lease = heavyRead(read) ? this.slots.open(user?.id ?? req.ip ?? '', res as ServerResponse) : undefined;
+    const lease = heavyRead(read) ? await this.slots.open(user?.id ?? req.ip ?? '', res as ServerResponse) : undefined;
     const page = await this.data.formPage(user, formPk, { ...read, lease });
     const total = page.total;
     const headers = window.page === null ? { 'X-Total-Count': String(total) } : pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, window.page, window.limit, total);
