@@ -37,10 +37,11 @@ export function safeNumericSql(text: string): string {
   return `(CASE WHEN ${text} ~ '${NUMBER_ANSWER}' THEN CAST(${text} AS numeric) END)`;
 }
 
-const NUMBER_TYPES: Record<string, { re: RegExp; message: string }> = {
-  integer: { re: INTEGER_ANSWER_RE, message: `an integer question takes a whole number of at most ${D} digits` },
-  decimal: { re: NUMBER_ANSWER_RE, message: `a decimal question takes a number (at most ${D} digits before and after the point, an exponent of at most 3 digits)` },
-};
+/** By form field type; a Map, since types are names from the client (`constructor`, `toString`). */
+const NUMBER_TYPES = new Map<string, { re: RegExp; message: string }>([
+  ['integer', { re: INTEGER_ANSWER_RE, message: `an integer question takes a whole number of at most ${D} digits` }],
+  ['decimal', { re: NUMBER_ANSWER_RE, message: `a decimal question takes a number (at most ${D} digits before and after the point, an exponent of at most 3 digits)` }],
+]);
 
 /**
  * Refuses a JSON submission whose answer to an integer or decimal question (repeats included)
@@ -49,8 +50,11 @@ const NUMBER_TYPES: Record<string, { re: RegExp; message: string }> = {
  * does the same; docs/forms.md, "Submissions"), and a bad number there reads as missing.
  */
 export function checkNumberAnswers(record: SubmissionRecord, fields: readonly FormField[]): void {
-  const typed = new Map<string, (typeof NUMBER_TYPES)[string]>();
-  for (const f of fields) if (NUMBER_TYPES[f.type]) typed.set(f.xpath, NUMBER_TYPES[f.type]);
+  const typed = new Map<string, { re: RegExp; message: string }>();
+  for (const f of fields) {
+    const rule = NUMBER_TYPES.get(f.type);
+    if (rule) typed.set(f.xpath, rule);
+  }
   if (!typed.size) return;
   const problems: string[] = [];
   const walk = (rec: SubmissionRecord) => {
