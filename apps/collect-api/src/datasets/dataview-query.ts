@@ -1,11 +1,9 @@
+import { isNumberAnswer, safeNumericSql } from '../submissions/number-answer.js';
 import type { DataviewFilter } from './dataset.entities.js';
 
 export const DATAVIEW_OPERATORS = ['=', '>', '<', '>=', '<=', '<>', '!='] as const;
 /** A column of a dataview: a field name or xpath (`group/q`). */
 export const DATAVIEW_COLUMN = /^[A-Za-z_][A-Za-z0-9_.-]*(\/[A-Za-z_][A-Za-z0-9_.-]*)*$/;
-const NUMBER_RE = /^\s*-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$/;
-/** The same number test in SQL (a constant, never user input). */
-const SQL_NUMBER_RE = `'^\\s*-?(\\d+(\\.\\d*)?|\\.\\d+)([eE][-+]?\\d+)?\\s*$'`;
 
 export interface CompiledWhere {
   /** SQL with TypeORM named parameters (`:dv_0`), for `.andWhere(sql, params)`. */
@@ -33,9 +31,12 @@ export function compileDataviewQuery(filters: DataviewFilter[], jsonColumn = 's.
     const field = `(${jsonColumn} ->> :${col})`;
     const negative = op === '<>';
     const text = `(${field} COLLATE "C" ${op} CAST(:${val} AS text) COLLATE "C")`;
-    const numericValue = typeof f.value === 'number' || NUMBER_RE.test(f.value);
+    // Both sides through the bounded cast (docs/security.md, "Numbers, formulas and names"): an
+    // answer or a filter value such as 1e999999 compares as text, never fails the statement.
+    const numericValue = typeof f.value === 'number' ? Number.isFinite(f.value) : isNumberAnswer(f.value);
+    const number = safeNumericSql(field);
     const cmp = numericValue
-      ? `(CASE WHEN ${field} ~ ${SQL_NUMBER_RE} THEN CAST(${field} AS numeric) ${op} CAST(:${val} AS numeric) ELSE ${text} END)`
+      ? `(CASE WHEN ${number} IS NOT NULL THEN ${number} ${op} CAST(:${val} AS numeric) ELSE ${text} END)`
       : text;
     (f.condition === 'or' ? or : and).push(`COALESCE(${cmp}, ${negative ? 'true' : 'false'})`);
   });

@@ -7,6 +7,7 @@ import {
   allRepeats, csvColumns, isSplit, metadataColumns, scopeTree, sheetColumns, sheetName,
   type Choice, type Column, type ExportMetadata, type ExportOptions, type RepeatScope,
 } from './export-columns.js';
+import { formulaGuard } from './spreadsheet-cells.js';
 
 /** What the writers read: the export's fields, choices, repeat sizes and a fresh row stream per pass. */
 export interface ExportPlan {
@@ -67,8 +68,10 @@ export async function writeCsv(plan: ExportPlan, o: ExportOptions, out: Writable
   const tree = scopeTree(plan.fields);
   const columns: Column[] = csvColumns(tree, plan.repeatCounts, plan.choices, o);
   const meta = metadataColumns();
-  const head = [[...columns.map((c) => c.header), ...meta.map((c) => c.header)]];
-  if (o.includeLabels) head.push([...columns.map((c) => c.label), ...meta.map((c) => c.label)]);
+  // No cell, header or label runs as a spreadsheet formula (spreadsheet-cells.ts).
+  const inert = formulaGuard(o.escapeFormulas);
+  const head = [inert([...columns.map((c) => c.header), ...meta.map((c) => c.header)])];
+  if (o.includeLabels) head.push(inert([...columns.map((c) => c.label), ...meta.map((c) => c.label)]));
   out.write(stringify(head, CSV_OPTIONS));
   await drained(out);
   let done = 0;
@@ -77,7 +80,7 @@ export async function writeCsv(plan: ExportPlan, o: ExportOptions, out: Writable
     const records = batch.map((row) => {
       const m = metadataOf(row);
       const answers = JSON.parse(row.json) as Record<string, unknown>;
-      return [...columns.map((c) => c.cell(answers) ?? ''), ...meta.map((c) => c.cell(m) ?? '')];
+      return inert([...columns.map((c) => c.cell(answers) ?? ''), ...meta.map((c) => c.cell(m) ?? '')]);
     });
     out.write(stringify(records, CSV_OPTIONS));
     progress((done += batch.length), plan.total);

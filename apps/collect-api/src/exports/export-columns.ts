@@ -7,6 +7,8 @@ export interface ExportOptions {
   includeLabels: boolean;
   groupDelimiter: '/' | '.';
   removeGroupName: boolean;
+  /** CSV cells that a spreadsheet would read as formulas get a `'` in front; only `false` turns it off (older stored jobs lack it). */
+  escapeFormulas?: boolean;
 }
 
 export type { Choice } from '../openrosa/xform-choices.js';

@@ -16,6 +16,9 @@ export class ExportQueryDto {
 
   @Bool({ fromString: true, description: '`true`: headers without the names of the groups around a question.' })
   remove_group_name?: boolean;
+
+  @Bool({ fromString: true, description: "CSV: `'` before a cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR; plain numbers excepted). Default `true`; `false` writes the stored text as it is." })
+  escape_formulas?: boolean;
 }
 
 export function exportOptions(q: ExportQueryDto): ExportOptions {
@@ -24,6 +27,7 @@ export function exportOptions(q: ExportQueryDto): ExportOptions {
     includeLabels: q.include_labels ?? false,
     groupDelimiter: q.group_delimiter ?? '/',
     removeGroupName: q.remove_group_name ?? false,
+    escapeFormulas: q.escape_formulas ?? true,
   };
 }
 

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ValidateIf, type ValidationArguments } from 'class-validator';
 import { Bool, Choice, Nested, Text } from '@collect/contracts';
 import { RejectUnknownFields } from '@collect/platform';
+import { TITLE_CHECK, XML_TEXT_CHECK } from '../openrosa/safe-names.js';
 import { JSON_FIELD_TYPES, JSON_TYPE_ALIASES, NAME_RE } from './form-definition.js';
 import type { FormField } from './form.entity.js';
 import { FORM_ROLES, type FormRole } from './roles.js';
@@ -33,7 +34,7 @@ export class JsonFormFieldDto {
   })
   type: string;
 
-  @Text({ max: 2000 })
+  @Text({ max: 2000, check: XML_TEXT_CHECK })
   label?: string;
 
   /** Only groups and repeats have (and need) children. */
@@ -47,10 +48,10 @@ export class JsonFormDefinitionDto {
   @Text({ required: true, pattern: NAME_RE, patternMessage: NAME_MESSAGE, description: 'The form id (the instance root id attribute).' })
   id_string: string;
 
-  @Text({ trim: true, blank: 'refuse', max: 255, description: 'Defaults to id_string.' })
+  @Text({ trim: true, blank: 'refuse', max: 255, check: TITLE_CHECK, description: 'Defaults to id_string.' })
   title?: string;
 
-  @Text({ max: 100 })
+  @Text({ max: 100, check: TITLE_CHECK })
   version?: string;
 
   @Nested(() => JsonFormFieldDto, { each: true, required: true, minItems: 1, uniqueBy: uniqueNames })
@@ -59,7 +60,7 @@ export class JsonFormDefinitionDto {
 
 /** `PATCH /api/v1/forms/{pk}` (manager or owner). */
 export class UpdateFormDto {
-  @Text({ trim: true, blank: 'refuse', max: 255, message: 'A non-empty string of at most 255 characters.' })
+  @Text({ trim: true, blank: 'refuse', max: 255, message: 'A non-empty string of at most 255 characters.', check: TITLE_CHECK })
   title?: string;
 
   @Bool({ message: 'Must be true or false.', description: 'Whether the form accepts submissions.' })

@@ -1,12 +1,13 @@
-import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { unsupportedMediaType } from '../forms/forms.service.js';
-import { contentTypeOf, readMultipartForm } from '../openrosa/body.js';
+import type { FormEntity } from '../forms/form.entity.js';
+import { contentTypeOf, readMultipartForm, type MultipartForm } from '../openrosa/body.js';
 import { MetadataBody, MetadataQueryDto } from './metadata.dto.js';
 import { MetadataService } from './metadata.service.js';
 
@@ -37,9 +38,21 @@ export class MetadataController {
     },
   })
   @ApiCreatedResponse({ type: MetadataBody })
-  async create(@CurrentUser() user: AuthenticatedUser, @Req() req: IncomingMessage): Promise<MetadataBody> {
+  async create(@CurrentUser() user: AuthenticatedUser, @Req() req: IncomingMessage, @Res({ passthrough: true }) res: ServerResponse): Promise<MetadataBody> {
     if (contentTypeOf(req) !== 'multipart/form-data') throw unsupportedMediaType('Send multipart/form-data with xform, data_type, data_value and data_file.');
-    return this.metadata.create(user, await readMultipartForm(req, ['data_file'], this.config.FORM_MEDIA_MAX_BYTES));
+    // Fields, name and role are checked when the file part begins, before its bytes are read.
+    let checked: FormEntity | undefined;
+    let upload: MultipartForm;
+    try {
+      upload = await readMultipartForm(req, ['data_file'], this.config.FORM_MEDIA_MAX_BYTES, {
+        beforeFile: async (fields, file) => void (checked = await this.metadata.checkUpload(user, fields, file)),
+      });
+    } catch (err) {
+      // Refused before the end of the body: close, so that the rest is never read.
+      if (!req.complete) res.setHeader('Connection', 'close');
+      throw err;
+    }
+    return this.metadata.create(user, upload, checked);
   }
 
   @Get()

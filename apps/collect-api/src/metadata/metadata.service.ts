@@ -11,7 +11,7 @@ import type { MultipartForm } from '../openrosa/body.js';
 import type { FormMediaEntity } from '../form-media/form-media.entity.js';
 import { FormMediaRepository } from '../form-media/form-media.repository.js';
 import { FormMediaStore } from '../form-media/form-media.store.js';
-import { CreateMetadataDto, type MetadataBody } from './metadata.dto.js';
+import { CreateMetadataDto, mediaNameProblem, type MetadataBody } from './metadata.dto.js';
 
 /**
  * Form media (`/api/v1/metadata`, docs/forms.md "Form media and the OpenRosa manifest"): readonly
@@ -28,15 +28,38 @@ export class MetadataService {
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
-  async create(user: AuthenticatedUser, upload: MultipartForm): Promise<MetadataBody> {
+  /**
+   * The checks of an upload that need no file bytes, run when the file part begins
+   * (readMultipartForm's beforeFile): the fields, the name the file will have and the caller's
+   * role, so that a caller who may not add media never makes the server read the file
+   * (docs/security.md, "Bounded work for anonymous and unauthorised callers"). The fields must
+   * come before `data_file`, as browsers and HTTP libraries send them.
+   */
+  async checkUpload(user: AuthenticatedUser, fields: Record<string, string>, file: { field: string; filename: string }): Promise<FormEntity> {
+    if (fields.xform === undefined) throw new FieldValidationError({ xform: ['A form id, sent before data_file.'] });
+    const input = await validateInput(CreateMetadataDto, fields);
+    if (file.field === 'data_file') this.nameOf(input, file.filename);
+    return (await this.access.requireRole(user, input.xform, MIN_ROLE.editSubmissions)).form;
+  }
+
+  /** `checked`: the form checkUpload allowed when the file part began (a form without a file part is checked here). */
+  async create(user: AuthenticatedUser, upload: MultipartForm, checked?: FormEntity): Promise<MetadataBody> {
     const input = await validateInput(CreateMetadataDto, upload.fields);
     const file = upload.files.data_file;
     if (!file) throw new FieldValidationError({ data_file: ['No file was submitted.'] });
-    const name = input.data_value ?? file.filename;
-    if (!name) throw new FieldValidationError({ data_value: ['Name the file (data_value), or send data_file with a file name.'] });
-    const { form } = await this.access.requireRole(user, input.xform, MIN_ROLE.editSubmissions);
+    const name = this.nameOf(input, file.filename);
+    const form = checked?.id === input.xform ? checked : (await this.access.requireRole(user, input.xform, MIN_ROLE.editSubmissions)).form;
     const owner = (await this.forms.findOwners([form.ownerId])).get(form.ownerId) ?? String(form.ownerId);
     return this.present(await this.store.add({ formId: form.id, ownerUsername: owner }, name, file.data));
+  }
+
+  /** The name the file gets (data_value, else the upload's file name), under the file-name rule whichever it is. */
+  private nameOf(input: CreateMetadataDto, filename: string): string {
+    const name = input.data_value ?? filename;
+    if (!name) throw new FieldValidationError({ data_value: ['Name the file (data_value), or send data_file with a file name.'] });
+    const problem = mediaNameProblem(name);
+    if (problem) throw new FieldValidationError({ [input.data_value === undefined ? 'data_file' : 'data_value']: [problem] });
+    return name;
   }
 
   async list(user: AuthenticatedUser, xform: number | undefined): Promise<MetadataBody[]> {

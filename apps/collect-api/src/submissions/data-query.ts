@@ -1,5 +1,6 @@
 import { FieldValidationError } from '@collect/contracts';
 import type { FormField } from '../forms/form.entity.js';
+import { safeNumericSql } from './number-answer.js';
 
 /**
  * The data query API of `GET /api/v1/data/{pk}` (docs/data-api.md): `query`, `sort` and
@@ -18,8 +19,6 @@ export const MAX_SELECTED_FIELDS = 500;
 /** A question's xpath (`group/q`), as the submission JSON keys answers. */
 const XPATH_RE = /^[A-Za-z_][A-Za-z0-9_.-]*(\/[A-Za-z_][A-Za-z0-9_.-]*){0,31}$/;
 const NUMBER_RE = /^\s*-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$/;
-/** The same number test in SQL (a constant, never user input). */
-export const SQL_NUMBER_RE = `'^\\s*-?(\\d+(\\.\\d*)?|\\.\\d+)([eE][-+]?\\d+)?\\s*$'`;
 const TIME_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?Z?$/;
 
 const OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in'] as const;
@@ -136,9 +135,9 @@ export class SqlParams {
   }
 }
 
-/** Answer as number, or NULL when the stored text is not a number (never an error). */
+/** Answer as number, or NULL when the stored text is not a bounded number (never an error: docs/security.md, "Numbers, formulas and names"). */
 function numericAnswer(key: string): string {
-  return `(CASE WHEN s.json ->> ${key} ~ ${SQL_NUMBER_RE} THEN (s.json ->> ${key})::numeric END)`;
+  return safeNumericSql(`(s.json ->> ${key})`);
 }
 
 /** `YYYY-MM-DD[THH:MM[:SS]][Z]`, UTC, to whole seconds since the epoch. */

@@ -12,6 +12,7 @@ import { FormsRepository } from '../forms/forms.repository.js';
 import { unsupportedMediaType } from '../forms/forms.service.js';
 import type { FormRole } from '../forms/roles.js';
 import { setInertHeaders } from '../storage/served-content.js';
+import { checkNumberAnswers } from './number-answer.js';
 import { recordFromJson, recordFromXml } from './submission-record.js';
 import { certainJsonSubmission, JsonSubmissionDto, SubmissionAck } from './submission.dto.js';
 import { SubmissionsService, type SubmissionResult } from './submissions.service.js';
@@ -151,7 +152,13 @@ export class SubmissionController {
       first = null;
       return own;
     };
-    return this.submissions.receive(user, (fresh) => this.submissions.formAndRoleForSubmission(user, input.id, formUuid, fresh), () => ({ record: recordOfAttempt(), files: [] }));
+    // Numbers are checked against the form the submission goes to (docs/security.md, "Numbers, formulas and names").
+    const content = (form: FormEntity) => {
+      const own = recordOfAttempt();
+      checkNumberAnswers(own, form.fields);
+      return { record: own, files: [] };
+    };
+    return this.submissions.receive(user, (fresh) => this.submissions.formAndRoleForSubmission(user, input.id, formUuid, fresh), content);
   }
 
   /**
