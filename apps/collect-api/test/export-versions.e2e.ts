@@ -5,17 +5,21 @@ import { DataSource } from 'typeorm';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
-/** An XForm of one select-multiple `m` listing `items` (value → label). */
-function selectXForm(idString: string, version: string, items: Record<string, string>): string {
-  const list = Object.entries(items).map(([value, label]) => `<item><label>${label}</label><value>${value}</value></item>`).join('');
+/** An XForm of select-multiples (question name → its items, value → label). */
+function selectXForm(idString: string, version: string, questions: Record<string, Record<string, string>>): string {
+  const names = Object.keys(questions);
+  const select = (name: string) => {
+    const items = Object.entries(questions[name]!).map(([value, label]) => `<item><label>${label}</label><value>${value}</value></item>`).join('');
+    return `<select ref="/data/${name}"><label>${name}</label>${items}</select>`;
+  };
   return `<?xml version="1.0"?>
 <h:html xmlns="http://www.w3.org/2002/xforms" xmlns:h="http://www.w3.org/1999/xhtml" xmlns:jr="http://openrosa.org/javarosa">
   <h:head><h:title>Versions</h:title><model>
-    <instance><data id="${idString}" version="${version}"><m/><meta><instanceID/></meta></data></instance>
-    <bind nodeset="/data/m" type="string"/>
+    <instance><data id="${idString}" version="${version}">${names.map((n) => `<${n}/>`).join('')}<meta><instanceID/></meta></data></instance>
+    ${names.map((n) => `<bind nodeset="/data/${n}" type="string"/>`).join('')}
     <bind nodeset="/data/meta/instanceID" type="string" readonly="true()" jr:preload="uid"/>
   </model></h:head>
-  <h:body><select ref="/data/m"><label>M</label>${list}</select></h:body>
+  <h:body>${names.map(select).join('')}</h:body>
 </h:html>`;
 }
 
@@ -44,17 +48,17 @@ describe('exports: choices of the form versions without their XForms', () => {
       spy.mockRestore();
     }
   }
-  const header = (csv: string) => csv.split('\n')[0]!.split(',').filter((h) => h.startsWith('m/'));
+  const header = (csv: string, prefix = 'm') => csv.split('\n')[0]!.split(',').filter((h) => h === prefix || h.startsWith(`${prefix}/`));
 
   beforeAll(async () => {
     sut = await startTestCollectApp();
     owner = await createTestUser(sut.app);
     const idString = `versions_${process.pid}`;
-    // The oldest definition lists a choice no later one has.
+    // The oldest definition has a question `gone` that no later one has.
     formId = (await api().post('/api/v1/forms').set('Authorization', owner.token).set('Content-Type', 'application/xml')
-      .send(selectXForm(idString, 'v0', { ancient: 'Ancient', a: 'Old A' })).expect(201)).body.formid;
+      .send(selectXForm(idString, 'v0', { m: { a: 'Old A' }, gone: { ancient: 'Ancient' } })).expect(201)).body.formid;
     await api().patch(`/api/v1/forms/${formId}`).set('Authorization', owner.token).set('Content-Type', 'application/xml')
-      .send(selectXForm(idString, 'v1', { a: 'A', b: 'B' })).expect(200);
+      .send(selectXForm(idString, 'v1', { m: { a: 'A', b: 'B' } })).expect(200);
     // 99 more versions as replacements store them (copies of the current one, each its own
     // `version`): the current definition and these are the newest 100, the first one is the 101st.
     const [{ id: current }] = await ds().query(`SELECT max(id) AS id FROM form_versions WHERE form_id = $1`, [formId]);
@@ -78,8 +82,9 @@ describe('exports: choices of the form versions without their XForms', () => {
     const { result: csv, statements } = await versionStatements(async () =>
       (await api().get(`/api/v1/data/${formId}.csv?split_select_multiples=true`).set('Authorization', owner.token).buffer(true).expect(200)).text,
     );
-    // `ancient` is only in the 101st newest version: not read.
+    // `gone` is only in the 101st newest version: neither its column nor its choices are read.
     expect(header(csv)).toEqual(['m/a', 'm/b']);
+    expect(header(csv, 'gone')).toEqual([]);
     expect(statements.length).toBeGreaterThan(0);
     expect(statements.filter((s) => /(^|\W)xml(\W|$)/.test(s))).toEqual([]);
     expect(statements.every((s) => /\bLIMIT 100\b/.test(s))).toBe(true);
