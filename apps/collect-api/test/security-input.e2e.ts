@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
+import { sendPartByPart } from './streamed-body.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
@@ -21,39 +22,6 @@ function protoXForm(idString: string): string {
 <bind nodeset="/data/constructor" type="constructor"/><bind nodeset="/data/toString" type="toString"/><bind nodeset="/data/__proto__" type="int"/>
 </model></h:head><h:body>${PROTO_NAMES.map((n) => `<input ref="/data/${n}"><label>${n}</label></input>`).join('')}
 <repeat nodeset="/data/isPrototypeOf_rep"><input ref="/data/isPrototypeOf_rep/constructor"/></repeat></h:body></h:html>`;
-}
-
-/** Sends a multipart body part by part, as fast as the server reads it; resolves when the server answers (or the body is all sent). */
-function streamedSubmission(url: string, authorization: string, parts: Buffer[], totalBytes: number): Promise<{ status: number; body: string; sentBytes: number; connection: string | undefined }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    let sentBytes = 0;
-    let answered = false;
-    const req = httpRequest({
-      host: hostname, port, method: 'POST', path: '/submission',
-      headers: { Authorization: authorization, 'Content-Type': 'multipart/form-data; boundary=BOUNDARY', 'Content-Length': String(totalBytes), 'X-OpenRosa-Version': '1.0' },
-    });
-    req.on('response', (res) => {
-      answered = true;
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body, sentBytes, connection: res.headers.connection }));
-      res.on('error', () => resolve({ status: res.statusCode!, body, sentBytes, connection: res.headers.connection }));
-    });
-    // The server closes the connection after an early answer: writes then fail, as expected.
-    req.on('error', (err) => {
-      if (!answered) reject(err);
-    });
-    const pump = async () => {
-      for (const part of parts) {
-        if (answered) return;
-        sentBytes += part.length;
-        if (!req.write(part)) await new Promise((r) => req.once('drain', r));
-      }
-      if (!answered) req.end();
-    };
-    void pump().catch(() => undefined);
-  });
 }
 
 describe('security: parsers of user input', () => {
@@ -120,7 +88,7 @@ describe('security: parsers of user input', () => {
     const tail = Buffer.from('\r\n--BOUNDARY--\r\n');
     const parts = [head, ...Array.from({ length: 1024 }, () => chunk), tail]; // a 64 MiB attachment
     const total = parts.reduce((n, p) => n + p.length, 0);
-    const answer = await streamedSubmission(sut.url, reader.token, parts, total);
+    const answer = await sendPartByPart(sut.url, '/submission', { Authorization: reader.token, 'Content-Type': 'multipart/form-data; boundary=BOUNDARY', 'X-OpenRosa-Version': '1.0' }, parts);
     expect(answer.status).toBe(403);
     expect(JSON.parse(answer.body)).toEqual({ detail: 'You do not have permission to perform this action.' });
     expect(answer.connection).toBe('close');

@@ -1,5 +1,5 @@
-import { request as httpRequest } from 'node:http';
 import request from 'supertest';
+import { sendPartByPart } from './streamed-body.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
@@ -16,7 +16,6 @@ const BODY_BYTES = 64 * 1024 * 1024;
 
 /** A multipart body: the fields, then a `data_file` part of `fileBytes` zeros; sent chunk by chunk as the server takes it. */
 function streamedUpload(url: string, authorization: string, fields: Record<string, string>, fileBytes: number, fileFirst = false): Promise<{ status: number; body: string; sentBytes: number; totalBytes: number; connection: string | undefined }> {
-  const { hostname, port } = new URL(url);
   const head = Object.entries(fields).map(([k, v]) => `--B\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`).join('');
   const fileHead = `--B\r\nContent-Disposition: form-data; name="data_file"; filename="big.csv"\r\nContent-Type: text/csv\r\n\r\n`;
   const tail = '\r\n--B--\r\n';
@@ -26,31 +25,7 @@ function streamedUpload(url: string, authorization: string, fields: Record<strin
     ? [Buffer.from(fileHead), ...Array.from({ length: chunks }, () => chunk), Buffer.from(`\r\n${head}--B--\r\n`)]
     : [Buffer.from(head + fileHead), ...Array.from({ length: chunks }, () => chunk), Buffer.from(tail)];
   const totalBytes = parts.reduce((n, p) => n + p.length, 0);
-  return new Promise((resolve, reject) => {
-    let sentBytes = 0;
-    let answered = false;
-    const req = httpRequest({ host: hostname, port, method: 'POST', path: '/api/v1/metadata', headers: { Authorization: authorization, 'Content-Type': 'multipart/form-data; boundary=B', 'Content-Length': String(totalBytes) } });
-    req.on('response', (res) => {
-      answered = true;
-      let body = '';
-      res.on('data', (c) => (body += c));
-      const done = () => resolve({ status: res.statusCode!, body, sentBytes, totalBytes, connection: res.headers.connection });
-      res.on('end', done);
-      res.on('error', done);
-    });
-    req.on('error', (err) => {
-      if (!answered) reject(err);
-    });
-    const pump = async () => {
-      for (const part of parts) {
-        if (answered) return;
-        sentBytes += part.length;
-        if (!req.write(part)) await new Promise((r) => req.once('drain', r));
-      }
-      if (!answered) req.end();
-    };
-    void pump().catch(() => undefined);
-  });
+  return sendPartByPart(url, '/api/v1/metadata', { Authorization: authorization, 'Content-Type': 'multipart/form-data; boundary=B' }, parts).then((answer) => ({ ...answer, totalBytes }));
 }
 
 describe('security: form media uploads are refused before their file is read', () => {

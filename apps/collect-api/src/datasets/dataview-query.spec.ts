@@ -17,7 +17,7 @@ describe('dataview query compilation', () => {
       { column: 'a', filter: '=', value: 'x', condition: 'or' },
       { column: 'b', filter: '!=', value: 'y', condition: 'or' },
     ]);
-    expect(sql).toMatch(/^COALESCE\(\(CASE WHEN .* AS numeric\) > CAST\(:dv_v0 AS numeric\)/);
+    expect(sql).toMatch(/^COALESCE\(\(CASE WHEN .* AS numeric\) END\) > CAST\(:dv_v0 AS numeric\)/);
     expect(sql).toContain(' AND (COALESCE(');
     expect(sql).toContain(' OR COALESCE(');
     expect(sql).toContain('<> CAST(:dv_v2 AS text)');

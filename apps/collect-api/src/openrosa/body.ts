@@ -131,15 +131,7 @@ export async function readMultipartForm(req: IncomingMessage, fileFields: readon
     else read();
   });
   try {
-    await Promise.race([
-      refused,
-      new Promise<void>((resolve, reject) => {
-        bb.on('close', resolve);
-        bb.on('error', (err: Error) => reject(new HttpErrorWithHeaders(400, `Malformed multipart body: ${err.message}`, {})));
-        req.on('error', () => reject(new HttpErrorWithHeaders(400, 'Request aborted.', {})));
-        req.pipe(bb);
-      }),
-    ]);
+    await pipeUntilRefused(req, bb, refused);
     await Promise.race([refused, Promise.all(parts)]);
   } catch (err) {
     req.unpipe(bb);
@@ -147,4 +139,20 @@ export async function readMultipartForm(req: IncomingMessage, fileFields: readon
   }
   if (tooLarge) throw new HttpErrorWithHeaders(413, `The "${tooLarge}" part is larger than ${fileFields.includes(tooLarge) ? maxFileBytes : 65_536} bytes.`, {});
   return form;
+}
+
+/**
+ * Pipes `req` into busboy until busboy closes, or until `refused` rejects first (a caller refused
+ * while the body is read): a malformed body or an aborted request is a 400.
+ */
+export function pipeUntilRefused(req: IncomingMessage, bb: busboy.Busboy, refused: Promise<never>): Promise<void> {
+  return Promise.race([
+    refused,
+    new Promise<void>((resolve, reject) => {
+      bb.on('close', resolve);
+      bb.on('error', (err: Error) => reject(new HttpErrorWithHeaders(400, `Malformed multipart body: ${err.message}`, {})));
+      req.on('error', () => reject(new HttpErrorWithHeaders(400, 'Request aborted.', {})));
+      req.pipe(bb);
+    }),
+  ]);
 }

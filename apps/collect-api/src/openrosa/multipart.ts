@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { FieldValidationError, HttpErrorWithHeaders } from '@collect/contracts';
 import { detectMimetype } from '../storage/content-type.js';
+import { pipeUntilRefused } from './body.js';
 
 export interface UploadedFile {
   field: string;
@@ -303,15 +304,7 @@ export async function readMultipartSubmission<T>(req: IncomingMessage, limits: M
   };
 
   try {
-    await Promise.race([
-      refused,
-      new Promise<void>((resolve, reject) => {
-        bb.on('close', resolve);
-        bb.on('error', (err: Error) => reject(new HttpErrorWithHeaders(400, `Malformed multipart body: ${err.message}`, {})));
-        req.on('error', () => reject(new HttpErrorWithHeaders(400, 'Request aborted.', {})));
-        req.pipe(bb);
-      }),
-    ]);
+    await pipeUntilRefused(req, bb, refused);
     await Promise.race([refused, Promise.all(writes)]);
   } catch (err) {
     // Refused early: read no more of the request. A temporary file still opening would be
