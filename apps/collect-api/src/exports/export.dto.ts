@@ -17,7 +17,7 @@ export class ExportQueryDto {
   @Bool({ fromString: true, description: '`true`: headers without the names of the groups around a question.' })
   remove_group_name?: boolean;
 
-  @Bool({ fromString: true, description: "CSV: `'` before a cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR; plain numbers excepted). Default `true`; `false` writes the stored text as it is." })
+  @Bool({ fromString: true, description: "CSV: `'` before a cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR; cells of numbers only, such as geopoints, excepted). Default `true`; `false` writes the stored text as it is." })
   escape_formulas?: boolean;
 }
 
