@@ -31,10 +31,7 @@ const DEFINITION_BODIES = [
 @RequireAuth()
 @Controller('api/v1/forms')
 export class FormsController {
-  constructor(
-    private readonly forms: FormsService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
-  ) {}
+  constructor(private readonly forms: FormsService, @Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {}
 
   @Post()
   @HttpCode(201)
