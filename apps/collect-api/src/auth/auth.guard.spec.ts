@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { Strategy } from 'passport-custom';
 import { UnauthorizedError } from '@collect/contracts';
 import { loadCollectConfig } from '../config/collect-config.js';
+import { PersonalTokens } from './personal-tokens.js';
 import { AuthGuard } from './auth.guard.js';
 import { AuthThrottleService } from './auth-throttle.service.js';
 import type { AuthenticatedUser } from './authenticated-user.js';
@@ -49,7 +50,7 @@ describe('AuthGuard', () => {
     // Rate limits off: the throttle then counts nothing in Redis (auth-throttle.e2e.ts covers it).
     const config = loadCollectConfig({ NODE_ENV: 'test', RATE_LIMIT_ENABLED: 'false' });
     const s = tokenStrategy();
-    sut = new AuthGuard(new Reflector(), config, s as never, s as never, s as never, s as never, new AuthThrottleService(config));
+    sut = new AuthGuard(new Reflector(), config, s as never, s as never, s as never, s as never, new AuthThrottleService(config), new PersonalTokens());
   });
 
   it('lets anonymous callers through unmarked handlers and sets request.user with credentials', async () => {
@@ -145,7 +146,7 @@ describe('AuthGuard: Basic and Bearer through their validate', () => {
     const s = tokenStrategy();
     throttle = new CountingThrottle(config);
     checked.length = 0;
-    sut = new AuthGuard(new Reflector(), config, basic as never, s as never, s as never, bearer as never, throttle);
+    sut = new AuthGuard(new Reflector(), config, basic as never, s as never, s as never, bearer as never, throttle, new PersonalTokens());
   });
 
   it('Basic: the user id before the first colon goes to validate; its refusal is not counted again', async () => {
