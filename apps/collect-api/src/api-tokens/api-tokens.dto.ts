@@ -54,3 +54,10 @@ export class ApiTokenBody {
 export class CreatedApiTokenBody extends ApiTokenBody {
   @ApiPropertyOptional({ description: 'The token, shown in this answer only.' }) token: string;
 }
+
+/** The fields of the /tokens page's forms (form-encoded); what they must hold is checked by its controller, to answer with the page. */
+export class TokensPageFormDto {
+  @Text() csrf_token?: string;
+  @Text() name?: string;
+  @Text() scope?: string;
+}

@@ -1,6 +1,5 @@
 import { Body, Controller, Get, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { Text } from '@collect/contracts';
 import { readCookie } from '../auth/cookies.js';
 import { sendHtml, sendRedirect } from '../auth/html-response.js';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
@@ -9,15 +8,9 @@ import { SkipAuth } from '../auth/require-auth.decorator.js';
 import { CasSignInService } from '../cas-client/cas-sign-in.service.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { SecretBox, hashToken } from '../crypto/secrets.js';
+import { TokensPageFormDto } from './api-tokens.dto.js';
 import { ApiTokensService, type TokenOwner } from './api-tokens.service.js';
 import { COPY_SCRIPT_HASH, tokensPage, type TokensPageModel } from './tokens-page.views.js';
-
-/** The fields of the page's forms (form-encoded); what they must hold is checked by the controller, to answer with the page. */
-export class TokensPageFormDto {
-  @Text() csrf_token?: string;
-  @Text() name?: string;
-  @Text() scope?: string;
-}
 
 /**
  * `/tokens`: personal access tokens of the user signed in through the CAS (docs/auth.md, "The
@@ -87,8 +80,8 @@ export class TokensPageController {
       sendRedirect(res, '/auth/login?return_to=%2Ftokens', 303);
       return null;
     }
-    const expected = this.csrf(req);
-    if (typeof body.csrf_token !== 'string' || !expected || !this.box.verify(`tokens-csrf:${hashToken(this.sessionId(req)!)}`, body.csrf_token)) {
+    const session = this.sessionId(req);
+    if (typeof body.csrf_token !== 'string' || !session || !this.box.verify(csrfValue(session), body.csrf_token)) {
       await this.render(res, 403, req, user, { error: 'The form expired or was not sent from this site (CSRF check failed). Try again.' });
       return null;
     }
@@ -102,11 +95,16 @@ export class TokensPageController {
   /** The session's CSRF token: an HMAC of the session id's hash, so no further cookie is needed. */
   private csrf(req: HttpRequest): string | null {
     const id = this.sessionId(req);
-    return id ? this.box.sign(`tokens-csrf:${hashToken(id)}`) : null;
+    return id ? this.box.sign(csrfValue(id)) : null;
   }
 
   private async render(res: HttpResponse, status: number, req: HttpRequest, user: TokenOwner, extra: Partial<TokensPageModel>): Promise<void> {
     const model: TokensPageModel = { username: user.username, csrf: this.csrf(req) ?? '', tokens: await this.tokens.list(user), ...extra };
     sendHtml(res, status, tokensPage(model), model.created ? [COPY_SCRIPT_HASH] : []);
   }
+}
+
+/** What the session's CSRF token signs: the session id's hash, never the id itself. */
+function csrfValue(sessionId: string): string {
+  return `tokens-csrf:${hashToken(sessionId)}`;
 }
