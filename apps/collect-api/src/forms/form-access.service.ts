@@ -20,8 +20,8 @@ export const PERMISSION_DENIED = 'You do not have permission to perform this act
  * The one role check every module uses (forms, data, datasets, rest services, media):
  * a form the caller cannot see answers 404, a visible form with too low a role answers 403
  * (docs/api-conventions.md §Roles and permissions). Platform admins (is_superuser) act as owners.
- * A personal access token narrowed to forms sees only those: another form it could see is 403
- * in requireRole and left out of roleOf, access and visibleFormIds (docs/auth.md, "Personal
+ * A personal access token narrowed to forms sees only those: another form its user can see is
+ * 403 in requireRole, access and roleOf, and left out of visibleFormIds (docs/auth.md, "Personal
  * access tokens").
  */
 @Injectable()
@@ -33,9 +33,14 @@ export class FormAccessService {
     return (await this.access(user, formId))?.role ?? null;
   }
 
-  /** The form and the caller's role, or null when the caller cannot see it (or its token is narrowed to others). */
+  /**
+   * The form and the caller's role, or null when the caller cannot see it. A form the user can
+   * see outside the personal token's forms: 403 (thrown), so that no route takes it for one it may use.
+   */
   async access(user: FormCaller | undefined, formId: number): Promise<FormAccess | null> {
-    return tokenAllowsForm(user, formId) ? this.roleAccess(user, formId) : null;
+    const found = await this.roleAccess(user, formId);
+    if (found && !tokenAllowsForm(user, formId)) throw new ForbiddenException({ detail: PERMISSION_DENIED });
+    return found;
   }
 
   /** The form and the user's role, whatever forms a personal token is narrowed to. */
