@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { ApiTokensRepository } from './api-tokens.repository.js';
 
@@ -10,7 +10,7 @@ import { ApiTokensRepository } from './api-tokens.repository.js';
  * is at most one flush interval (plus one write) behind any replica.
  */
 @Injectable()
-export class LastUsedBatch implements OnModuleInit, OnApplicationShutdown {
+export class LastUsedBatch implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('PersonalTokenLastUsed');
   private pending = new Map<number, number>();
   private timer: NodeJS.Timeout | null = null;
@@ -26,7 +26,8 @@ export class LastUsedBatch implements OnModuleInit, OnApplicationShutdown {
     this.timer.unref();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Before the database connections close (TypeORM closes them in onApplicationShutdown). */
+  async beforeApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.flush();
