@@ -26,7 +26,7 @@ export const LAYERS = {
     ['oauth2', 'onboarding', 'profiles'],
     ['form-media'],
     ['forms'],
-    ['form-encryption'],
+    ['form-encryption', 'api-tokens'],
     ['submissions'],
     ['datasets'],
     ['media'],
