@@ -4,6 +4,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { cursorRows } from '../src/database/cursor.js';
 import { ReadSlots } from '../src/database/read-slots.js';
+import { SubmissionDataService } from '../src/submissions/submission-data.service.js';
 import { mediaFormDefinition, submitMedia } from './media-fixtures.js';
 import { IDLE, readClient, readState, type ReadMode, type ReadState } from './read-clients.js';
 import { eventually, watcher } from './slow-readers.js';
@@ -119,6 +120,17 @@ describe('read slots and connections are always given back', () => {
     lease.abort();
     // 499: the read stops for a client that closed its request (database/read-pool.ts).
     expect(await rows.next().then(() => 'read on', (err: { getStatus?: () => number }) => err.getStatus?.())).toBe(499);
+    await expectAllBack();
+  }, 60_000);
+
+  it('a JSON page whose writer stops at its first batch (its client left) gives its cursor connection back', async () => {
+    const lease = sut.app.get(ReadSlots).background();
+    const user = { id: owner.id, username: owner.username, isSuperuser: false, scheme: 'token' as const };
+    const page = await sut.app.get(SubmissionDataService).formPage(user, String(ids.form), { offset: 0, limit: 4000, page: null, lease });
+    expect((await readState(sut, db)).readPool.lent).toBe(1);
+    // What sendJsonArray's loop does when it stops before taking a second batch.
+    expect((await page.batches!.next()).done).toBe(false);
+    await page.batches!.return(undefined);
     await expectAllBack();
   }, 60_000);
 
