@@ -16,6 +16,17 @@ export class ReadTimeoutError extends HttpErrorWithHeaders {
 }
 
 /**
+ * The client of a read left before or while it ran (499, as proxies log a client that closed its
+ * request): nothing more is read for it. Its answer reaches no one; the status keeps it apart
+ * from server errors in logs and metrics.
+ */
+export class ReaderGoneError extends HttpErrorWithHeaders {
+  constructor() {
+    super(499, 'The client closed the request before its read ended.', {});
+  }
+}
+
+/**
  * The connections of streamed and heavy reads (docs/security.md, "Streamed reads and heavy
  * queries"): a pg pool of its own, READ_POOL_SIZE connections, apart from the pool that
  * submissions and every other request use, so readers can never take those. Each connection
@@ -80,7 +91,7 @@ export class ReadLease {
 
   /** A connection for a transaction (a cursor); give it back with `done`. */
   async connect(): Promise<pg.PoolClient> {
-    if (this.aborted) throw new Error('the reader went away');
+    if (this.aborted) throw new ReaderGoneError();
     const client = await this.reads.pool.connect();
     // PostgreSQL ending the session while the client is checked out (a cursor left idle past
     // idle_in_transaction_session_timeout) emits `error` on it: the next statement fails instead.
@@ -92,12 +103,19 @@ export class ReadLease {
     return client;
   }
 
-  /** A statement on a connection from `connect`; a timeout becomes a ReadTimeoutError. */
+  /**
+   * A statement on a connection from `connect`; a timeout becomes a ReadTimeoutError. Once the
+   * client left, no statement runs: the cancel reaches only a statement running at that moment,
+   * and a read between two statements (a cursor between its count and its first batch) must stop
+   * at the next one, so its caller gives the connection back instead of holding it for output
+   * no one takes (docs/security.md, "Streamed reads and heavy queries").
+   */
   async run(client: pg.PoolClient, sql: string, params: unknown[] = []): Promise<unknown[]> {
+    if (this.aborted) throw new ReaderGoneError();
     try {
       return (await client.query(sql, params)).rows as unknown[];
     } catch (err) {
-      if ((err as { code?: string }).code === QUERY_CANCELED && !this.aborted) throw new ReadTimeoutError(this.reads.config.READ_STATEMENT_TIMEOUT_MS);
+      if ((err as { code?: string }).code === QUERY_CANCELED) throw this.aborted ? new ReaderGoneError() : new ReadTimeoutError(this.reads.config.READ_STATEMENT_TIMEOUT_MS);
       throw err;
     }
   }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { HttpErrorWithHeaders, TooManyRequestsError } from '@collect/contracts';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { ReadLease, ReadPool } from './read-pool.js';
+import { ReaderGoneError, ReadLease, ReadPool } from './read-pool.js';
 
 /**
  * Destroys the socket of `res` when output waits for the client and none of it reached the
@@ -66,12 +66,21 @@ export class ReadSlots {
     return this.taken;
   }
 
+  /** Reads waiting for a slot now; for the metrics and the tests. */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
   /**
    * A slot for `caller` (a user id, or the client's address for an anonymous read) for as long
    * as `res` is open, or a 429/503 before anything is read.
    */
   open(caller: string | number, res: ServerResponse): Promise<ReadLease> {
     const key = String(caller);
+    // A client that left before its read got here (while it was authenticated, or its form
+    // looked up) emitted `close` already: a slot taken now would wait for that event forever,
+    // and so would the read's connection.
+    if (res.destroyed || res.closed) return Promise.reject(new ReaderGoneError());
     return this.free(key) ? Promise.resolve(this.take(key, res)) : this.wait(key, res);
   }
 

@@ -147,7 +147,10 @@ export async function writeXlsx(plan: ExportPlan, o: ExportOptions, out: Writabl
     }
     sheet.commit();
   }
-  await workbook.commit();
+  // exceljs's commit waits for `out` to finish, which a destroyed `out` (a client that left)
+  // never does: the workbook would stay in memory for good.
+  if (out.destroyed) return;
+  await Promise.race([workbook.commit(), once(out, 'close')]);
 }
 
 /** Whether any field of the plan is split into choice columns (the choices must be known then). */

@@ -43,7 +43,8 @@ export async function writeMediaArchive(rows: AsyncIterable<ArchiveEntryRow[]>, 
     out.on('error', reject);
   });
   failure.catch(() => undefined);
-  const closed = once(out, 'close').then(() => undefined);
+  // A client that left before the archive began emitted `close` already.
+  const closed = out.destroyed ? Promise.resolve() : once(out, 'close').then(() => undefined);
   zip.outputStream.pipe(out);
   const taken = new Set<string>();
   let inFlight = 0;

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 
-export type JsonResponse = Pick<ServerResponse, 'setHeader' | 'write' | 'end' | 'destroy' | 'statusCode' | 'writableEnded' | 'on' | 'once' | 'removeListener' | 'emit'>;
+export type JsonResponse = Pick<ServerResponse, 'setHeader' | 'write' | 'end' | 'destroy' | 'destroyed' | 'statusCode' | 'writableEnded' | 'on' | 'once' | 'removeListener' | 'emit'>;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -32,13 +32,15 @@ export function sendNotModified(res: JsonResponse, headers: Record<string, strin
  * A JSON array from batches of its items' texts, written as they come (a large page is never
  * held whole: docs/data-api.md). A write that the socket cannot take yet waits for `drain`;
  * a failure after the headers went out cuts the connection (the client sees a truncated body,
- * never a well-formed partial array). Stops reading when the client goes away.
+ * never a well-formed partial array). Stops reading when the client goes away, also when it left
+ * before this began (its `close` was emitted then): waiting for a `drain` that never comes would
+ * hold the cursor's connection for good (docs/security.md, "Streamed reads and heavy queries").
  */
 export async function sendJsonArray(res: JsonResponse, headers: Record<string, string>, batches: AsyncIterable<string[]>): Promise<void> {
   res.statusCode = 200;
   res.setHeader('Content-Type', JSON_TYPE);
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-  let closed = false;
+  let closed = res.destroyed;
   const onClose = () => (closed = true);
   res.on('close', onClose);
   let first = true;

@@ -180,9 +180,15 @@ export class SubmissionDataService {
       return { total, body, etag };
     }
     const filled = (b: SubmissionDocs) => [this.filled(b, geo)];
+    // A consumer that stops at the first batch (its client left) ends this generator before the
+    // loop below ever takes `docs`: `docs` is returned here, or its cursor keeps its connection.
     async function* batches(): AsyncGenerator<string[]> {
-      yield filled(batch!);
-      for await (const more of { [Symbol.asyncIterator]: () => docs }) if (more.n) yield filled(more);
+      try {
+        yield filled(batch!);
+        for await (const more of { [Symbol.asyncIterator]: () => docs }) if (more.n) yield filled(more);
+      } finally {
+        await docs.return(undefined);
+      }
     }
     return { total, batches: batches() };
   }
