@@ -96,7 +96,8 @@ describe('encrypted submissions: intake, storage and decryption on receipt', () 
     const attachments = row!._attachments as Array<{ name: string; mimetype: string; download_url: string }>;
     expect(attachments.map((a) => [a.name, a.mimetype])).toEqual([['submission.xml.enc', 'application/octet-stream']]);
     expect((await download(attachments[0]!.download_url)).equals(cipher)).toBe(true);
-    expect((await request(sut.url).get(`/api/v1/forms/${pk}`).set(as(owner)).expect(200)).body.num_of_submissions).toBe(1);
+    const resource = (await request(sut.url).get(`/api/v1/forms/${pk}`).set(as(owner)).expect(200)).body;
+    expect(resource).toMatchObject({ num_of_submissions: 1, encrypted: true, encryption: { mode: 'self', hint: null, public_key: keyAttr(fixture(dir, 'form.xml')), created_at: null } });
     expect((await media(pk)).map((m) => String(m.filename).split("/").pop())).toEqual(['submission.xml.enc']);
     expect((await request(sut.url).get(`/api/v1/media/count?xform=${pk}`).set(as(owner)).expect(200)).body).toEqual({ count: 1 });
     await send(manifest, new Map([['submission.xml.enc', cipher]])).expect(202);
@@ -197,6 +198,10 @@ describe('encrypted submissions: intake, storage and decryption on receipt', () 
     const f = await encryptedForm('enc_in_refuse', { mode: 'server' });
     const plainPk = await upload(demoXForm('enc_in_plain'));
     const plainVersion = versionOf(await formXml(plainPk))!;
+    // The form resources say which is which.
+    expect((await request(sut.url).get(`/api/v1/forms/${plainPk}`).set(as(owner)).expect(200)).body).toMatchObject({ encrypted: false, encryption: null });
+    const listed = (await request(sut.url).get('/api/v1/forms').set(as(owner)).expect(200)).body as Array<{ formid: number; encrypted: boolean; encryption: { mode: string; public_key: string } | null }>;
+    expect(listed.find((x) => x.formid === f.pk)).toMatchObject({ encrypted: true, encryption: { mode: 'server', public_key: f.publicKey, created_at: expect.any(String) } });
     const detail = (res: request.Response) => `${Object.values(res.body as Record<string, unknown>).flat().join(' ')} ${res.text}`;
 
     const plaintext = await request(sut.url).post('/submission').set(as(owner)).attach('xml_submission_file', Buffer.from(instanceXml('enc_in_refuse', f.version, randomUUID(), null)), 'submission.xml').expect(400);
