@@ -4,7 +4,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 import { failed, type DecryptionFailure, type Outcome } from '../encryption/decryption-failure.js';
 import { decryptEnvelope } from '../encryption/envelope-decryptor.js';
 import { kekFromConfig, kekId, openWithKek } from '../encryption/key-sealing.js';
-import { parseManifest } from '../encryption/manifest.js';
+import { parseManifest, type EnvelopeManifest } from '../encryption/manifest.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormEncryptionRepository, type FormKeyRow } from '../form-encryption/form-encryption.repository.js';
 import { inputLimitsOf, parseXml, type XmlNode } from '../openrosa/xml.js';
@@ -27,6 +27,8 @@ const METADATA_KEYS = ['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'];
 
 /** Private keys opened lately, per process (docs/encryption.md "Server mode"): never written anywhere. */
 const KEYS_KEPT = 64;
+/** Key rows (public: mode, sealed key) looked up lately, per process. */
+const KEY_ROWS_KEPT = 2_000;
 
 /**
  * Decryption on receipt of server-mode envelopes (docs/encryption.md "Server mode"): once every
@@ -40,6 +42,7 @@ const KEYS_KEPT = 64;
 export class EnvelopeDecryption {
   private readonly logger = new Logger(EnvelopeDecryption.name);
   private readonly openKeys = new Map<string, KeyObject>();
+  private readonly keyRows = new Map<string, FormKeyRow | null>();
 
   constructor(
     private readonly envelopes: EnvelopeRepository,
@@ -48,12 +51,61 @@ export class EnvelopeDecryption {
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
+  /**
+   * An envelope whose every part came in the request that created its submission, decrypted
+   * from the bytes at hand and stored with its row in one statement (the fast path of a
+   * server-mode intake). False when it is not that case or anything fails: the caller then
+   * writes the row and goes the general way (decryptIfReady), which records any failure.
+   */
+  async decryptOnReceipt(input: {
+    submissionId: number; form: FormEntity; manifest: EnvelopeManifest; manifestXml: string; keyId: string; parts: string[];
+    ciphertexts: Map<string, Buffer>; readInstance: InstanceReader;
+  }): Promise<boolean> {
+    const keyRow = await this.serverKey(input.form.id, input.keyId);
+    const kek = keyRow ? kekFromConfig(this.config.ENCRYPTION_KEK) : null;
+    const key = keyRow && kek ? this.privateKey(keyRow, kek) : null;
+    if (!key?.ok) return false;
+    const opened = decryptEnvelope(input.manifest, key.value, input.ciphertexts);
+    if (!opened.ok || opened.value.status !== 'decrypted' || !opened.value.submissionXml) return false;
+    const xml = opened.value.submissionXml.toString('utf8');
+    const record = this.readDecrypted(xml, input.form, input.manifest.formId, input.manifest.instanceId, input.readInstance);
+    if (!record.ok) return false;
+    const media = await this.storeMedia(input.form, input.submissionId, opened.value.media, record.value);
+    let kept = false;
+    try {
+      kept = await this.envelopes.insertDecrypted(
+        { submissionId: input.submissionId, formId: input.form.id, version: input.manifest.version, instanceId: input.manifest.instanceId.replace(/^uuid:/i, '').trim(), keyId: input.keyId, manifest: input.manifestXml, parts: input.parts },
+        { json: { ...record.value, _encrypted: true, _decryption: 'decrypted' }, xml, media },
+      );
+    } finally {
+      if (!kept) await Promise.all(media.map((m) => this.storage.delete(m.path).catch(() => undefined)));
+    }
+    return kept;
+  }
+
+  /** Whether the key `keyId` of the form is a server key (one the platform decrypts with on receipt). */
+  async isServerKey(formId: number, keyId: string): Promise<boolean> {
+    return (await this.serverKey(formId, keyId)) !== null;
+  }
+
+  /** The key row when it is a server key, else null; kept per process either way (a key row never changes). */
+  private async serverKey(formId: number, keyId: string): Promise<FormKeyRow | null> {
+    const cacheKey = `${formId}\n${keyId}`;
+    let row = this.keyRows.get(cacheKey);
+    if (row === undefined) {
+      row = await this.keys.find(formId, keyId);
+      if (this.keyRows.size >= KEY_ROWS_KEPT) this.keyRows.delete(this.keyRows.keys().next().value!);
+      this.keyRows.set(cacheKey, row);
+    }
+    return row && row.mode === 'server' && row.sealed ? row : null;
+  }
+
   /** Decrypts the envelope of `submissionId` when its key is the server's and all its parts are stored; else does nothing. */
   async decryptIfReady(submissionId: number, form: FormEntity, readInstance: InstanceReader): Promise<void> {
     const envelope = await this.envelopes.find(submissionId);
     if (!envelope || envelope.decryption !== 'pending' || !envelope.keyId) return;
-    const keyRow = await this.keys.find(envelope.formId, envelope.keyId);
-    if (!keyRow || keyRow.mode !== 'server' || !keyRow.sealed) return;
+    const keyRow = await this.serverKey(envelope.formId, envelope.keyId);
+    if (!keyRow) return;
     const stored = new Map((await this.envelopes.partsOf([submissionId])).map((p) => [p.name, p]));
     if (envelope.parts.some((name) => !stored.has(name))) return;
 

@@ -67,10 +67,17 @@ export class EnvelopeForwarding {
    * The verdict for one delivery of `submissionId`, whose payload would be `json`. A plaintext
    * submission costs nothing: only a payload that says `_encrypted` is looked up.
    */
-  async verdict(service: { name: string; encryptedSubmissions: EncryptedSubmissionsPolicy | null }, submissionId: number, json: Record<string, unknown>, event: string): Promise<ForwardingVerdict> {
+  async verdict(
+    service: { name: string; encryptedSubmissions: EncryptedSubmissionsPolicy | null }, submission: { id: number; dateCreated: Date }, json: Record<string, unknown>, event: string,
+  ): Promise<ForwardingVerdict> {
     if (json._encrypted === undefined || event === 'deleted') return { action: 'as-is' };
-    const envelope = await this.envelopes.find(submissionId);
-    if (!envelope) return { action: 'as-is' };
+    const envelope = await this.envelopes.find(submission.id);
+    if (!envelope) {
+      // Stored, its envelope row not written yet (it follows the intake's statement, after decryption on receipt).
+      const age = Date.now() - submission.dateCreated.getTime();
+      if (age > this.config.FORWARD_MEDIA_WAIT_SECONDS * 1000) return { action: 'skip', reason: 'encrypted submission not sent: its envelope was never recorded' };
+      return { action: 'wait', retryAt: new Date(Date.now() + waitStepMs(age)) };
+    }
     const key = envelope.keyId ? await this.keys.find(envelope.formId, envelope.keyId) : null;
     const mode = key?.mode ?? 'self';
     const policy = service.encryptedSubmissions ?? (mode === 'server' ? 'decrypted' : 'skip');

@@ -79,7 +79,7 @@ export class EnvelopeIntake {
     for (const f of input.files) f.mimetype = PART_MIMETYPE;
     const content = (): IntakeContent => ({ record: { 'meta/instanceID': m.instanceId, ...PENDING_RECORD }, xml: input.xml, files: input.files, version: m.version ?? undefined });
     const result = await input.store(content);
-    await this.stored(result, form, m, input.xml, parts, key.keyId, input.readInstance);
+    await this.stored(result, form, m, input.xml, parts, key.keyId, input.readInstance, input.files);
     return result;
   }
 
@@ -89,11 +89,15 @@ export class EnvelopeIntake {
    * part is there, decryption on receipt. A failure here never fails the intake: the submission
    * is stored, its envelope stays `pending`, and the next send of it tries again.
    */
-  private async stored(result: StoredInstance, form: FormEntity, m: EnvelopeManifest, xml: string, parts: string[], keyId: string, readInstance: InstanceReader): Promise<void> {
+  private async stored(result: StoredInstance, form: FormEntity, m: EnvelopeManifest, xml: string, parts: string[], keyId: string, readInstance: InstanceReader, files: UploadedFile[]): Promise<void> {
     const submissionId = result.submission.id;
     try {
+      // A new envelope whose parts all came in this request, held in memory: decrypted from those bytes.
+      const server = await this.decryption.isServerKey(form.id, keyId);
+      const ciphertexts = server && result.outcome === 'created' ? partsInHand(files, parts) : null;
+      if (ciphertexts && (await this.decryption.decryptOnReceipt({ submissionId, form, manifest: m, manifestXml: xml, keyId, parts, ciphertexts, readInstance }))) return;
       await this.envelopes.insertIfAbsent({ submissionId, formId: form.id, version: m.version, instanceId: stripScheme(m.instanceId), keyId, manifest: xml, parts });
-      await this.decryption.decryptIfReady(submissionId, form, readInstance);
+      if (server) await this.decryption.decryptIfReady(submissionId, form, readInstance);
     } catch (err) {
       this.logger.error({ err: errorSummary(err), submissionId }, 'could not record or decrypt an encrypted submission; it stays pending');
     }
@@ -113,6 +117,17 @@ export class EnvelopeIntake {
 /** `uuid:abc` → `abc`, as the submission's `_uuid` stores it. */
 export function stripScheme(instanceId: string): string {
   return instanceId.replace(/^uuid:/i, '').trim();
+}
+
+/** Every part's bytes when all of them came in this request and are held in memory; else null. */
+function partsInHand(files: UploadedFile[], parts: string[]): Map<string, Buffer> | null {
+  const out = new Map<string, Buffer>();
+  for (const name of parts) {
+    const file = files.find((f) => f.name === name);
+    if (!file?.bytes) return null;
+    out.set(name, Buffer.concat(file.bytes));
+  }
+  return out;
 }
 
 function refusal(message: string): FieldValidationError {

@@ -175,6 +175,33 @@ export class EnvelopeRepository {
   }
 
   /**
+   * An envelope that arrived whole and was decrypted before its row was written, in ONE
+   * statement (docs/encryption.md "Server mode"): the envelope row, already `decrypted`; the
+   * submission's answers and XML; its `.enc` attachments hidden; the decrypted media added. The
+   * server-mode intake thus costs one statement more than a plaintext one. False when the
+   * envelope had a row already (nothing written).
+   */
+  async insertDecrypted(
+    row: Pick<EnvelopeRow, 'submissionId' | 'formId' | 'version' | 'instanceId' | 'keyId' | 'manifest' | 'parts'>,
+    d: { json: Record<string, unknown>; xml: string; media: DecryptedAttachment[] },
+  ): Promise<boolean> {
+    const media = d.media.map((a) => ({ filename: a.path, name: a.name, mimetype: a.mimetype, size: a.size, field_xpath: a.fieldXpath }));
+    const [result]: Array<{ kept: number }> = await this.db.query(
+      `WITH e AS (
+         INSERT INTO submission_envelopes (submission_id, form_id, version, instance_id, key_id, manifest, parts, decryption, decrypted_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'decrypted', now()) ON CONFLICT (submission_id) DO NOTHING RETURNING submission_id),
+       s AS (UPDATE submissions SET json = $8::jsonb, xml = $9, date_modified = now() WHERE id IN (SELECT submission_id FROM e) RETURNING id),
+       h AS (UPDATE attachments SET deleted_at = now() WHERE submission_id IN (SELECT id FROM s) AND name = ANY($7::text[]) AND deleted_at IS NULL RETURNING 1),
+       m AS (INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size, field_xpath)
+         SELECT s.id, $2, x.filename, x.name, x.mimetype, x.size, x.field_xpath
+         FROM s, jsonb_to_recordset($10::jsonb) AS x(filename text, name text, mimetype text, size bigint, field_xpath text) RETURNING 1)
+       SELECT (SELECT count(*) FROM e)::int AS kept, (SELECT count(*) FROM h)::int AS hidden, (SELECT count(*) FROM m)::int AS added`,
+      [row.submissionId, row.formId, row.version, row.instanceId, row.keyId, row.manifest, row.parts, JSON.stringify(d.json), d.xml, JSON.stringify(media)],
+    );
+    return (result?.kept ?? 0) > 0;
+  }
+
+  /**
    * A decryption on receipt that succeeded, in one transaction: the submission's answers become
    * the decrypted ones (with `_encrypted` and `_decryption`), its XML the decrypted instance, its
    * decrypted media attachments, and the `.enc` parts are hidden (kept, with their bytes). False

@@ -179,7 +179,7 @@ export class DeliveryService implements OnApplicationShutdown {
     let loaded = await this.payloadOf(row, XML_SERVICES.includes(service.name));
     if (!loaded) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
     // An encrypted submission goes as the service's encrypted_submissions says (docs/encryption.md "Forwarding").
-    const sealed = await this.envelopes.verdict(service, row.submissionId, loaded.json, row.event);
+    const sealed = await this.envelopes.verdict(service, loaded.submission, loaded.json, row.event);
     if (sealed.action === 'skip') return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: sealed.reason, responseExcerpt: null, retryAfterMs: null });
     if (sealed.action === 'wait') return this.repo.release(row.id, sealed.retryAt);
     if (sealed.action === 'envelope') loaded = { ...loaded, json: sealed.json };
