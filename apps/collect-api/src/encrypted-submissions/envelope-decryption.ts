@@ -43,6 +43,7 @@ export class EnvelopeDecryption {
   private readonly logger = new Logger(EnvelopeDecryption.name);
   private readonly openKeys = new Map<string, KeyObject>();
   private readonly keyRows = new Map<string, FormKeyRow | null>();
+  private readonly owners = new Map<number, string>();
 
   constructor(
     private readonly envelopes: EnvelopeRepository,
@@ -180,7 +181,7 @@ export class EnvelopeDecryption {
   /** Writes the decrypted media where no other submission's files go; their attachment rows come with the commit. */
   private async storeMedia(form: FormEntity, submissionId: number, media: Array<{ name: string; bytes: Buffer }>, record: AnswerRecord): Promise<DecryptedAttachment[]> {
     if (!media.length) return [];
-    const owner = (await this.envelopes.ownerName(form.id)) ?? String(form.ownerId);
+    const owner = await this.ownerOf(form);
     const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}/decrypted/${submissionId}`;
     const answers = answersByValue(record);
     const out: DecryptedAttachment[] = [];
@@ -196,6 +197,17 @@ export class EnvelopeDecryption {
       await Promise.all(out.map((a) => this.storage.delete(a.path).catch(() => undefined)));
       throw err;
     }
+  }
+
+  /** The form owner's username (the storage folder), kept per form: a renamed owner only moves where later files go. */
+  private async ownerOf(form: FormEntity): Promise<string> {
+    let owner = this.owners.get(form.id);
+    if (owner === undefined) {
+      owner = (await this.envelopes.ownerName(form.id)) ?? String(form.ownerId);
+      if (this.owners.size >= KEY_ROWS_KEPT) this.owners.clear();
+      this.owners.set(form.id, owner);
+    }
+    return owner;
   }
 
   private async bytesOf(path: string): Promise<Buffer> {

@@ -28,8 +28,11 @@ export interface StoredInstance {
   submission: { id: number; formId: number };
 }
 
-/** The encryption members of an envelope's stored record (strings at intake; see `stored`). */
-const PENDING_RECORD = { _encrypted: 'true', _decryption: 'pending' } as const;
+/**
+ * The encryption members of an envelope's stored record. `_encrypted` is JSON's true, which no
+ * plaintext answer is (answers are text): the submissions read answers as text only.
+ */
+const PENDING_RECORD = { _encrypted: true, _decryption: 'pending' } as unknown as AnswerRecord;
 
 /**
  * OpenRosa intake of encrypted envelopes (docs/encryption.md "Intake"). Every OpenRosa instance

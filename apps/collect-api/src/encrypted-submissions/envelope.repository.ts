@@ -88,18 +88,11 @@ function toRow(r: RawEnvelope): EnvelopeRow {
 export class EnvelopeRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /**
-   * Records the envelope of a stored submission; a later send of the same manifest keeps the first
-   * row. The same statement turns the record's `_encrypted` into JSON's true: intake stores it as
-   * text, the form of every stored answer (the content hash, which split sends are matched by, is
-   * of that record and stays).
-   */
+  /** Records the envelope of a stored submission; a later send of the same manifest keeps the first row. */
   async insertIfAbsent(row: Pick<EnvelopeRow, 'submissionId' | 'formId' | 'version' | 'instanceId' | 'keyId' | 'manifest' | 'parts'>): Promise<void> {
     await this.db.query(
-      `WITH e AS (
-         INSERT INTO submission_envelopes (submission_id, form_id, version, instance_id, key_id, manifest, parts)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (submission_id) DO NOTHING RETURNING submission_id)
-       UPDATE submissions s SET json = s.json || '{"_encrypted": true}'::jsonb FROM e WHERE s.id = e.submission_id AND s.json->>'_encrypted' = 'true'`,
+      `INSERT INTO submission_envelopes (submission_id, form_id, version, instance_id, key_id, manifest, parts)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (submission_id) DO NOTHING`,
       [row.submissionId, row.formId, row.version, row.instanceId, row.keyId, row.manifest, row.parts],
     );
   }
