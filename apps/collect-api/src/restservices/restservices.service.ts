@@ -5,6 +5,7 @@ import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authentic
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { EnvelopeForwarding } from '../encrypted-submissions/envelope-forwarding.js';
 import { FormAccessService } from '../forms/form-access.service.js';
+import { FormsRepository } from '../forms/forms.repository.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { PageRequest } from '../submissions/submissions.service.js';
 import { defaultEvents } from './delivery/delivery-events.js';
@@ -36,6 +37,7 @@ export class RestServicesService {
   constructor(
     private readonly repo: RestServicesRepository,
     private readonly access: FormAccessService,
+    private readonly forms: FormsRepository,
     private readonly outbox: DeliveryOutbox,
     private readonly sheets: SheetsService,
     private readonly testFires: TestFireService,
@@ -252,6 +254,8 @@ export class RestServicesService {
     }
     const saved = await this.repo.saveService(row);
     if (!saved) throw new BadRequestException({ detail: 'A rest service with this xform, name and service_url already exists.' });
+    // A configured dataset id is the form's from now on (docs/restservices.md, "`_bamboo_dataset_id`").
+    if (input.name === 'dataset_service' && input.options.dataset_id) await this.forms.setBambooDatasetId(input.xform, input.options.dataset_id);
     return (await this.repo.findService(saved.id))!;
   }
 
