@@ -164,7 +164,10 @@ describe('hardening: log hygiene (collect-api)', () => {
     const formRes = await fetch(`${url}/api/v1/forms`, { method: 'POST', headers: { Authorization: token, 'content-type': 'application/xml' }, body: demoXForm('logs') });
     expect(formRes.status).toBe(201);
     expect((await json('/api/v1/submissions', token, { id: 'logs', submission: { name: 'x' } })).status).toBe(201);
-    await encryptionKeys(token, ((await formRes.json()) as { formid: number }).formid);
+    // Encryption on a form of its own: a plaintext submission to an encrypted form is refused, and later steps submit to `logs`.
+    const encRes = await fetch(`${url}/api/v1/forms`, { method: 'POST', headers: { Authorization: token, 'content-type': 'application/xml' }, body: demoXForm('logs_enc') });
+    expect(encRes.status).toBe(201);
+    await encryptionKeys(token, ((await encRes.json()) as { formid: number }).formid);
 
     const app = (await (await json('/api/v1/oauth-applications', token, { name: 'logs', client_type: 'confidential', redirect_uris: 'https://client.example/cb' })).json()) as { client_id: string; client_secret: string };
     keep('client secret', app.client_secret);
@@ -259,15 +262,15 @@ describe('hardening: log hygiene (collect-api)', () => {
   async function serverModeEnvelopes(token: string, formId: number): Promise<void> {
     const xform = await (await call(`/api/v1/forms/${formId}/form.xml`, token)).text();
     const publicKey = /base64RsaPublicKey="([^"]*)"/.exec(xform)![1]!;
-    const version = /<data id="logs" version="([^"]*)"/.exec(xform)![1]!;
+    const version = /<data id="logs_enc" version="([^"]*)"/.exec(xform)![1]!;
     const service = await call('/api/v1/restservices', token, { xform: formId, name: 'generic_json', service_url: `${receiver.url}/decrypted` });
     expect(service.status).toBe(201);
     const photo = randomBytes(2048);
     keep('plaintext photo bytes', photo.toString('base64').slice(0, 64));
     for (const tamper of [false, true]) {
       const instanceId = `uuid:${randomUUID()}`;
-      const xml = `<data id="logs" version="${version}"><name>x</name><household><photo>p.jpg</photo></household><meta><instanceID>${instanceId}</instanceID></meta></data>`;
-      const env = encryptSubmission({ publicKey, formId: 'logs', version, instanceId, submissionXml: xml, media: [{ name: 'p.jpg', bytes: photo }] });
+      const xml = `<data id="logs_enc" version="${version}"><name>x</name><household><photo>p.jpg</photo></household><meta><instanceID>${instanceId}</instanceID></meta></data>`;
+      const env = encryptSubmission({ publicKey, formId: 'logs_enc', version, instanceId, submissionXml: xml, media: [{ name: 'p.jpg', bytes: photo }] });
       keep(`envelope AES key${tamper ? ' (tampered)' : ''}`, env.aesKey.toString('base64'));
       keep(`envelope AES key hex${tamper ? ' (tampered)' : ''}`, env.aesKey.toString('hex'));
       const form = new FormData();
