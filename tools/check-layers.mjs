@@ -27,6 +27,7 @@ export const LAYERS = {
     ['form-media'],
     ['forms'],
     ['form-encryption', 'api-tokens'],
+    ['encrypted-submissions'],
     ['submissions'],
     ['datasets'],
     ['media'],

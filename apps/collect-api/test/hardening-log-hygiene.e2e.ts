@@ -1,4 +1,5 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, freshRedisPrefix, freshTestDatabase, SecretLedger, sharedRedisUrl, startServiceProcess, type ServiceProcess } from '@collect/testing';
 import { FormLogin } from '../../cas/test/support/form-login.js';
 import { demoXForm } from './forms-fixtures.js';
+import { encryptSubmission } from './odk-encryptor.js';
 import { Receiver, until } from './restservices-receiver.js';
 import { FakeSheetsProvider } from './restservices-sheets.js';
 
@@ -58,6 +60,7 @@ function hiddenFields(html: string): Record<string, string> {
 describe('hardening: log hygiene (collect-api)', () => {
   let proc: ServiceProcess;
   let worker: ServiceProcess;
+  let collectDatabaseUrl = '';
   let cas: ServiceProcess;
   let receiver: Receiver;
   let sheets: FakeSheetsProvider;
@@ -101,7 +104,7 @@ describe('hardening: log hygiene (collect-api)', () => {
       LOG_LEVEL: 'trace',
       COLLECT_PORT: String(port),
       COLLECT_HOST: '127.0.0.1',
-      DATABASE_URL: await freshTestDatabase('collect_logs'),
+      DATABASE_URL: (collectDatabaseUrl = await freshTestDatabase('collect_logs')),
       REDIS_URL: sharedRedisUrl(),
       REDIS_PREFIX: freshRedisPrefix('logs'),
       COLLECT_ADMIN_USERNAME: 'logadmin',
@@ -161,7 +164,10 @@ describe('hardening: log hygiene (collect-api)', () => {
     const formRes = await fetch(`${url}/api/v1/forms`, { method: 'POST', headers: { Authorization: token, 'content-type': 'application/xml' }, body: demoXForm('logs') });
     expect(formRes.status).toBe(201);
     expect((await json('/api/v1/submissions', token, { id: 'logs', submission: { name: 'x' } })).status).toBe(201);
-    await encryptionKeys(token, ((await formRes.json()) as { formid: number }).formid);
+    // Encryption on a form of its own: a plaintext submission to an encrypted form is refused, and later steps submit to `logs`.
+    const encRes = await fetch(`${url}/api/v1/forms`, { method: 'POST', headers: { Authorization: token, 'content-type': 'application/xml' }, body: demoXForm('logs_enc') });
+    expect(encRes.status).toBe(201);
+    await encryptionKeys(token, ((await encRes.json()) as { formid: number }).formid);
 
     const app = (await (await json('/api/v1/oauth-applications', token, { name: 'logs', client_type: 'confidential', redirect_uris: 'https://client.example/cb' })).json()) as { client_id: string; client_secret: string };
     keep('client secret', app.client_secret);
@@ -246,6 +252,47 @@ describe('hardening: log hygiene (collect-api)', () => {
     keep('private key sent by mistake', pem.split('\n')[1]);
     expect((await call(path, token, { mode: 'self', private_key: pem, passphrase: secrets.get('form key passphrase') })).status).toBe(400);
     expect((await call(path, token, { mode: 'server' })).status).toBe(201);
+    await serverModeEnvelopes(token, formId);
+  }
+
+  /**
+   * Server mode: envelopes decrypted on receipt (one whole, one tampered), forwarded decrypted by
+   * the worker. Their AES keys and the plaintext photo never reach a log line or the database.
+   */
+  async function serverModeEnvelopes(token: string, formId: number): Promise<void> {
+    const xform = await (await call(`/api/v1/forms/${formId}/form.xml`, token)).text();
+    const publicKey = /base64RsaPublicKey="([^"]*)"/.exec(xform)![1]!;
+    const version = /<data id="logs_enc" version="([^"]*)"/.exec(xform)![1]!;
+    const service = await call('/api/v1/restservices', token, { xform: formId, name: 'generic_json', service_url: `${receiver.url}/decrypted` });
+    expect(service.status).toBe(201);
+    const photo = randomBytes(2048);
+    keep('plaintext photo bytes', photo.toString('base64').slice(0, 64));
+    for (const tamper of [false, true]) {
+      const instanceId = `uuid:${randomUUID()}`;
+      const xml = `<data id="logs_enc" version="${version}"><name>x</name><household><photo>p.jpg</photo></household><meta><instanceID>${instanceId}</instanceID></meta></data>`;
+      const env = encryptSubmission({ publicKey, formId: 'logs_enc', version, instanceId, submissionXml: xml, media: [{ name: 'p.jpg', bytes: photo }] });
+      keep(`envelope AES key${tamper ? ' (tampered)' : ''}`, env.aesKey.toString('base64'));
+      keep(`envelope AES key hex${tamper ? ' (tampered)' : ''}`, env.aesKey.toString('hex'));
+      const form = new FormData();
+      form.append('xml_submission_file', new Blob([env.manifest], { type: 'text/xml' }), 'submission.xml');
+      for (const [name, bytes] of env.parts) {
+        const part = Buffer.from(bytes);
+        if (tamper && name === 'submission.xml.enc') part[5] ^= 1;
+        form.append(name, new Blob([part]), name);
+      }
+      expect((await fetch(`${url()}/submission`, { method: 'POST', headers: { Authorization: token }, body: form })).status).toBe(201);
+    }
+    await until('the decrypted delivery', () => receiver.requests.some((r) => r.url === '/decrypted'));
+    // Nor in the database: every row of the tables the submission and its deliveries live in, as text.
+    const db = new pg.Client({ connectionString: collectDatabaseUrl });
+    await db.connect();
+    try {
+      const dump = (await db.query(`SELECT (SELECT string_agg(t::text, ' ') FROM submissions t) || (SELECT string_agg(t::text, ' ') FROM submission_envelopes t)
+        || (SELECT string_agg(t::text, ' ') FROM rest_deliveries t) || (SELECT coalesce(string_agg(t::text, ' '), '') FROM form_encryption_keys t) AS text`)).rows[0].text as string;
+      expect(secrets.leaks([dump], 'database')).toEqual([]);
+    } finally {
+      await db.end();
+    }
   }
 
   /** Messaging and signed services; deliveries fail (5xx then 2xx, 4xx, connection refused), are retried and re-sent by hand. */

@@ -43,7 +43,7 @@ describe('rest services: CRUD, forwarders on the wire, retries, delivery log', (
       expect(created.body).toEqual({
         id: expect.any(Number), xform: formId, name: 'generic_json', service_url: `${rx.url}/crud`, events: ['created', 'updated'], signing_enabled: false, active: true, inactive_reason: null,
         last_delivery_at: null, last_status: null, failure_count: 0, date_created: expect.any(String), date_modified: expect.any(String),
-        fields: null, header_names: [], basic_auth_enabled: false, rate_limit_per_minute: null, effective_rate_limit_per_minute: 600, success_rate_24h: null, p95_latency_ms_24h: null,
+        fields: null, header_names: [], basic_auth_enabled: false, rate_limit_per_minute: null, encrypted_submissions: null, effective_rate_limit_per_minute: 600, success_rate_24h: null, p95_latency_ms_24h: null,
       });
       const pk = created.body.id;
       const list = await api().get('/api/v1/restservices').set('Authorization', owner.token).expect(200);

@@ -45,8 +45,13 @@ export type SealedKeyHeader = {
 
 export type SealedPrivateKey = SealedKeyHeader & { iv: string; tag: string; ciphertext: string };
 
-/** RSA size of the key pairs the platform makes (Collect, Enketo and Web Forms wrap with any size). */
-export const GENERATED_KEY_BITS = 3_072;
+/**
+ * RSA size of the key pairs the platform makes (Collect, Enketo and Web Forms wrap with any
+ * size): 2048 bits, the size ODK's own tools make and NIST's floor through 2030. Every server-mode
+ * submission costs two private-key operations on receipt, and a 3072-bit one costs five times a
+ * 2048-bit one (docs/encryption.md "Server mode").
+ */
+export const GENERATED_KEY_BITS = 2_048;
 
 export async function generateFormKeyPair(): Promise<{ publicKey: KeyObject; privateKey: KeyObject }> {
   return promisify(generateKeyPair)('rsa', { modulusLength: GENERATED_KEY_BITS });

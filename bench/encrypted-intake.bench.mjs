@@ -1,0 +1,117 @@
+// OpenRosa intake of encrypted submissions (docs/encryption.md, "Server mode"), each with one
+// 100 KB JPEG, against the same plaintext submission, all in one run:
+// - server mode (decrypted on receipt, before the answer) ÷ plaintext; goal >= 0.7;
+// - self and passphrase modes (stored whole, nothing decrypted) ÷ plaintext; goal >= 0.9 each.
+// Each request is a new instance, so each envelope is made afresh by the load generator (a new
+// IV per instance, the parts ciphered, a new signature); the AES key and its wrapping are made
+// once per mode, which the platform cannot tell (docs/benchmarks.md, "encrypted-intake").
+import { constants, createCipheriv, createHash, createPublicKey, generateKeyPairSync, publicEncrypt, randomBytes, randomUUID } from 'node:crypto';
+import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
+import { createForm, median, must, report, requestsPerSecond, startCollect, userToken } from './bench-helpers.mjs';
+import { openRosaPhotoBodies, photoJpeg, PHOTO_FORM_FIELDS } from './intake-fixtures.mjs';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+
+/** RSA-OAEP, SHA-256 with MGF1-SHA-256, as ODK Collect wraps. */
+const wrap = (key, data) => publicEncrypt({ key, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, data);
+
+/** AES-256-CFB over PKCS#5-padded bytes with the IV of part `index` (the seed's byte i % 16 incremented for parts 0..i). */
+function cipherPart(aesKey, seed, index, plain) {
+  const iv = Buffer.from(seed);
+  for (let i = 0; i <= index; i++) iv[i % 16] = (iv[i % 16] + 1) & 0xff;
+  const pad = 16 - (plain.length % 16);
+  const c = createCipheriv('aes-256-cfb', aesKey, iv);
+  return Buffer.concat([c.update(plain), c.update(Buffer.alloc(pad, pad)), c.final()]);
+}
+
+/** A maker of envelope bodies for one encrypted form: a new instance each call. */
+function envelopeBodies({ idString, version, publicKey }, jpeg) {
+  const key = createPublicKey({ key: Buffer.from(publicKey, 'base64'), format: 'der', type: 'spki' });
+  const aesKey = randomBytes(32);
+  const base64Key = wrap(key, aesKey).toString('base64');
+  const jpegMd5 = createHash('md5').update(jpeg).digest('hex');
+  return () => {
+    const uuid = randomUUID();
+    const instanceId = `uuid:${uuid}`;
+    const photo = `${Date.now()}-${uuid.slice(0, 8)}.jpg`;
+    const xml = Buffer.from(`<?xml version="1.0"?><data id="${idString}" version="${version}"><name>Jane</name><age>34</age><photo>${photo}</photo><meta><instanceID>${instanceId}</instanceID></meta></data>`);
+    const seed = createHash('md5').update(instanceId, 'utf8').update(aesKey).digest();
+    const photoPart = cipherPart(aesKey, seed, 0, jpeg);
+    const xmlPart = cipherPart(aesKey, seed, 1, xml);
+    const signed = [idString, version, base64Key, instanceId, `${photo}::${jpegMd5}`, `submission.xml::${createHash('md5').update(xml).digest('hex')}`].map((l) => `${l}\n`).join('');
+    const signature = wrap(key, createHash('md5').update(signed, 'utf8').digest()).toString('base64');
+    const manifest = `<data xmlns="http://www.opendatakit.org/xforms/encrypted" id="${idString}" version="${version}" encrypted="yes"><base64EncryptedKey>${base64Key}</base64EncryptedKey><orx:meta xmlns:orx="http://openrosa.org/xforms"><orx:instanceID>${instanceId}</orx:instanceID></orx:meta><media><file>${photo}.enc</file></media><encryptedXmlFile>submission.xml.enc</encryptedXmlFile><base64EncryptedElementSignature>${signature}</base64EncryptedElementSignature></data>`;
+    const boundary = `bench${uuid.replaceAll('-', '')}`;
+    const part = (name, type, bytes) => [Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${name === 'xml_submission_file' ? 'submission.xml' : name}"\r\nContent-Type: ${type}\r\n\r\n`), bytes, Buffer.from('\r\n')];
+    const body = Buffer.concat([
+      ...part('xml_submission_file', 'text/xml', Buffer.from(manifest)),
+      ...part(`${photo}.enc`, 'application/octet-stream', photoPart),
+      ...part('submission.xml.enc', 'application/octet-stream', xmlPart),
+      Buffer.from(`--${boundary}--\r\n`),
+    ]);
+    return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+  };
+}
+
+const pg = await startPostgres({ fast: true });
+const redis = await startRedis();
+let collect;
+try {
+  collect = await startCollect({ pg, redis, database: 'bench_collect_encrypted', env: { ENCRYPTION_KEK: randomBytes(32).toString('base64') } });
+  const base = collect.url;
+  const token = await userToken(base);
+  const jpeg = await photoJpeg(100 * 1024);
+  const forms = {};
+  for (const [mode, body] of [['server', { mode: 'server' }], ['passphrase', { mode: 'passphrase', passphrase: 'a bench passphrase nobody keeps' }], ['self', null]]) {
+    const idString = `bench_${mode}`;
+    const form = await createForm(base, token, { id_string: idString, title: idString, fields: PHOTO_FORM_FIELDS });
+    // Self mode: a public key whose private half this bench never holds.
+    const request = body ?? { mode: 'self', public_key: generateKeyPairSync('rsa', { modulusLength: 3072 }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64') };
+    await must(fetch(`${base}/api/v1/forms/${form.formid}/encryption`, { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify(request) }), 201);
+    const xform = await (await must(fetch(`${base}/api/v1/forms/${form.formid}/form.xml`, { headers: { authorization: token } }), 200)).text();
+    const root = new RegExp(`<[^<>]*\\sid="${idString}"[^<>]*>`).exec(xform)[0];
+    forms[mode] = { idString, version: /\sversion="([^"]*)"/.exec(root)[1], publicKey: /base64RsaPublicKey="([^"]*)"/.exec(xform)[1], formid: form.formid };
+  }
+  await createForm(base, token, { id_string: 'bench_plain', title: 'Bench plain', fields: PHOTO_FORM_FIELDS });
+  const plainBodies = openRosaPhotoBodies('bench_plain', jpeg);
+  const makers = Object.fromEntries(Object.entries(forms).map(([mode, f]) => [mode, envelopeBodies(f, jpeg)]));
+  // One of each first: the server-mode one must come back decrypted.
+  for (const [mode, make] of Object.entries(makers)) {
+    const one = make();
+    await must(fetch(`${base}/submission`, { method: 'POST', headers: { authorization: token, 'content-type': one.contentType }, body: one.body }), 201);
+    const [row] = await (await must(fetch(`${base}/api/v1/data/${forms[mode].formid}`, { headers: { authorization: token } }), 200)).json();
+    const expected = mode === 'server' ? 'decrypted' : 'pending';
+    if (row?._decryption !== expected) throw new Error(`${mode} mode: the first envelope is ${row?._decryption}, not ${expected}`);
+  }
+
+  const openRosa = (label, next) => ({
+    label, url: `${base}/submission`, method: 'POST', expect: 201,
+    headers: { authorization: token },
+    setupRequest: (req) => {
+      const b = next();
+      return { ...req, body: b.body, headers: { ...req.headers, 'content-type': b.contentType } };
+    },
+  });
+  const cases = {
+    plain: openRosa('plaintext, one 100 KB JPEG', () => ({ body: plainBodies.next(), contentType: plainBodies.contentType })),
+    server: openRosa('server mode (decrypted on receipt)', makers.server),
+    passphrase: openRosa('passphrase mode (stored)', makers.passphrase),
+    self: openRosa('self mode (stored)', makers.self),
+  };
+  for (const c of Object.values(cases)) await requestsPerSecond(c, 1, CONNECTIONS); // warm-up
+  const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+  for (let r = 0; r < ROUNDS; r++) for (const [key, c] of Object.entries(cases)) results[key].push(await requestsPerSecond(c, DURATION, CONNECTIONS));
+  const rate = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
+  for (const [key, rps] of Object.entries(rate)) console.log(`POST /submission, ${cases[key].label}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
+  report('ratio server-mode/plaintext', rate.server / rate.plain, { goal: '>= 0.7' });
+  report('ratio passphrase-mode/plaintext', rate.passphrase / rate.plain, { goal: '>= 0.9' });
+  report('ratio self-mode/plaintext', rate.self / rate.plain, { goal: '>= 0.9' });
+  const stored = (await (await must(fetch(`${base}/api/v1/forms/${forms.server.formid}`, { headers: { authorization: token } }), 200)).json()).num_of_submissions;
+  console.log(`server-mode submissions stored: ${stored}`);
+} finally {
+  await collect?.stop();
+  await redis.stop();
+  await pg.stop();
+}
