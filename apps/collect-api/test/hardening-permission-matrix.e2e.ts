@@ -78,6 +78,8 @@ interface Fixture {
   idString: string;
   otherFormId: number;
   submissionId: number;
+  /** The submission's instance id (`_uuid`), for the Briefcase pull's key. */
+  submissionUuid: string;
   dataviewId: number;
   mergedId: number;
   appId: number;
@@ -225,6 +227,11 @@ const TABLE: RouteCase[] = [
   { route: 'GET /:username/xformsManifest/:pk', call: (f) => ({ path: `/${f.owner}/xformsManifest/${f.formId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /xformsMedia/:pk/:mediaId', call: (f) => ({ path: `/xformsMedia/${f.formId}/${f.shared!.metadataId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /:username/xformsMedia/:pk/:mediaId', call: (f) => ({ path: `/${f.owner}/xformsMedia/${f.formId}/${f.shared!.metadataId}` }), expect: atLeast('readonly', 200) },
+  // Briefcase pull (docs/encryption.md "Briefcase pull"): readers of the form; a form the caller cannot read is not found.
+  { route: 'GET /view/submissionList', call: (f) => ({ path: `/view/submissionList?formId=${f.idString}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /:username/view/submissionList', call: (f) => ({ path: `/${f.owner}/view/submissionList?formId=${f.idString}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /view/downloadSubmission', call: (f) => ({ path: `/view/downloadSubmission?formId=${encodeURIComponent(`${f.idString}[@version=null and @uiVersion=null]/data[@key=uuid:${f.submissionUuid}]`)}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /:username/view/downloadSubmission', call: (f) => ({ path: `/${f.owner}/view/downloadSubmission?formId=${encodeURIComponent(`${f.idString}/data[@key=uuid:${f.submissionUuid}]`)}` }), expect: atLeast('readonly', 200) },
   // Submissions and data
   { route: 'POST /api/v1/submissions', call: (f) => ({ path: '/api/v1/submissions', body: { id: f.idString, submission: { name: 'x' } } }), expect: atLeast('dataentry', 201) },
   { route: 'GET /api/v1/data/:formPk', call: (f) => ({ path: `/api/v1/data/${f.formId}` }), expect: atLeast('readonly', 200) },
@@ -351,12 +358,12 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     const idString = `m${uniq()}`;
     const [formId, otherFormId] = await Promise.all([make(idString), make(`o${uniq()}`)]);
     await request(sut.url).post('/api/v1/submissions').set('Authorization', ownerAuth).send({ id: idString, submission: { name: 'x' } }).expect(201);
-    const submissionId = (await request(sut.url).get(`/api/v1/data/${formId}`).set('Authorization', ownerAuth).expect(200)).body[0]._id as number;
+    const [{ _id: submissionId, _uuid: submissionUuid }] = (await request(sut.url).get(`/api/v1/data/${formId}`).set('Authorization', ownerAuth).expect(200)).body as Array<{ _id: number; _uuid: string }>;
     const dataviewId = (await request(sut.url).post('/api/v1/dataviews').set('Authorization', ownerAuth).send({ name: 'v', xform: formId, columns: ['name'], query: [] }).expect(201)).body.id as number;
     const mergedId = (await request(sut.url).post('/api/v1/merged-datasets').set('Authorization', ownerAuth).send({ name: 'm', xforms: [formId, otherFormId] }).expect(201)).body.id as number;
     const app = (await request(sut.url).post('/api/v1/oauth-applications').set('Authorization', ownerAuth).send({ name: 'a', redirect_uris: 'https://c.example/cb' }).expect(201)).body as { id: number; client_secret: string };
     ownerSecrets.add(app.client_secret);
-    const f: Fixture = { owner: creds.owner.username, formId, idString, otherFormId, submissionId, dataviewId, mergedId, appId: app.id };
+    const f: Fixture = { owner: creds.owner.username, formId, idString, otherFormId, submissionId, submissionUuid, dataviewId, mergedId, appId: app.id };
     if (withShared) f.shared = await sharedExtras(f);
     return f;
   }
