@@ -27,6 +27,7 @@ export const LAYERS = {
     ['form-media'],
     ['forms'],
     ['form-encryption'],
+    ['encrypted-submissions'],
     ['submissions'],
     ['datasets'],
     ['media'],

@@ -22,6 +22,8 @@ export type DecryptionFailureReason =
   | 'signature_unwrap_failed'
   /** The signature unwraps but names other bytes: a part, the key, the ids or the version were changed. */
   | 'signature_mismatch'
+  /** Every part decrypted and the signature verified, but the submission XML is not an instance of the form. */
+  | 'instance_invalid'
   /** The passphrase does not open the sealed private key. */
   | 'passphrase_wrong'
   /** The server's key-encryption key does not open the sealed private key. */

@@ -1,0 +1,162 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { KeyObject } from 'node:crypto';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { failed, type DecryptionFailure, type Outcome } from '../encryption/decryption-failure.js';
+import { decryptEnvelope } from '../encryption/envelope-decryptor.js';
+import { kekFromConfig, kekId, openWithKek } from '../encryption/key-sealing.js';
+import { parseManifest } from '../encryption/manifest.js';
+import type { FormEntity } from '../forms/form.entity.js';
+import { FormEncryptionRepository, type FormKeyRow } from '../form-encryption/form-encryption.repository.js';
+import { inputLimitsOf, parseXml, type XmlNode } from '../openrosa/xml.js';
+import { detectMimetype } from '../storage/content-type.js';
+import { FILE_STORAGE, safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
+import { EnvelopeRepository, type DecryptedAttachment } from './envelope.repository.js';
+
+/**
+ * The submissions' own reading of an instance document into a record of answers by xpath
+ * (recordFromXml): given by intake, so a decrypted instance is read exactly as a plaintext one.
+ * Throws a 4xx error for an instance it cannot read.
+ */
+export type InstanceReader = (root: XmlNode, form: FormEntity) => Record<string, unknown>;
+
+/** Metadata of an instance that intake keeps apart from the answers (the submission's own columns). */
+const METADATA_KEYS = ['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'];
+
+/** Private keys opened lately, per process (docs/encryption.md "Server mode"): never written anywhere. */
+const KEYS_KEPT = 64;
+
+/**
+ * Decryption on receipt of server-mode envelopes (docs/encryption.md "Server mode"): once every
+ * part of an envelope is stored, its private key (sealed under ENCRYPTION_KEK) opens it, and the
+ * submission becomes what a plaintext one would have been, marked `_decryption: "decrypted"`. A
+ * part that does not decrypt or a signature that does not verify marks it `failed` with the
+ * reason; a missing part, a missing or changed KEK, leave it `pending`. The private key lives in
+ * this process's memory only.
+ */
+@Injectable()
+export class EnvelopeDecryption {
+  private readonly logger = new Logger(EnvelopeDecryption.name);
+  private readonly openKeys = new Map<string, KeyObject>();
+
+  constructor(
+    private readonly envelopes: EnvelopeRepository,
+    private readonly keys: FormEncryptionRepository,
+    @Inject(FILE_STORAGE) private readonly storage: FileStorage,
+    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+  ) {}
+
+  /** Decrypts the envelope of `submissionId` when its key is the server's and all its parts are stored; else does nothing. */
+  async decryptIfReady(submissionId: number, form: FormEntity, readInstance: InstanceReader): Promise<void> {
+    const envelope = await this.envelopes.find(submissionId);
+    if (!envelope || envelope.decryption !== 'pending' || !envelope.keyId) return;
+    const keyRow = await this.keys.find(envelope.formId, envelope.keyId);
+    if (!keyRow || keyRow.mode !== 'server' || !keyRow.sealed) return;
+    const stored = new Map((await this.envelopes.partsOf([submissionId])).map((p) => [p.name, p]));
+    if (envelope.parts.some((name) => !stored.has(name))) return;
+
+    const kek = kekFromConfig(this.config.ENCRYPTION_KEK);
+    if (!kek) {
+      this.logger.warn({ submissionId }, 'a server-mode encrypted submission stays pending: ENCRYPTION_KEK is not set');
+      return;
+    }
+    const key = this.privateKey(keyRow, kek);
+    if (!key.ok) {
+      // Not the submission's fault: it waits for the right KEK.
+      this.logger.error({ submissionId, reason: key.failure.reason }, 'a server-mode encrypted submission stays pending: its key does not open with ENCRYPTION_KEK');
+      return;
+    }
+    const manifest = parseManifest(envelope.manifest);
+    if (!manifest.ok) return this.envelopes.markFailed(submissionId, manifest.failure);
+
+    const ciphertexts = new Map<string, Buffer>();
+    for (const [name, part] of stored) ciphertexts.set(name, await this.bytesOf(part.path));
+    const opened = decryptEnvelope(manifest.value, key.value, ciphertexts);
+    if (!opened.ok) return this.envelopes.markFailed(submissionId, opened.failure);
+    if (opened.value.status !== 'decrypted' || !opened.value.submissionXml) return;
+
+    const xml = opened.value.submissionXml.toString('utf8');
+    const record = this.readDecrypted(xml, form, manifest.value.formId, manifest.value.instanceId, readInstance);
+    if (!record.ok) return this.envelopes.markFailed(submissionId, record.failure);
+
+    const media = await this.storeMedia(form, submissionId, opened.value.media, record.value);
+    let kept = false;
+    try {
+      kept = await this.envelopes.markDecrypted(submissionId, { json: { ...record.value, _encrypted: true, _decryption: 'decrypted' }, xml, media });
+    } finally {
+      if (!kept) await Promise.all(media.map((m) => this.storage.delete(m.path).catch(() => undefined)));
+    }
+  }
+
+  /** The form version's private key, opened with the KEK once per process. */
+  private privateKey(row: FormKeyRow, kek: Buffer): Outcome<KeyObject> {
+    const cacheKey = `${row.form_id}\n${row.key_id}\n${kekId(kek)}`;
+    const hit = this.openKeys.get(cacheKey);
+    if (hit) return { ok: true, value: hit };
+    const opened = openWithKek(row.sealed!, kek);
+    if (opened.ok) {
+      if (this.openKeys.size >= KEYS_KEPT) this.openKeys.delete(this.openKeys.keys().next().value!);
+      this.openKeys.set(cacheKey, opened.value);
+    }
+    return opened;
+  }
+
+  /** The decrypted instance as a record (metadata keys taken out, as intake stores any instance). */
+  private readDecrypted(xml: string, form: FormEntity, formId: string, instanceId: string, readInstance: InstanceReader): Outcome<Record<string, unknown>> {
+    const invalid = (detail: string) => failed<Record<string, unknown>>('instance_invalid', `The decrypted submission is not an instance of this form: ${detail}`, 'submission.xml');
+    let root: XmlNode;
+    try {
+      root = parseXml(xml, inputLimitsOf(this.config));
+    } catch (err) {
+      return invalid(err instanceof Error ? err.message : 'not XML');
+    }
+    if ((root.attrs.id ?? '') !== formId) return invalid(`its form id is "${(root.attrs.id ?? '').slice(0, 100)}", the manifest's "${formId}".`);
+    let record: Record<string, unknown>;
+    try {
+      record = readInstance(root, form);
+    } catch (err) {
+      return invalid(err instanceof Error ? err.message : 'unreadable');
+    }
+    const own = String(record['meta/instanceID'] ?? '').replace(/^uuid:/i, '').trim();
+    if (own && own !== instanceId) return invalid(`its instanceID is not the manifest's.`);
+    for (const key of METADATA_KEYS) delete record[key];
+    return { ok: true, value: record };
+  }
+
+  /** Writes the decrypted media where no other submission's files go; their attachment rows come with the commit. */
+  private async storeMedia(form: FormEntity, submissionId: number, media: Array<{ name: string; bytes: Buffer }>, record: Record<string, unknown>): Promise<DecryptedAttachment[]> {
+    if (!media.length) return [];
+    const owner = (await this.envelopes.ownerName(form.id)) ?? String(form.ownerId);
+    const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}/decrypted/${submissionId}`;
+    const answers = answersByValue(record);
+    const out: DecryptedAttachment[] = [];
+    try {
+      for (const m of media) {
+        const path = `${dir}/${safeStorageSegment(m.name)}`;
+        const mimetype = detectMimetype(m.bytes.subarray(0, 16), m.name);
+        await this.storage.putBytes(path, [m.bytes], mimetype);
+        out.push({ path, name: m.name, mimetype, size: m.bytes.length, fieldXpath: answers.get(m.name) ?? null });
+      }
+      return out;
+    } catch (err) {
+      await Promise.all(out.map((a) => this.storage.delete(a.path).catch(() => undefined)));
+      throw err;
+    }
+  }
+
+  private async bytesOf(path: string): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.storage.read(path)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+}
+
+/** Each string answer and the first xpath that gives it (repeats included): which question names a file. */
+function answersByValue(record: Record<string, unknown>, out = new Map<string, string>()): Map<string, string> {
+  for (const [k, v] of Object.entries(record)) {
+    if (Array.isArray(v)) for (const item of v) answersByValue(item as Record<string, unknown>, out);
+    else if (typeof v === 'string' && !out.has(v)) out.set(v, k);
+  }
+  return out;
+}
+
+export type { DecryptionFailure };

@@ -1,0 +1,74 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Readable } from 'node:stream';
+import type { Outcome } from '../encryption/decryption-failure.js';
+import { parseManifest, type EnvelopeManifest } from '../encryption/manifest.js';
+import { FormEncryptionRepository, type FormKeyRow } from '../form-encryption/form-encryption.repository.js';
+import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
+import { EnvelopeRepository, type DecryptionStatus, type EnvelopeListing, type EnvelopePart, type EnvelopeRow } from './envelope.repository.js';
+
+/** An envelope with its stored parts (by manifest name) and the names still missing. */
+export interface EnvelopeWithParts extends EnvelopeListing {
+  stored: Map<string, EnvelopePart>;
+  missing: string[];
+}
+
+/**
+ * Reading stored envelopes (docs/encryption.md "How an envelope is stored"): what the decrypt
+ * export and the Briefcase pull build on. No permission check here: callers check the form first.
+ */
+@Injectable()
+export class EnvelopeStore {
+  constructor(
+    private readonly envelopes: EnvelopeRepository,
+    private readonly keys: FormEncryptionRepository,
+    @Inject(FILE_STORAGE) private readonly storage: FileStorage,
+  ) {}
+
+  /** A form's envelopes (live submissions), oldest first, after submission `afterId`, with their parts. */
+  async list(formId: number, o: { afterId?: number; limit: number; decryption?: DecryptionStatus }): Promise<EnvelopeWithParts[]> {
+    const rows = await this.envelopes.listByForm(formId, o);
+    const parts = await this.envelopes.partsOf(rows.map((r) => r.submissionId));
+    const bySubmission = new Map<number, Map<string, EnvelopePart>>();
+    for (const p of parts) {
+      let m = bySubmission.get(p.submissionId);
+      if (!m) bySubmission.set(p.submissionId, (m = new Map()));
+      m.set(p.name, p);
+    }
+    return rows.map((r) => {
+      const stored = bySubmission.get(r.submissionId) ?? new Map<string, EnvelopePart>();
+      return { ...r, stored, missing: r.parts.filter((n) => !stored.has(n)) };
+    });
+  }
+
+  /** The envelope of one submission, or null when it was not an encrypted one. */
+  find(submissionId: number): Promise<EnvelopeRow | null> {
+    return this.envelopes.find(submissionId);
+  }
+
+  /** The stored parts of these submissions' envelopes. */
+  partsOf(submissionIds: number[]): Promise<EnvelopePart[]> {
+    return this.envelopes.partsOf(submissionIds);
+  }
+
+  /** The envelope's manifest, parsed (it was valid when stored). */
+  manifestOf(envelope: Pick<EnvelopeRow, 'manifest'>): Outcome<EnvelopeManifest> {
+    return parseManifest(envelope.manifest);
+  }
+
+  /** A read stream of a part's ciphertext as received. */
+  readPart(part: Pick<EnvelopePart, 'path'>): Promise<Readable> {
+    return this.storage.read(part.path);
+  }
+
+  /** The whole ciphertext of a part (parts are at most ATTACHMENT_MAX_BYTES). */
+  async partBytes(part: Pick<EnvelopePart, 'path'>): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.storage.read(part.path)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  /** The key row an envelope was made for (mode, sealed private key), or null (self mode by an XLSForm setting, or no key). */
+  keyOf(envelope: Pick<EnvelopeRow, 'formId' | 'keyId'>): Promise<FormKeyRow | null> {
+    return envelope.keyId ? this.keys.find(envelope.formId, envelope.keyId) : Promise.resolve(null);
+  }
+}

@@ -1,0 +1,205 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { DecryptionFailure } from '../encryption/decryption-failure.js';
+
+export type DecryptionStatus = 'pending' | 'decrypted' | 'failed';
+
+/** One stored envelope (`submission_envelopes`, docs/encryption.md "How an envelope is stored"). */
+export interface EnvelopeRow {
+  submissionId: number;
+  formId: number;
+  /** The manifest's `version`, null when it has none. */
+  version: string | null;
+  /** meta/instanceID without `uuid:` (the submission's `_uuid`). */
+  instanceId: string;
+  /** keyId() of the public key of the form version the manifest names; null when that version carried none the platform knows. */
+  keyId: string | null;
+  /** The manifest XML as received. */
+  manifest: string;
+  /** Part names as the manifest gives them (`.enc` included), in ciphering order: media, then the XML part last. */
+  parts: string[];
+  decryption: DecryptionStatus;
+  decryptionError: DecryptionFailure | null;
+  decryptedAt: Date | null;
+  createdAt: Date;
+}
+
+/** An envelope in a form's listing, with the submission's own metadata. */
+export interface EnvelopeListing extends EnvelopeRow {
+  uuid: string;
+  submissionTime: Date;
+  submittedBy: string | null;
+}
+
+/** A stored part of an envelope: the attachment row holding its ciphertext. */
+export interface EnvelopePart {
+  submissionId: number;
+  /** The part's name in the manifest (`photo.jpg.enc`, `submission.xml.enc`). */
+  name: string;
+  attachmentId: number;
+  /** Storage-relative path (FileStorage). */
+  path: string;
+  size: number;
+  /** Set once the submission was decrypted on receipt (the part is then hidden from the media listing, its bytes kept). */
+  hiddenAt: Date | null;
+}
+
+/** A decrypted media file to add as an attachment (its bytes already written at `path`). */
+export interface DecryptedAttachment {
+  path: string;
+  name: string;
+  mimetype: string;
+  size: number;
+  fieldXpath: string | null;
+}
+
+const ENVELOPE_COLUMNS = `e.submission_id, e.form_id, e.version, e.instance_id, e.key_id, e.manifest, e.parts, e.decryption, e.decryption_error, e.decrypted_at, e.created_at`;
+
+interface RawEnvelope {
+  submission_id: number;
+  form_id: number;
+  version: string | null;
+  instance_id: string;
+  key_id: string | null;
+  manifest: string;
+  parts: string[];
+  decryption: DecryptionStatus;
+  decryption_error: DecryptionFailure | null;
+  decrypted_at: Date | null;
+  created_at: Date;
+}
+
+function toRow(r: RawEnvelope): EnvelopeRow {
+  return {
+    submissionId: r.submission_id, formId: r.form_id, version: r.version, instanceId: r.instance_id, keyId: r.key_id, manifest: r.manifest,
+    parts: r.parts, decryption: r.decryption, decryptionError: r.decryption_error, decryptedAt: r.decrypted_at, createdAt: r.created_at,
+  };
+}
+
+/**
+ * Queries on `submission_envelopes` and on the envelope's own rows of `submissions` and
+ * `attachments` (docs/encryption.md "How an envelope is stored"). The submission row of an
+ * envelope carries the data API's encryption members in its answers (`_encrypted`,
+ * `_decryption`, `_decryption_error`), so every read of submissions shows them as they are here.
+ */
+@Injectable()
+export class EnvelopeRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  transaction<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
+  }
+
+  /**
+   * Records the envelope of a stored submission; a later send of the same manifest keeps the first
+   * row. The same statement turns the record's `_encrypted` into JSON's true: intake stores it as
+   * text, the form of every stored answer (the content hash, which split sends are matched by, is
+   * of that record and stays).
+   */
+  async insertIfAbsent(row: Pick<EnvelopeRow, 'submissionId' | 'formId' | 'version' | 'instanceId' | 'keyId' | 'manifest' | 'parts'>): Promise<void> {
+    await this.db.query(
+      `WITH e AS (
+         INSERT INTO submission_envelopes (submission_id, form_id, version, instance_id, key_id, manifest, parts)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (submission_id) DO NOTHING RETURNING submission_id)
+       UPDATE submissions s SET json = s.json || '{"_encrypted": true}'::jsonb FROM e WHERE s.id = e.submission_id AND s.json->>'_encrypted' = 'true'`,
+      [row.submissionId, row.formId, row.version, row.instanceId, row.keyId, row.manifest, row.parts],
+    );
+  }
+
+  async find(submissionId: number, m?: EntityManager): Promise<EnvelopeRow | null> {
+    const rows: RawEnvelope[] = await (m ?? this.db).query(`SELECT ${ENVELOPE_COLUMNS} FROM submission_envelopes e WHERE e.submission_id = $1`, [submissionId]);
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /** The envelopes among `submissionIds` (any form), by submission id. */
+  async findMany(submissionIds: number[]): Promise<Map<number, EnvelopeRow>> {
+    if (!submissionIds.length) return new Map();
+    const rows: RawEnvelope[] = await this.db.query(`SELECT ${ENVELOPE_COLUMNS} FROM submission_envelopes e WHERE e.submission_id = ANY($1::int[])`, [submissionIds]);
+    return new Map(rows.map((r) => [r.submission_id, toRow(r)]));
+  }
+
+  /**
+   * The envelopes of a form's live submissions, oldest first, after submission `afterId`, at most
+   * `limit`; `decryption` narrows to one status.
+   */
+  async listByForm(formId: number, o: { afterId?: number; limit: number; decryption?: DecryptionStatus }): Promise<EnvelopeListing[]> {
+    const rows: Array<RawEnvelope & { uuid: string; date_created: Date; username: string | null }> = await this.db.query(
+      `SELECT ${ENVELOPE_COLUMNS}, s.uuid, s.date_created, u.username
+       FROM submission_envelopes e JOIN submissions s ON s.id = e.submission_id LEFT JOIN users u ON u.id = s.submitted_by_id
+       WHERE e.form_id = $1 AND s.deleted_at IS NULL AND e.submission_id > $2 AND ($4::varchar IS NULL OR e.decryption = $4)
+       ORDER BY e.submission_id LIMIT $3`,
+      [formId, o.afterId ?? 0, o.limit, o.decryption ?? null],
+    );
+    return rows.map((r) => ({ ...toRow(r), uuid: r.uuid, submissionTime: r.date_created, submittedBy: r.username }));
+  }
+
+  /**
+   * The stored parts of these envelopes: per submission and part name the attachment holding it
+   * (a live row before a hidden one, then the first stored). Parts not received are absent.
+   */
+  async partsOf(submissionIds: number[], m?: EntityManager): Promise<EnvelopePart[]> {
+    if (!submissionIds.length) return [];
+    const rows: Array<{ submission_id: number; name: string; id: number; filename: string; size: string; deleted_at: Date | null }> = await (m ?? this.db).query(
+      `SELECT DISTINCT ON (a.submission_id, a.name) a.submission_id, a.name, a.id, a.filename, a.size, a.deleted_at
+       FROM attachments a JOIN submission_envelopes e ON e.submission_id = a.submission_id
+       WHERE a.submission_id = ANY($1::int[]) AND a.name = ANY(e.parts)
+       ORDER BY a.submission_id, a.name, a.deleted_at NULLS FIRST, a.id`,
+      [submissionIds],
+    );
+    return rows.map((r) => ({ submissionId: r.submission_id, name: r.name, attachmentId: r.id, path: r.filename, size: Number(r.size), hiddenAt: r.deleted_at }));
+  }
+
+  /** The XForm of one version of a form (null: no such version). */
+  async versionXml(formId: number, version: string): Promise<string | null> {
+    const rows: Array<{ xml: string }> = await this.db.query(`SELECT xml FROM form_versions WHERE form_id = $1 AND version = $2`, [formId, version]);
+    return rows[0]?.xml ?? null;
+  }
+
+  /** Owner's username of a form (storage paths of decrypted media). */
+  async ownerName(formId: number): Promise<string | null> {
+    const rows: Array<{ username: string }> = await this.db.query(`SELECT u.username FROM forms f JOIN users u ON u.id = f.owner_id WHERE f.id = $1`, [formId]);
+    return rows[0]?.username ?? null;
+  }
+
+  /** A decryption that failed: the reason on the envelope and in the submission's `_decryption_error`. */
+  async markFailed(submissionId: number, failure: DecryptionFailure): Promise<void> {
+    await this.db.transaction(async (m) => {
+      const updated: unknown[] = await m.query(
+        `UPDATE submission_envelopes SET decryption = 'failed', decryption_error = $2::jsonb WHERE submission_id = $1 AND decryption = 'pending' RETURNING 1`,
+        [submissionId, JSON.stringify(failure)],
+      );
+      if (!updated.length) return;
+      await m.query(
+        `UPDATE submissions SET json = json || jsonb_build_object('_decryption', 'failed', '_decryption_error', $2::text), date_modified = now() WHERE id = $1`,
+        [submissionId, failure.reason],
+      );
+    });
+  }
+
+  /**
+   * A decryption on receipt that succeeded, in one transaction: the submission's answers become
+   * the decrypted ones (with `_encrypted` and `_decryption`), its XML the decrypted instance, its
+   * decrypted media attachments, and the `.enc` parts are hidden (kept, with their bytes). False
+   * when the envelope was no longer pending (another process decrypted it first): nothing written.
+   */
+  async markDecrypted(submissionId: number, d: { json: Record<string, unknown>; xml: string; media: DecryptedAttachment[] }): Promise<boolean> {
+    return this.db.transaction(async (m) => {
+      const envelope: Array<{ form_id: number; parts: string[] }> = await m.query(
+        `UPDATE submission_envelopes SET decryption = 'decrypted', decrypted_at = now() WHERE submission_id = $1 AND decryption = 'pending' RETURNING form_id, parts`,
+        [submissionId],
+      );
+      if (!envelope.length) return false;
+      const { form_id: formId, parts } = envelope[0]!;
+      await m.query(`UPDATE submissions SET json = $2::jsonb, xml = $3, date_modified = now() WHERE id = $1`, [submissionId, JSON.stringify(d.json), d.xml]);
+      await m.query(`UPDATE attachments SET deleted_at = now() WHERE submission_id = $1 AND name = ANY($2::text[]) AND deleted_at IS NULL`, [submissionId, parts]);
+      for (const a of d.media) {
+        await m.query(
+          `INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size, field_xpath) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          [submissionId, formId, a.path, a.name, a.mimetype, a.size, a.fieldXpath],
+        );
+      }
+      return true;
+    });
+  }
+}
