@@ -32,6 +32,8 @@ import { createTestBearerToken, createTestUser, type TestUser } from './test-use
  */
 /** A public key whose private half nobody keeps: the matrix only checks who may set a key. */
 const SELF_PUBLIC_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+/** A private key of no form: a decrypt request carrying it is a 400 for everyone who may read the form. */
+const DECRYPT_PRIVATE_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 const ROLES = ['owner', 'manager', 'editor', 'dataentry', 'readonly'] as const;
 const ROLE_CALLERS = [...ROLES, 'stranger', 'anonymous', 'service', 'admin'] as const;
 const SCOPE_CALLERS = ['bearer-read', 'bearer-rw', 'token'] as const;
@@ -200,6 +202,8 @@ const TABLE: RouteCase[] = [
   // The shared form has no key, so reading it is 404 for everyone who can see the form (docs/encryption.md).
   { route: 'GET /api/v1/forms/:pk/encryption', call: (f) => ({ path: `/api/v1/forms/${f.formId}/encryption` }), expect: atLeast('readonly', 404) },
   { route: 'POST /api/v1/forms/:pk/encryption', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}/encryption`, body: { mode: 'self', public_key: SELF_PUBLIC_KEY } }), expect: atLeast('manager', 201) },
+  // Decrypt exports (docs/encryption.md): readers of the form; the shared form has no key, so a private key is not its key (400).
+  { route: 'POST /api/v1/forms/:pk/decrypt', call: (f) => ({ path: `/api/v1/forms/${f.formId}/decrypt`, body: { private_key: DECRYPT_PRIVATE_KEY, format: 'csv' } }), expect: atLeast('readonly', 400) },
   { route: 'PATCH /api/v1/forms/:pk', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}`, body: { title: 'New' } }), expect: atLeast('manager', 200) },
   { route: 'DELETE /api/v1/forms/:pk', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}` }), expect: atLeast('manager', 204) },
   { route: 'PUT /api/v1/forms/:pk/share', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}/share`, body: { username: 'admin', role: 'readonly' } }), expect: atLeast('manager', 204) },

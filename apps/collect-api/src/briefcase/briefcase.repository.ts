@@ -9,7 +9,6 @@ export interface ListCandidate {
   uuid: string;
   /** The answers, read only when the form has media questions (to tell which files it names). */
   json: SubmissionRecord | null;
-  xml: string | null;
   attachment_names: string[];
 }
 
@@ -35,9 +34,9 @@ export class BriefcaseRepository {
    * Live submissions of the form after `afterId`, oldest first (by id), at most `limit`: one
    * statement on the (form_id, id) order, the attachment names aggregated per row.
    */
-  candidates(formId: number, afterId: number, limit: number, read: { json: boolean; xml: boolean }): Promise<ListCandidate[]> {
+  candidates(formId: number, afterId: number, limit: number, read: { json: boolean }): Promise<ListCandidate[]> {
     return this.db.query(
-      `SELECT s.id, s.uuid, ${read.json ? 's.json' : 'NULL::jsonb AS json'}, ${read.xml ? 's.xml' : 'NULL::text AS xml'},
+      `SELECT s.id, s.uuid, ${read.json ? 's.json' : 'NULL::jsonb AS json'},
          COALESCE((SELECT array_agg(a.name) FROM attachments a WHERE a.submission_id = s.id AND a.deleted_at IS NULL), '{}') AS attachment_names
        FROM submissions s
        WHERE s.form_id = $1 AND s.deleted_at IS NULL AND s.id > $2

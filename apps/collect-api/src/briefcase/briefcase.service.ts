@@ -3,6 +3,7 @@ import { BadRequestException, Inject, Injectable, Logger, NotFoundException } fr
 import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import type { FormEntity, FormField } from '../forms/form.entity.js';
+import { EnvelopeRepository, type EnvelopeRow } from '../encrypted-submissions/envelope.repository.js';
 import { FormAccessService } from '../forms/form-access.service.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import { FormsService } from '../forms/forms.service.js';
@@ -11,7 +12,6 @@ import { announcedMedia, stripUuidScheme } from '../submissions/submission-recor
 import { mediaDownloadUrls } from '../wire-formats/media-urls.js';
 import { idChunkXml, submissionXml, type BriefcaseMediaFile } from './briefcase-xml.js';
 import { BriefcaseRepository, type ListCandidate } from './briefcase.repository.js';
-import { envelopeParts } from './envelope-parts.js';
 import { parseFormIdPath } from './form-id-path.js';
 
 export const DEFAULT_ENTRIES = 100;
@@ -38,6 +38,7 @@ export class BriefcaseService {
     private readonly formsRepo: FormsRepository,
     private readonly forms: FormsService,
     private readonly access: FormAccessService,
+    private readonly envelopes: EnvelopeRepository,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
   ) {}
 
@@ -56,10 +57,11 @@ export class BriefcaseService {
     // page continues after them (a pull ends on an empty page).
     for (;;) {
       const want = limit - ids.length;
-      const rows = await this.repo.candidates(form.id, after, Math.max(want, SCAN_BATCH), { json: mediaFields.length > 0, xml: true });
+      const rows = await this.repo.candidates(form.id, after, Math.max(want, SCAN_BATCH), { json: mediaFields.length > 0 });
+      const envelopes = await this.envelopes.findMany(rows.map((r) => r.id));
       for (const row of rows) {
         after = row.id;
-        if (isComplete(row, mediaFields)) ids.push(`uuid:${row.uuid}`);
+        if (isComplete(row, envelopes.get(row.id), mediaFields)) ids.push(`uuid:${row.uuid}`);
         if (ids.length >= limit) break;
       }
       if (ids.length >= limit || rows.length < Math.max(want, SCAN_BATCH)) break;
@@ -124,13 +126,13 @@ export class BriefcaseService {
 }
 
 /**
- * A submission is listed once all its files are in: for an encrypted one, every part its
- * manifest names; otherwise every file its media answers name.
+ * A submission is listed once all its files are in: for an encrypted one still encrypted, every
+ * part its manifest names; otherwise (a plaintext one, or one decrypted on receipt, whose files
+ * are then plaintext) every file its media answers name.
  */
-function isComplete(row: ListCandidate, mediaFields: FormField[]): boolean {
+function isComplete(row: ListCandidate, envelope: EnvelopeRow | undefined, mediaFields: FormField[]): boolean {
   const present = new Set(row.attachment_names);
-  const envelope = row.xml !== null ? envelopeParts(row.xml) : null;
-  if (envelope) return envelope.every((p) => present.has(p));
+  if (envelope && envelope.decryption !== 'decrypted') return envelope.parts.every((p) => present.has(p));
   if (!row.json) return true;
   for (const name of announcedMedia(row.json, mediaFields)) if (!present.has(name)) return false;
   return true;

@@ -142,6 +142,9 @@ export const collectEnvSchema = z
     RATE_LIMIT_TOKEN_PER_CLIENT: envField.int(300, 1, 1_000_000),
     RATE_LIMIT_LOGIN_PER_IP: envField.int(100, 1, 1_000_000),
     RATE_LIMIT_LOGIN_PER_USERNAME: envField.int(30, 1, 1_000_000),
+    // Decrypt exports check a passphrase or private key (docs/encryption.md "Decrypting without a server-held key").
+    RATE_LIMIT_DECRYPT_PER_IP: envField.int(20, 1, 1_000_000),
+    RATE_LIMIT_DECRYPT_PER_FORM: envField.int(20, 1, 1_000_000),
     // Authentication work an anonymous client can cause (docs/security.md, "Bounded work for anonymous and unauthorised callers").
     RATE_LIMIT_AUTH_FAILURES_PER_IP: envField.int(100, 1, 1_000_000),
     RATE_LIMIT_BASIC_PER_IP: envField.int(600, 1, 1_000_000),
