@@ -99,7 +99,7 @@ describe('encrypted data out: decrypt exports and the Briefcase pull', () => {
     for (let i = 0; i < 4; i++) {
       const instanceId = randomUUID();
       const photo = Buffer.concat([base, randomBytes(2_000 + i)]);
-      const env = encryptSubmission({ publicKey: spki, formId: idString, version, instanceId, submissionXml: instanceXml(idString, version, instanceId, i), media: [{ name: 'house.jpg', bytes: photo }], style: i % 2 ? 'enketo' : 'collect' });
+      const env = encryptSubmission({ publicKey: spki, formId: idString, version, instanceId, submissionXml: instanceXml(idString, version, instanceId, i), media: [{ name: 'house.jpg', bytes: photo }] });
       // The first one comes in two sends (a split submission), as phones send large ones.
       if (i === 0) {
         await send(env.manifest, env.parts, ['submission.xml.enc']).expect(201);
