@@ -156,6 +156,11 @@ export const collectEnvSchema = z
       .string()
       .refine((v) => isBase64Key32(v), 'must be the base64 of exactly 32 random bytes (for example `openssl rand -base64 32`)')
       .optional(),
+    // Only while rotating it: the KEK the stored keys were sealed under (docs/encryption.md "Rotating ENCRYPTION_KEK").
+    ENCRYPTION_KEK_PREVIOUS: z
+      .string()
+      .refine((v) => isBase64Key32(v), 'must be the base64 of exactly 32 random bytes (for example `openssl rand -base64 32`)')
+      .optional(),
   })
   .superRefine((env, ctx) => {
     if (env.STORAGE_BACKEND === 's3' && !env.S3_BUCKET) {
