@@ -74,6 +74,7 @@ describe('encrypted data out: decrypt exports and the Briefcase pull', () => {
   const photos: Buffer[] = [];
   const instanceIds: string[] = [];
   let halfId: string;
+  let tamperedId: string;
 
   const as = (u: TestUser) => ({ Authorization: u.token });
   const upload = async (xml: string) => (await request(sut.url).post('/api/v1/forms').set(as(owner)).attach('xml_file', Buffer.from(xml), 'form.xml').expect(201)).body.formid as number;
@@ -113,6 +114,12 @@ describe('encrypted data out: decrypt exports and the Briefcase pull', () => {
     halfId = randomUUID();
     const half = encryptSubmission({ publicKey: spki, formId: idString, version, instanceId: halfId, submissionXml: instanceXml(idString, version, halfId, 9), media: [{ name: 'house.jpg', bytes: base }] });
     await send(half.manifest, half.parts, ['submission.xml.enc']).expect(201);
+    // One whose photo was altered after it was encrypted: its answers decrypt, the ZIP's report names the failed signature.
+    tamperedId = randomUUID();
+    const tampered = encryptSubmission({ publicKey: spki, formId: idString, version, instanceId: tamperedId, submissionXml: instanceXml(idString, version, tamperedId, 8), media: [{ name: 'house.jpg', bytes: base }] });
+    const altered = Buffer.from(tampered.parts.get('house.jpg.enc')!);
+    altered[40] = altered[40]! ^ 0x01;
+    await send(tampered.manifest, new Map([...tampered.parts, ['house.jpg.enc', altered]])).expect(201);
   }, 120_000);
   afterAll(() => sut?.close());
 
@@ -124,6 +131,7 @@ describe('encrypted data out: decrypt exports and the Briefcase pull', () => {
     const decrypted = answers(csv.body.toString());
     expect(decrypted.slice(0, 4)).toEqual(answers(plainCsv));
     expect(decrypted[4]).toMatchObject({ name: 'Amina 9', 'household/photo': 'house.jpg' });
+    expect(decrypted[5]).toMatchObject({ name: 'Amina 8' });
     expect(csv.body.toString().split('\n')[0]).toBe(plainCsv.split('\n')[0]);
 
     const zip = await unzip((await decrypt(selfPk, { private_key: pkcs8, format: 'zip' }).expect(200)).body);
@@ -131,10 +139,12 @@ describe('encrypted data out: decrypt exports and the Briefcase pull', () => {
     instanceIds.forEach((id, i) => expect(zip.get(`${id}/house.jpg`)!.equals(photos[i]!)).toBe(true));
     expect(zip.has(`${halfId}/house.jpg`)).toBe(false);
     const report = csvRows(zip.get('decryption-report.csv')!.toString());
-    expect(report).toEqual([['_uuid', 'status', 'missing_files', 'reason', 'message'], [halfId, 'incomplete', 'house.jpg', '', '']]);
+    expect(report.slice(0, 2)).toEqual([['_uuid', 'status', 'missing_files', 'reason', 'message'], [halfId, 'incomplete', 'house.jpg', '', '']]);
+    expect(report[2]!.slice(0, 4)).toEqual([tamperedId, 'failed', '', 'signature_mismatch']);
+    expect(report).toHaveLength(3);
 
     const json = JSON.parse((await decrypt(selfPk, { private_key: pkcs1, format: 'json' }).expect(200)).body.toString()) as Array<Record<string, unknown>>;
-    expect(json.map((r) => r._uuid)).toEqual([...instanceIds, halfId]);
+    expect(json.map((r) => r._uuid)).toEqual([...instanceIds, halfId, tamperedId]);
     expect(json[1]).toMatchObject({ name: 'Amina 1', age: '31', 'household/photo': 'house.jpg', _decryption: 'decrypted', _missing_files: [], _xform_id_string: idString });
     expect(json[1]!.member).toEqual([{ 'member/member_name': 'Kid 1' }, { 'member/member_name': 'Teen 1' }]);
     expect(json[4]).toMatchObject({ name: 'Amina 9', _decryption: 'incomplete', _missing_files: ['house.jpg'] });
@@ -185,8 +195,9 @@ describe('encrypted data out: decrypt exports and the Briefcase pull', () => {
   it('a Briefcase pull of the encrypted form returns every complete envelope, which an independent decryptor opens into the original answers and photo', async () => {
     const { pulled, pages } = await briefcasePull(sut, owner.basic, '', idString, 3);
     expect(pages).toBe(3);
-    expect(pulled.map((p) => p.instanceId)).toEqual(instanceIds.map((id) => `uuid:${id}`));
-    for (const [i, p] of pulled.entries()) {
+    // The altered one is complete too: the pull hands over what was received, as received.
+    expect(pulled.map((p) => p.instanceId)).toEqual([...instanceIds, tamperedId].map((id) => `uuid:${id}`));
+    for (const [i, p] of pulled.slice(0, instanceIds.length).entries()) {
       expect(p.data).toContain('encrypted="yes"');
       expect(p.data).toMatch(new RegExp(`instanceID="uuid:${instanceIds[i]}" submissionDate="`));
       expect([...p.files.keys()].sort()).toEqual(['house.jpg.enc', 'submission.xml.enc']);

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { PassThrough, type Writable } from 'node:stream';
+import { PassThrough, pipeline, type Readable, type Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import yazl from 'yazl';
 import type { DecryptionFailure } from '../encryption/decryption-failure.js';
@@ -37,6 +37,12 @@ export async function writeDecryptedArchive(plan: ExportPlan, o: ExportOptions, 
   const now = new Date();
 
   const csv = new PassThrough();
+  // Parts being read: a client that leaves stops them (and the CSV), so nothing waits on a zip nobody reads.
+  const reading = new Set<Readable>();
+  out.once('close', () => {
+    csv.destroy();
+    for (const r of reading) r.destroy();
+  });
   zip.addReadStream(csv, 'submissions.csv', { mtime: now });
   await Promise.race([writeCsv(plan, o, csv), failure, closed]);
 
@@ -52,7 +58,7 @@ export async function writeDecryptedArchive(plan: ExportPlan, o: ExportOptions, 
   for await (const batch of passes()) {
     for (const d of batch) {
       if (out.destroyed) break;
-      const media = await addMedia(d, store, zip, taken, now, async () => {
+      const media = await addMedia(d, store, zip, taken, now, reading, async () => {
         while (inFlight >= IN_FLIGHT && !out.destroyed) await Promise.race([new Promise<void>((r) => (wake = r)), failure, closed]);
         inFlight++;
       }, settle);
@@ -72,7 +78,7 @@ export async function writeDecryptedArchive(plan: ExportPlan, o: ExportOptions, 
  * Queues the envelope's media entries; resolves (once they are all written) to the failure of
  * the first that did not decrypt, or of the signature over all parts, or null.
  */
-async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.ZipFile, taken: Set<string>, mtime: Date, slot: () => Promise<void>, settle: () => void): Promise<{ written: Promise<DecryptionFailure | null> }> {
+async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.ZipFile, taken: Set<string>, mtime: Date, reading: Set<Readable>, slot: () => Promise<void>, settle: () => void): Promise<{ written: Promise<DecryptionFailure | null> }> {
   const decryptor = d.decryptor;
   if (!decryptor || d.status === 'failed') return { written: Promise.resolve(null) };
   const md5s = new Map<string, string>();
@@ -102,8 +108,9 @@ async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.
     zip.addReadStreamLazy(entryName(d.envelope.uuid, plaintextName(name), taken), { compress: false, mtime }, (cb) => {
       store.readPart(part).then(
         (stream) => {
-          stream.once('error', (err) => decipher.destroy(err));
-          stream.pipe(decipher);
+          reading.add(stream);
+          // pipeline: an error or a destroy on either side ends both (the decipher reports it).
+          pipeline(stream, decipher, () => reading.delete(stream));
           cb(null, entry);
         },
         (err: Error) => {
