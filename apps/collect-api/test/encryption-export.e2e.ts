@@ -89,7 +89,7 @@ describe('encrypted data out: decrypt exports and the Briefcase pull', () => {
     request(sut.url).post(`/api/v1/forms/${pk}/decrypt`).set(as(who)).send(body).buffer(true).parse(binary);
 
   beforeAll(async () => {
-    sut = await startTestCollectApp({ RATE_LIMIT_DECRYPT_PER_FORM: '12', RATE_LIMIT_DECRYPT_PER_IP: '1000' });
+    sut = await startTestCollectApp({ RATE_LIMIT_DECRYPT_PER_FORM: '12', RATE_LIMIT_DECRYPT_PER_IP: '1000', ENCRYPTION_KEK: randomBytes(32).toString('base64') });
     [owner, stranger] = await Promise.all([createTestUser(sut.app), createTestUser(sut.app)]);
     selfPk = await upload(demoXForm(idString));
     await request(sut.url).post(`/api/v1/forms/${selfPk}/encryption`).set(as(owner)).send({ mode: 'self', public_key: spki }).expect(201);
@@ -205,5 +205,22 @@ describe('encrypted data out: decrypt exports and the Briefcase pull', () => {
       expect(opened.xml).toBe(instanceXml(idString, versionOf(await formXml(selfPk))!, instanceIds[i]!, i));
       expect(opened.media.get('house.jpg')!.equals(photos[i]!)).toBe(true);
     }
+  });
+
+  it('a server-mode form decrypted on receipt is pulled as plaintext: the answers and the photo', async () => {
+    const id = `${idString}_srv`;
+    const pk = await upload(demoXForm(id));
+    await request(sut.url).post(`/api/v1/forms/${pk}/encryption`).set(as(owner)).send({ mode: 'server' }).expect(201);
+    const xml = await formXml(pk);
+    const instanceId = randomUUID();
+    const photo = Buffer.concat([await jpeg(), randomBytes(500)]);
+    const plain = instanceXml(id, versionOf(xml)!, instanceId, 5);
+    const env = encryptSubmission({ publicKey: /base64RsaPublicKey="([^"]*)"/.exec(xml)![1]!, formId: id, version: versionOf(xml), instanceId, submissionXml: plain, media: [{ name: 'house.jpg', bytes: photo }] });
+    await send(env.manifest, env.parts).expect(201);
+    const { pulled } = await briefcasePull(sut, owner.basic, `/${owner.username}`, id, 10);
+    expect(pulled.map((p) => p.instanceId)).toEqual([`uuid:${instanceId}`]);
+    expect(pulled[0]!.data).toContain('<name>Amina 5</name>');
+    expect([...pulled[0]!.files.keys()]).toEqual(['house.jpg']);
+    expect(pulled[0]!.files.get('house.jpg')!.equals(photo)).toBe(true);
   });
 });

@@ -134,6 +134,8 @@ function isComplete(row: ListCandidate, envelope: EnvelopeRow | undefined, media
   const present = new Set(row.attachment_names);
   if (envelope && envelope.decryption !== 'decrypted') return envelope.parts.every((p) => present.has(p));
   if (!row.json) return true;
-  for (const name of announcedMedia(row.json, mediaFields)) if (!present.has(name)) return false;
+  // Only the answers: an envelope decrypted on receipt also carries `_encrypted` and `_decryption` (not text).
+  const answers = Object.fromEntries(Object.entries(row.json).filter(([key]) => !key.startsWith('_')));
+  for (const name of announcedMedia(answers, mediaFields)) if (!present.has(name)) return false;
   return true;
 }
