@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { FormEncryptionModule } from '../form-encryption/form-encryption.module.js';
 import { EnvelopeDecryption } from './envelope-decryption.js';
+import { EnvelopeForwarding } from './envelope-forwarding.js';
 import { EnvelopeIntake } from './envelope-intake.js';
 import { EnvelopeStore } from './envelope-store.js';
 import { EnvelopeRepository } from './envelope.repository.js';
@@ -13,7 +14,7 @@ import { FormVersionKeys } from './form-version-keys.js';
  */
 @Module({
   imports: [FormEncryptionModule],
-  providers: [EnvelopeRepository, FormVersionKeys, EnvelopeDecryption, EnvelopeIntake, EnvelopeStore],
-  exports: [EnvelopeIntake, EnvelopeStore, EnvelopeRepository],
+  providers: [EnvelopeRepository, FormVersionKeys, EnvelopeDecryption, EnvelopeIntake, EnvelopeStore, EnvelopeForwarding],
+  exports: [EnvelopeIntake, EnvelopeStore, EnvelopeRepository, EnvelopeForwarding],
 })
 export class EncryptedSubmissionsModule {}

@@ -17,7 +17,10 @@ import { EnvelopeRepository, type DecryptedAttachment } from './envelope.reposit
  * (recordFromXml): given by intake, so a decrypted instance is read exactly as a plaintext one.
  * Throws a 4xx error for an instance it cannot read.
  */
-export type InstanceReader = (root: XmlNode, form: FormEntity) => Record<string, unknown>;
+export type InstanceReader = (root: XmlNode, form: FormEntity) => AnswerRecord;
+
+/** Answers by xpath, repeats as lists of records: the shape of a stored submission's answers. */
+export type AnswerRecord = { [xpath: string]: string | AnswerRecord[] };
 
 /** Metadata of an instance that intake keeps apart from the answers (the submission's own columns). */
 const METADATA_KEYS = ['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'];
@@ -101,8 +104,8 @@ export class EnvelopeDecryption {
   }
 
   /** The decrypted instance as a record (metadata keys taken out, as intake stores any instance). */
-  private readDecrypted(xml: string, form: FormEntity, formId: string, instanceId: string, readInstance: InstanceReader): Outcome<Record<string, unknown>> {
-    const invalid = (detail: string) => failed<Record<string, unknown>>('instance_invalid', `The decrypted submission is not an instance of this form: ${detail}`, 'submission.xml');
+  private readDecrypted(xml: string, form: FormEntity, formId: string, instanceId: string, readInstance: InstanceReader): Outcome<AnswerRecord> {
+    const invalid = (detail: string) => failed<AnswerRecord>('instance_invalid', `The decrypted submission is not an instance of this form: ${detail}`, 'submission.xml');
     let root: XmlNode;
     try {
       root = parseXml(xml, inputLimitsOf(this.config));
@@ -110,20 +113,20 @@ export class EnvelopeDecryption {
       return invalid(err instanceof Error ? err.message : 'not XML');
     }
     if ((root.attrs.id ?? '') !== formId) return invalid(`its form id is "${(root.attrs.id ?? '').slice(0, 100)}", the manifest's "${formId}".`);
-    let record: Record<string, unknown>;
+    let record: AnswerRecord;
     try {
       record = readInstance(root, form);
     } catch (err) {
       return invalid(err instanceof Error ? err.message : 'unreadable');
     }
     const own = String(record['meta/instanceID'] ?? '').replace(/^uuid:/i, '').trim();
-    if (own && own !== instanceId) return invalid(`its instanceID is not the manifest's.`);
+    if (own && own !== instanceId.replace(/^uuid:/i, '').trim()) return invalid(`its instanceID is not the manifest's.`);
     for (const key of METADATA_KEYS) delete record[key];
     return { ok: true, value: record };
   }
 
   /** Writes the decrypted media where no other submission's files go; their attachment rows come with the commit. */
-  private async storeMedia(form: FormEntity, submissionId: number, media: Array<{ name: string; bytes: Buffer }>, record: Record<string, unknown>): Promise<DecryptedAttachment[]> {
+  private async storeMedia(form: FormEntity, submissionId: number, media: Array<{ name: string; bytes: Buffer }>, record: AnswerRecord): Promise<DecryptedAttachment[]> {
     if (!media.length) return [];
     const owner = (await this.envelopes.ownerName(form.id)) ?? String(form.ownerId);
     const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}/decrypted/${submissionId}`;
@@ -151,9 +154,9 @@ export class EnvelopeDecryption {
 }
 
 /** Each string answer and the first xpath that gives it (repeats included): which question names a file. */
-function answersByValue(record: Record<string, unknown>, out = new Map<string, string>()): Map<string, string> {
+function answersByValue(record: AnswerRecord, out = new Map<string, string>()): Map<string, string> {
   for (const [k, v] of Object.entries(record)) {
-    if (Array.isArray(v)) for (const item of v) answersByValue(item as Record<string, unknown>, out);
+    if (Array.isArray(v)) for (const item of v) answersByValue(item, out);
     else if (typeof v === 'string' && !out.has(v)) out.set(v, k);
   }
   return out;

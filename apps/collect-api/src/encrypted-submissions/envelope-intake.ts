@@ -4,7 +4,7 @@ import { isEncryptedRoot, manifestFromXml, type EnvelopeManifest } from '../encr
 import type { FormEntity } from '../forms/form.entity.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
 import type { XmlNode } from '../openrosa/xml.js';
-import { EnvelopeDecryption, type InstanceReader } from './envelope-decryption.js';
+import { EnvelopeDecryption, type AnswerRecord, type InstanceReader } from './envelope-decryption.js';
 import { FormVersionKeys } from './form-version-keys.js';
 import { EnvelopeRepository } from './envelope.repository.js';
 
@@ -16,7 +16,7 @@ export const PART_MIMETYPE = 'application/octet-stream';
  * by xpath, the instance XML, its files and the form version it names.
  */
 export interface IntakeContent {
-  record: Record<string, unknown>;
+  record: AnswerRecord;
   xml?: string;
   files: UploadedFile[];
   version?: string;
@@ -77,7 +77,7 @@ export class EnvelopeIntake {
     const stray = input.files.find((f) => !parts.includes(f.name));
     if (stray) throw refusal(`The encrypted submission's manifest names no part "${stray.name.slice(0, 100)}"; its parts are ${parts.map((p) => `"${p}"`).join(', ')}.`);
     for (const f of input.files) f.mimetype = PART_MIMETYPE;
-    const content = (): IntakeContent => ({ record: { 'meta/instanceID': `uuid:${m.instanceId}`, ...PENDING_RECORD }, xml: input.xml, files: input.files, version: m.version ?? undefined });
+    const content = (): IntakeContent => ({ record: { 'meta/instanceID': m.instanceId, ...PENDING_RECORD }, xml: input.xml, files: input.files, version: m.version ?? undefined });
     const result = await input.store(content);
     await this.stored(result, form, m, input.xml, parts, key.keyId, input.readInstance);
     return result;
@@ -92,7 +92,7 @@ export class EnvelopeIntake {
   private async stored(result: StoredInstance, form: FormEntity, m: EnvelopeManifest, xml: string, parts: string[], keyId: string, readInstance: InstanceReader): Promise<void> {
     const submissionId = result.submission.id;
     try {
-      await this.envelopes.insertIfAbsent({ submissionId, formId: form.id, version: m.version, instanceId: m.instanceId, keyId, manifest: xml, parts });
+      await this.envelopes.insertIfAbsent({ submissionId, formId: form.id, version: m.version, instanceId: stripScheme(m.instanceId), keyId, manifest: xml, parts });
       await this.decryption.decryptIfReady(submissionId, form, readInstance);
     } catch (err) {
       this.logger.error({ err: errorSummary(err), submissionId }, 'could not record or decrypt an encrypted submission; it stays pending');
@@ -108,6 +108,11 @@ export class EnvelopeIntake {
       throw refusal(`Form "${form.idString}" is encrypted: its submissions must be encrypted envelopes sent over OpenRosa, not JSON.`);
     }
   }
+}
+
+/** `uuid:abc` → `abc`, as the submission's `_uuid` stores it. */
+export function stripScheme(instanceId: string): string {
+  return instanceId.replace(/^uuid:/i, '').trim();
 }
 
 function refusal(message: string): FieldValidationError {

@@ -83,13 +83,10 @@ function toRow(r: RawEnvelope): EnvelopeRow {
  * envelope carries the data API's encryption members in its answers (`_encrypted`,
  * `_decryption`, `_decryption_error`), so every read of submissions shows them as they are here.
  */
+/** UPDATE ... RETURNING statements are wrapped in a SELECT: TypeORM answers a bare UPDATE with [rows, count]. */
 @Injectable()
 export class EnvelopeRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
-
-  transaction<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
-    return this.db.transaction(work);
-  }
 
   /**
    * Records the envelope of a stored submission; a later send of the same manifest keeps the first
@@ -166,7 +163,7 @@ export class EnvelopeRepository {
   async markFailed(submissionId: number, failure: DecryptionFailure): Promise<void> {
     await this.db.transaction(async (m) => {
       const updated: unknown[] = await m.query(
-        `UPDATE submission_envelopes SET decryption = 'failed', decryption_error = $2::jsonb WHERE submission_id = $1 AND decryption = 'pending' RETURNING 1`,
+        `WITH u AS (UPDATE submission_envelopes SET decryption = 'failed', decryption_error = $2::jsonb WHERE submission_id = $1 AND decryption = 'pending' RETURNING 1) SELECT 1 FROM u`,
         [submissionId, JSON.stringify(failure)],
       );
       if (!updated.length) return;
@@ -186,7 +183,8 @@ export class EnvelopeRepository {
   async markDecrypted(submissionId: number, d: { json: Record<string, unknown>; xml: string; media: DecryptedAttachment[] }): Promise<boolean> {
     return this.db.transaction(async (m) => {
       const envelope: Array<{ form_id: number; parts: string[] }> = await m.query(
-        `UPDATE submission_envelopes SET decryption = 'decrypted', decrypted_at = now() WHERE submission_id = $1 AND decryption = 'pending' RETURNING form_id, parts`,
+        `WITH u AS (UPDATE submission_envelopes SET decryption = 'decrypted', decrypted_at = now() WHERE submission_id = $1 AND decryption = 'pending' RETURNING form_id, parts)
+         SELECT form_id, parts FROM u`,
         [submissionId],
       );
       if (!envelope.length) return false;

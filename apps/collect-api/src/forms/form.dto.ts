@@ -83,6 +83,21 @@ export class ShareFormDto {
   remove?: boolean;
 }
 
+/** The form resource's `encryption` (docs/encryption.md "Modes"). */
+export class FormEncryptionSummary {
+  @ApiProperty({ type: 'string', enum: ['self', 'passphrase', 'server'], description: 'A key put in the XForm itself (the XLSForm setting public_key) is a self-mode key.' })
+  mode: string;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  hint: string | null;
+
+  @ApiProperty({ type: 'string', description: 'base64 SubjectPublicKeyInfo, as in base64RsaPublicKey.' })
+  public_key: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the key was given through the API; null for a key put in the XForm itself.' })
+  created_at: string | null;
+}
+
 /** A form as the API shows it (docs/api-conventions.md §Forms and submissions). */
 export class FormBody {
   @ApiProperty({ type: 'string', format: 'uri' })
@@ -123,6 +138,12 @@ export class FormBody {
 
   @ApiProperty({ type: 'string', enum: [...FORM_ROLES], description: "The caller's role on the form." })
   role: FormRole;
+
+  @ApiProperty({ type: 'boolean', description: 'Whether the current version carries a public key (base64RsaPublicKey): ODK clients then encrypt every submission.' })
+  encrypted: boolean;
+
+  @ApiProperty({ type: FormEncryptionSummary, nullable: true, description: 'The key of the current version; null when it has none (docs/encryption.md). Never a private key.' })
+  encryption: FormEncryptionSummary | null;
 }
 
 /** One question of a form, in form order (`GET /api/v1/forms/{pk}/fields`). */

@@ -159,6 +159,17 @@ export class FormsRepository {
     return new Map(rows.map((r) => [r.form_id, { count: r.count, last: r.last }]));
   }
 
+  /**
+   * The keys given to these forms through the encryption API (`form_encryption_keys`, the
+   * form-encryption/ feature's table), by form and public key: what the form resource says of the
+   * key its current version carries (docs/encryption.md "Keys and form versions").
+   */
+  async encryptionKeys(formIds: number[]): Promise<Map<string, { mode: string; hint: string | null; created_at: Date }>> {
+    if (!formIds.length) return new Map();
+    const rows = (await this.forms.manager.query(`SELECT form_id, public_key, mode, hint, created_at FROM form_encryption_keys WHERE form_id = ANY($1)`, [formIds])) as Array<{ form_id: number; public_key: string; mode: string; hint: string | null; created_at: Date }>;
+    return new Map(rows.map((r) => [`${r.form_id}\n${r.public_key}`, { mode: r.mode, hint: r.hint, created_at: r.created_at }]));
+  }
+
   /** Which of these forms have form media files (`form_metadata`, the metadata/ feature's table). */
   async formsWithMedia(formIds: number[]): Promise<Set<number>> {
     if (!formIds.length) return new Set();

@@ -16,6 +16,7 @@ import { MIN_ROLE, roleRank, type FormRole } from './roles.js';
 import { XlsFormConversion } from './xlsform-conversion.js';
 import { FormMediaStore } from '../form-media/form-media.store.js';
 import { setInstanceVersion, withFormhubUuid, XFormEditError } from '../openrosa/xform-edit.js';
+import { submissionPublicKey } from '../encryption/xform-key.js';
 
 /** A form definition as uploaded: XForm XML, a JSON definition, or an XLSForm workbook (.xlsx). */
 export type FormUpload = { xml: string } | { json: JsonFormDefinition } | { xlsx: Buffer; filename: string };
@@ -107,14 +108,15 @@ export class FormsService {
     const rows = await this.forms.visibleTo(user.isSuperuser ? 'all' : user.id);
     const owners = await this.forms.findOwners(rows.map((r) => r.form.ownerId));
     const stats = await this.forms.submissionStats(rows.map((r) => r.form.id));
-    return rows.map(({ form, role }) => this.present(form, role ?? 'owner', owners.get(form.ownerId) ?? '', stats.get(form.id)));
+    const keys = await this.forms.encryptionKeys(rows.map((r) => r.form.id));
+    return rows.map(({ form, role }) => this.present(form, role ?? 'owner', owners.get(form.ownerId) ?? '', stats.get(form.id), keys));
   }
 
   async get(user: AuthenticatedUser | undefined, pk: string): Promise<FormBody> {
     const { form, role } = await this.access.requireRole(user, pk, MIN_ROLE.view);
     const owners = await this.forms.findOwners([form.ownerId]);
     const stats = await this.forms.submissionStats([form.id]);
-    return this.present(form, role, owners.get(form.ownerId) ?? '', stats.get(form.id));
+    return this.present(form, role, owners.get(form.ownerId) ?? '', stats.get(form.id), await this.forms.encryptionKeys([form.id]));
   }
 
   /** The XForm document (readonly and above), with the form it belongs to. */
@@ -168,7 +170,9 @@ export class FormsService {
     await this.forms.setRole(form.id, target.id, role);
   }
 
-  present(form: FormEntity, role: FormRole, ownerUsername: string, stats: { count: number; last: Date | null } | undefined): FormBody {
+  present(form: FormEntity, role: FormRole, ownerUsername: string, stats: { count: number; last: Date | null } | undefined, keys: Map<string, { mode: string; hint: string | null; created_at: Date }> = new Map()): FormBody {
+    const publicKey = currentPublicKey(form);
+    const key = publicKey ? keys.get(`${form.id}\n${publicKey}`) : undefined;
     return {
       url: `${this.config.PUBLIC_BASE_URL}/api/v1/forms/${form.id}`,
       formid: form.id,
@@ -183,6 +187,8 @@ export class FormsService {
       num_of_submissions: stats?.count ?? 0,
       last_submission_time: stats?.last ? formatSubmissionTime(stats.last) : null,
       role,
+      encrypted: publicKey !== null,
+      encryption: publicKey === null ? null : { mode: key?.mode ?? 'self', hint: key?.hint ?? null, public_key: publicKey, created_at: key ? key.created_at.toISOString() : null },
     };
   }
 }
@@ -204,6 +210,21 @@ function definitionEdit<T>(edit: () => T): T {
     if (err instanceof XFormEditError || err instanceof XmlInputError) throw new FieldValidationError({ xml_file: [`The XForm could not be prepared for serving: ${err.message}`] });
     throw err;
   }
+}
+
+/** Public keys of current form versions lately read, per process: a key never changes within a version. */
+const currentKeys = new Map<string, string | null>();
+
+/** The `base64RsaPublicKey` of the form's current version, or null (read once per version). */
+function currentPublicKey(form: Pick<FormEntity, 'id' | 'version' | 'xml' | 'dateModified'>): string | null {
+  const cacheKey = `${form.id}\n${form.version}\n${form.dateModified.getTime()}`;
+  let key = currentKeys.get(cacheKey);
+  if (key === undefined) {
+    key = submissionPublicKey(form.xml);
+    if (currentKeys.size >= 10_000) currentKeys.clear();
+    currentKeys.set(cacheKey, key);
+  }
+  return key;
 }
 
 /** A version this form never had: UTC `YYYYMMDDHHMMSS`, with `-2`, `-3`, ... if that was taken. */

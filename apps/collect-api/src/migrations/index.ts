@@ -34,6 +34,7 @@ import { FormVersionChoices1765100000000 } from './1765100000000-form-version-ch
 import { ExportJobSize1765100000001 } from './1765100000001-export-job-size.js';
 import { FormEncryptionKeys1765100600000 } from './1765100600000-form-encryption-keys.js';
 import { SubmissionEnvelopes1765200000000 } from './1765200000000-submission-envelopes.js';
+import { RestServiceEncryptedSubmissions1765200000001 } from './1765200000001-rest-service-encrypted-submissions.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
@@ -61,4 +62,4 @@ migrations.push(DeliverySnapshotOnChange1764950000000);
 migrations.push(Lz4Compression1764960000000);
 migrations.push(FormVersionChoices1765100000000, ExportJobSize1765100000001);
 migrations.push(FormEncryptionKeys1765100600000);
-migrations.push(SubmissionEnvelopes1765200000000);
+migrations.push(SubmissionEnvelopes1765200000000, RestServiceEncryptedSubmissions1765200000001);

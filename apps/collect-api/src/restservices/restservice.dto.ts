@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ValidateIf } from 'class-validator';
 import { Bool, Check, Choice, Int, MAX_DB_ID, Text, TextList } from '@collect/contracts';
+import { ENCRYPTED_SUBMISSIONS, type EncryptedSubmissionsPolicy } from '../encrypted-submissions/envelope-forwarding.js';
 import { PageQueryDto } from '../submissions/pagination.js';
 import { DELIVERY_EVENTS, defaultEvents, normalizedEvents } from './delivery/delivery-events.js';
 import { SERVICE_NAMES, type AttemptStatus, type DeliveryEvent, type ServiceName, type ServiceOptions } from './restservice.entities.js';
@@ -137,6 +138,9 @@ export class RestServiceDto {
   @Int({ nullable: true, min: 1, max: 100_000, message: 'Must be an integer from 1 to 100000, or null.', description: 'Requests per minute to this destination, shared by every worker. null: the kind\'s default (messaging 40, spreadsheet 60, others FORWARD_DEFAULT_RATE_LIMIT_PER_MINUTE, 600 unless configured).' })
   rate_limit_per_minute?: number | null;
 
+  @Choice(ENCRYPTED_SUBMISSIONS, { nullable: true, choiceMessage: `One of ${ENCRYPTED_SUBMISSIONS.join(', ')}, or null.`, description: 'Encrypted submissions (docs/encryption.md "Forwarding"): `skip`, `envelope` (generic_json: the metadata, the manifest\'s key and signature, the parts\' download addresses) or `decrypted` (a form whose key the server holds). null: `decrypted` when the server holds the key, else `skip`.' })
+  encrypted_submissions?: EncryptedSubmissionsPolicy | null;
+
   @Bool({ message: 'Must be a boolean.', description: '`true` re-enables a disabled service and resumes its pending deliveries.' })
   active?: boolean;
 
@@ -188,6 +192,7 @@ export interface RestServiceInput {
   /** undefined = unchanged, null = remove. */
   basicAuth?: { username: string; password: string } | null;
   rateLimitPerMinute: number | null;
+  encryptedSubmissions: EncryptedSubmissionsPolicy | null;
   active?: boolean;
   /** The events sent, the kind's default when the client named none. */
   events: DeliveryEvent[];
@@ -222,6 +227,7 @@ export function restServiceInput(dto: RestServiceDto): RestServiceInput {
       : dto.basic_auth_username === null ? null
       : { username: dto.basic_auth_username ?? '', password: dto.basic_auth_password ?? '' },
     rateLimitPerMinute: dto.rate_limit_per_minute ?? null,
+    encryptedSubmissions: dto.encrypted_submissions ?? null,
     active: dto.active,
     events: dto.events ? normalizedEvents(dto.events) : defaultEvents(dto.name, options),
   };
@@ -300,6 +306,9 @@ export class RestServiceBody {
 
   @ApiProperty({ type: 'integer', nullable: true, description: "Requests per minute; null: the kind's default." })
   rate_limit_per_minute?: number | null;
+
+  @ApiPropertyOptional({ type: 'string', enum: [...ENCRYPTED_SUBMISSIONS], nullable: true, description: 'Encrypted submissions: skip, envelope or decrypted; null: the default.' })
+  encrypted_submissions?: EncryptedSubmissionsPolicy | null;
 
   @ApiProperty({ type: 'integer', nullable: true, description: 'The limit in force (the kind default when rate_limit_per_minute is null); null: unlimited.' })
   effective_rate_limit_per_minute?: number | null;

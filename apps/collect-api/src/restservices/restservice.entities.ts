@@ -1,5 +1,6 @@
-import type { DeliverySnapshot } from './delivery/delivery-snapshot.js';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import type { EncryptedSubmissionsPolicy } from '../encrypted-submissions/envelope-forwarding.js';
+import type { DeliverySnapshot } from './delivery/delivery-snapshot.js';
 
 export const SERVICE_NAMES = ['health_forwarder', 'generic_json', 'generic_xml', 'dataset_service', 'messaging', 'spreadsheet'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -58,6 +59,10 @@ export class RestServiceEntity {
   /** Basic credentials (JSON `{"username", "password"}`), SecretBox-encrypted; never returned. */
   @Column({ name: 'basic_auth_enc', type: 'text', nullable: true })
   basicAuthEnc: string | null;
+
+  /** What it does with encrypted submissions; null = the default (docs/encryption.md "Forwarding"). */
+  @Column({ name: 'encrypted_submissions', type: 'varchar', length: 16, nullable: true })
+  encryptedSubmissions: EncryptedSubmissionsPolicy | null;
 
   /** Requests per minute to this destination; null = the kind's default (docs/restservices.md). */
   @Column({ name: 'rate_limit_per_minute', type: 'int', nullable: true })

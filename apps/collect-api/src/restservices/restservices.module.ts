@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { EncryptedSubmissionsModule } from '../encrypted-submissions/encrypted-submissions.module.js';
 import { SubmissionsModule } from '../submissions/submissions.module.js';
 import { DeliveryAttemptLog } from './delivery/delivery-attempt-log.js';
 import { DeliveryService } from './delivery/delivery.service.js';
@@ -26,7 +27,7 @@ import { TestFireQuota } from './delivery/test-fire-quota.js';
  * bound in DeliveryOutboxModule; the relay and the log pruner run in the worker (DeliveryWorkerModule).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([RestServiceEntity, DeliveryEntity, DeliveryAttemptEntity, ReplayEntity]), SubmissionsModule, JobsModule],
+  imports: [TypeOrmModule.forFeature([RestServiceEntity, DeliveryEntity, DeliveryAttemptEntity, ReplayEntity]), SubmissionsModule, JobsModule, EncryptedSubmissionsModule],
   controllers: [SheetsCallbackController, RestServicesController],
   providers: [
     { provide: NETWORK_GUARD, inject: [COLLECT_CONFIG], useFactory: (config: CollectConfig) => new NetworkGuard(config.FORWARD_ALLOW_PRIVATE_NETWORKS) },

@@ -3,6 +3,7 @@ import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
 import { validateInput } from '@collect/platform';
 import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { EnvelopeForwarding } from '../encrypted-submissions/envelope-forwarding.js';
 import { FormAccessService } from '../forms/form-access.service.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { PageRequest } from '../submissions/submissions.service.js';
@@ -38,6 +39,7 @@ export class RestServicesService {
     private readonly outbox: DeliveryOutbox,
     private readonly sheets: SheetsService,
     private readonly testFires: TestFireService,
+    private readonly envelopeForwarding: EnvelopeForwarding,
     private readonly replays: ReplayService,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
@@ -208,6 +210,11 @@ export class RestServicesService {
       const unknown = input.fields.filter((f) => !known.has(f));
       if (unknown.length) throw new FieldValidationError({ fields: [`Not fields of this form: ${unknown.slice(0, 10).join(', ')}.`] });
     }
+    if (input.encryptedSubmissions) {
+      const { form } = await this.access.requireRole(user, input.xform, MIN_ROLE.view);
+      const problem = await this.envelopeForwarding.policyProblem(input.encryptedSubmissions, input.name, form);
+      if (problem) throw new FieldValidationError({ encrypted_submissions: [problem] });
+    }
     if (input.basicAuth && !input.basicAuth.username) throw new FieldValidationError({ basic_auth_username: ['This field is required with basic_auth_password.'] });
     if (input.basicAuth && !input.basicAuth.password) throw new FieldValidationError({ basic_auth_password: ['This field is required with basic_auth_username.'] });
     const headerNames = input.headers !== undefined ? Object.keys(input.headers ?? {}) : (current?.headerNames ?? []);
@@ -230,6 +237,7 @@ export class RestServicesService {
     if (input.signingSecret !== undefined) row.signingSecretEnc = input.signingSecret ? this.box.encrypt(input.signingSecret) : null;
     row.fields = input.fields;
     row.rateLimitPerMinute = input.rateLimitPerMinute;
+    row.encryptedSubmissions = input.encryptedSubmissions;
     if (input.headers !== undefined) {
       const names = input.headers ? Object.keys(input.headers) : [];
       row.headersEnc = names.length ? this.box.encryptHeaders(input.headers!) : null;
@@ -270,6 +278,7 @@ export class RestServicesService {
     if (s.name === 'dataset_service') body.dataset_id = s.options.dataset_id ?? '';
     if (s.name === 'generic_json' || s.name === 'generic_xml') body.fields = s.fields;
     body.rate_limit_per_minute = s.rateLimitPerMinute;
+    body.encrypted_submissions = s.encryptedSubmissions;
     if (opts.forMerge) return body;
     return {
       ...body,

@@ -237,7 +237,8 @@ export function stripUuidScheme(id: string): string {
 export function* valuesOf(record: SubmissionRecord): Generator<[string, string]> {
   for (const [k, v] of Object.entries(record)) {
     if (Array.isArray(v)) for (const item of v) yield* valuesOf(item);
-    else yield [k, v];
+    // Only text answers: an encrypted submission's record also holds `_encrypted: true` (docs/encryption.md "How an envelope is stored").
+    else if (typeof v === 'string') yield [k, v];
   }
 }
 

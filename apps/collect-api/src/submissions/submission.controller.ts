@@ -18,6 +18,7 @@ import { certainJsonSubmission, JsonSubmissionDto, SubmissionAck } from './submi
 import { SubmissionFormResolver } from './submission-form-resolver.js';
 import { SubmissionsService, type SubmissionResult } from './submissions.service.js';
 import { contentTypeOf } from '../openrosa/body.js';
+import { EnvelopeIntake } from '../encrypted-submissions/envelope-intake.js';
 import { isMultipart, readMultipartSubmission } from '../openrosa/multipart.js';
 import { setOpenRosaHeaders } from '../openrosa/openrosa-headers.js';
 import { child, escapeXml, inputLimitsOf, parseXml, XmlInputError, type XmlNode } from '../openrosa/xml.js';
@@ -57,6 +58,7 @@ export class SubmissionController {
     private readonly submissions: SubmissionsService,
     private readonly target: SubmissionFormResolver,
     private readonly forms: FormsRepository,
+    private readonly envelopes: EnvelopeIntake,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
@@ -158,6 +160,7 @@ export class SubmissionController {
     const content = (form: FormEntity) => {
       const own = recordOfAttempt();
       checkNumberAnswers(own, form.fields);
+      this.envelopes.refusePlaintextJson(form);
       return { record: own, files: [] };
     };
     return this.submissions.receive(user, (fresh) => this.target.formAndRoleForSubmission(user, input.id, formUuid, fresh), content);
@@ -204,11 +207,12 @@ export class SubmissionController {
       const { root, idString } = upload.authorized;
       const xml = upload.xml;
       const files = upload.files;
-      return await this.submissions.receive(
-        user,
-        (fresh) => (fresh ? resolve(idString, root, true) : Promise.resolve(upload.authorized)),
-        (form) => ({ record: recordFromXml(root, form, limits), xml, files, version: root.attrs.version }),
-      );
+      // An encrypted envelope is checked and stored whole, a plaintext instance as it is (docs/encryption.md "Intake").
+      return await this.envelopes.receive({
+        form: upload.authorized.form, root, xml, files, readInstance: (r, form) => recordFromXml(r, form, limits),
+        plain: (form) => ({ record: recordFromXml(root, form, limits), xml, files, version: root.attrs.version }),
+        store: (content) => this.submissions.receive(user, (fresh) => (fresh ? resolve(idString, root, true) : Promise.resolve(upload.authorized)), content),
+      });
     } finally {
       await upload.cleanup();
     }

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { TtlCache } from '../../cache/ttl-cache.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { EnvelopeForwarding } from '../../encrypted-submissions/envelope-forwarding.js';
 import type { FormEntity } from '../../forms/form.entity.js';
 import { FormsRepository } from '../../forms/forms.repository.js';
 import type { SubmissionJson } from '../../submissions/submission-json.js';
@@ -50,6 +51,7 @@ export class DeliveryService implements OnApplicationShutdown {
     private readonly outbox: DeliveryOutbox,
     private readonly attemptLog: DeliveryAttemptLog,
     private readonly gate: DestinationGate,
+    private readonly envelopes: EnvelopeForwarding,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
@@ -174,8 +176,14 @@ export class DeliveryService implements OnApplicationShutdown {
     const reserved = slot!;
     if (!reserved.send) return this.repo.release(row.id, reserved.retryAt);
 
-    const loaded = await this.payloadOf(row, XML_SERVICES.includes(service.name));
+    let loaded = await this.payloadOf(row, XML_SERVICES.includes(service.name));
     if (!loaded) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
+    // An encrypted submission goes as the service's encrypted_submissions says (docs/encryption.md "Forwarding").
+    const sealed = await this.envelopes.verdict(service, row.submissionId, loaded.json, row.event);
+    if (sealed.action === 'skip') return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: sealed.reason, responseExcerpt: null, retryAfterMs: null });
+    if (sealed.action === 'wait') return this.repo.release(row.id, sealed.retryAt);
+    if (sealed.action === 'envelope') loaded = { ...loaded, json: sealed.json };
+    if (sealed.action === 'decrypted') loaded = (await this.submissions.loadSubmissionJson(row.submissionId)) ?? loaded;
 
     const secrets = this.credentials.secrets(service);
     // Extra headers and Basic credentials go on at send time only (service-credentials.ts).
