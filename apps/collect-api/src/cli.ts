@@ -13,6 +13,9 @@ import { OAuth2Repository } from './oauth2/oauth2.repository.js';
 import { UserEntity } from './users/user.entity.js';
 import { UsersRepository } from './users/users.repository.js';
 import { PasswordHasher } from './users/password-hasher.js';
+import { kekFromConfig } from './encryption/key-sealing.js';
+import { resealServerKeys } from './form-encryption/kek-rotation.js';
+import { KekRotationRepository } from './form-encryption/kek-rotation.repository.js';
 import { UsersService } from './users/users.service.js';
 
 const USAGE = `collect-api admin commands
@@ -23,6 +26,10 @@ const USAGE = `collect-api admin commands
       and OAuth tokens and its sessions (credentials_revoked in the output).
   applications create --name N --redirect-uris "URI [URI...]" [--client-type confidential|public] [--owner USERNAME]
       Registers an OAuth 2.0 client of /o/; prints client_id and (confidential) client_secret once.
+  encryption rekey
+      Re-seals every server-mode private key sealed under ENCRYPTION_KEK_PREVIOUS under
+      ENCRYPTION_KEK (docs/encryption.md "Rotating ENCRYPTION_KEK"); prints the counts and the
+      keys neither opens. Idempotent.
 
 Reads the same environment as the service (DATABASE_URL, ...). Prints one JSON line.`;
 
@@ -51,6 +58,12 @@ async function main(argv: string[]): Promise<void> {
 }
 
 const commands: Record<string, (ds: DataSource, args: string[], config: CollectConfig) => Promise<unknown>> = {
+  async 'encryption rekey'(ds, _args, config) {
+    const kek = kekFromConfig(config.ENCRYPTION_KEK);
+    if (!kek) throw new UsageError('encryption rekey needs ENCRYPTION_KEK (the new key-encryption key) and ENCRYPTION_KEK_PREVIOUS (the one the keys are sealed under)');
+    return resealServerKeys(new KekRotationRepository(ds), kek, kekFromConfig(config.ENCRYPTION_KEK_PREVIOUS));
+  },
+
   async 'users create'(ds, args, config) {
     const { values } = parseArgs({
       args,

@@ -18,6 +18,8 @@ import { MetadataModule } from './metadata/metadata.module.js';
 import { FormEncryptionModule } from './form-encryption/form-encryption.module.js';
 import { ApiTokensModule } from './api-tokens/api-tokens.module.js';
 import { EncryptedSubmissionsModule } from './encrypted-submissions/encrypted-submissions.module.js';
+import { BriefcaseModule } from './briefcase/briefcase.module.js';
+import { EncryptionExportModule } from './encryption-export/encryption-export.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
 export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module, ProfilesModule];
@@ -32,3 +34,5 @@ featureModules.push(MetadataModule);
 featureModules.push(FormEncryptionModule);
 featureModules.push(ApiTokensModule);
 featureModules.push(EncryptedSubmissionsModule);
+featureModules.push(BriefcaseModule);
+featureModules.push(EncryptionExportModule);

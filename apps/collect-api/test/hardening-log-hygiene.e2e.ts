@@ -251,6 +251,16 @@ describe('hardening: log hygiene (collect-api)', () => {
     const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
     keep('private key sent by mistake', pem.split('\n')[1]);
     expect((await call(path, token, { mode: 'self', private_key: pem, passphrase: secrets.get('form key passphrase') })).status).toBe(400);
+    // Decrypt exports: the right passphrase, a wrong one, a private key that is not the form's, both at once.
+    const decrypt = `/api/v1/forms/${formId}/decrypt`;
+    const opened = await call(decrypt, token, { passphrase: secrets.get('form key passphrase'), format: 'csv' });
+    expect(opened.status).toBe(200);
+    await opened.arrayBuffer();
+    expect((await call(decrypt, token, { passphrase: keep('wrong decrypt passphrase', 'Wr0ng-decrypt-passphrase'), format: 'zip' })).status).toBe(400);
+    const decryptPem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs1' }) as string;
+    keep('decrypt private key', decryptPem.split('\n')[1]);
+    expect((await call(decrypt, token, { private_key: decryptPem, format: 'json' })).status).toBe(400);
+    expect((await call(decrypt, token, { private_key: decryptPem, passphrase: secrets.get('form key passphrase'), format: 'csv' })).status).toBe(400);
     expect((await call(path, token, { mode: 'server' })).status).toBe(201);
     await serverModeEnvelopes(token, formId);
   }

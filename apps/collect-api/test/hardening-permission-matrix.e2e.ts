@@ -39,6 +39,8 @@ import { createTestBearerToken, createTestUser, type TestUser } from './test-use
  */
 /** A public key whose private half nobody keeps: the matrix only checks who may set a key. */
 const SELF_PUBLIC_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+/** A private key of no form: a decrypt request carrying it is a 400 for everyone who may read the form. */
+const DECRYPT_PRIVATE_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 const ROLES = ['owner', 'manager', 'editor', 'dataentry', 'readonly'] as const;
 const ROLE_CALLERS = [...ROLES, 'stranger', 'anonymous', 'service', 'admin'] as const;
 const SCOPE_CALLERS = ['bearer-read', 'bearer-rw', 'token'] as const;
@@ -111,6 +113,8 @@ interface Fixture {
   idString: string;
   otherFormId: number;
   submissionId: number;
+  /** The submission's instance id (`_uuid`), for the Briefcase pull's key. */
+  submissionUuid: string;
   dataviewId: number;
   mergedId: number;
   appId: number;
@@ -272,6 +276,8 @@ const TABLE: RouteCase[] = [
   // The shared form has no key, so reading it is 404 for everyone who can see the form (docs/encryption.md).
   { route: 'GET /api/v1/forms/:pk/encryption', call: (f) => ({ path: `/api/v1/forms/${f.formId}/encryption` }), expect: atLeast('readonly', 404), pat: { 'pat-read-elsewhere': 403, 'pat-write-elsewhere': 403 } },
   { route: 'POST /api/v1/forms/:pk/encryption', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}/encryption`, body: { mode: 'self', public_key: SELF_PUBLIC_KEY } }), expect: atLeast('manager', 201) },
+  // Decrypt exports (docs/encryption.md): readers of the form; the shared form has no key, so a private key is not its key (400).
+  { route: 'POST /api/v1/forms/:pk/decrypt', call: (f) => ({ path: `/api/v1/forms/${f.formId}/decrypt`, body: { private_key: DECRYPT_PRIVATE_KEY, format: 'csv' } }), expect: atLeast('readonly', 400) },
   { route: 'PATCH /api/v1/forms/:pk', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}`, body: { title: 'New' } }), expect: atLeast('manager', 200) },
   { route: 'DELETE /api/v1/forms/:pk', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}` }), expect: atLeast('manager', 204) },
   { route: 'PUT /api/v1/forms/:pk/share', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}/share`, body: { username: 'admin', role: 'readonly' } }), expect: atLeast('manager', 204) },
@@ -299,6 +305,11 @@ const TABLE: RouteCase[] = [
   { route: 'GET /:username/xformsManifest/:pk', call: (f) => ({ path: `/${f.owner}/xformsManifest/${f.formId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /xformsMedia/:pk/:mediaId', call: (f) => ({ path: `/xformsMedia/${f.formId}/${f.shared!.metadataId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /:username/xformsMedia/:pk/:mediaId', call: (f) => ({ path: `/${f.owner}/xformsMedia/${f.formId}/${f.shared!.metadataId}` }), expect: atLeast('readonly', 200) },
+  // Briefcase pull (docs/encryption.md "Briefcase pull"): readers of the form; a form the caller cannot read is not found.
+  { route: 'GET /view/submissionList', call: (f) => ({ path: `/view/submissionList?formId=${f.idString}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /:username/view/submissionList', call: (f) => ({ path: `/${f.owner}/view/submissionList?formId=${f.idString}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /view/downloadSubmission', call: (f) => ({ path: `/view/downloadSubmission?formId=${encodeURIComponent(`${f.idString}[@version=null and @uiVersion=null]/data[@key=uuid:${f.submissionUuid}]`)}` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /:username/view/downloadSubmission', call: (f) => ({ path: `/${f.owner}/view/downloadSubmission?formId=${encodeURIComponent(`${f.idString}/data[@key=uuid:${f.submissionUuid}]`)}` }), expect: atLeast('readonly', 200) },
   // Submissions and data
   { route: 'POST /api/v1/submissions', call: (f) => ({ path: '/api/v1/submissions', body: { id: f.idString, submission: { name: 'x' } } }), expect: atLeast('dataentry', 201) },
   { route: 'GET /api/v1/data/:formPk', call: (f) => ({ path: `/api/v1/data/${f.formId}` }), expect: atLeast('readonly', 200) },
@@ -443,12 +454,12 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     const idString = `m${uniq()}`;
     const [formId, otherFormId] = await Promise.all([make(idString), make(`o${uniq()}`)]);
     await request(sut.url).post('/api/v1/submissions').set('Authorization', ownerAuth).send({ id: idString, submission: { name: 'x' } }).expect(201);
-    const submissionId = (await request(sut.url).get(`/api/v1/data/${formId}`).set('Authorization', ownerAuth).expect(200)).body[0]._id as number;
+    const [{ _id: submissionId, _uuid: submissionUuid }] = (await request(sut.url).get(`/api/v1/data/${formId}`).set('Authorization', ownerAuth).expect(200)).body as Array<{ _id: number; _uuid: string }>;
     const dataviewId = (await request(sut.url).post('/api/v1/dataviews').set('Authorization', ownerAuth).send({ name: 'v', xform: formId, columns: ['name'], query: [] }).expect(201)).body.id as number;
     const mergedId = (await request(sut.url).post('/api/v1/merged-datasets').set('Authorization', ownerAuth).send({ name: 'm', xforms: [formId, otherFormId] }).expect(201)).body.id as number;
     const app = (await request(sut.url).post('/api/v1/oauth-applications').set('Authorization', ownerAuth).send({ name: 'a', redirect_uris: 'https://c.example/cb' }).expect(201)).body as { id: number; client_secret: string };
     ownerSecrets.add(app.client_secret);
-    const f: Fixture = { owner: creds.owner.username, formId, idString, otherFormId, submissionId, dataviewId, mergedId, appId: app.id };
+    const f: Fixture = { owner: creds.owner.username, formId, idString, otherFormId, submissionId, submissionUuid, dataviewId, mergedId, appId: app.id };
     if (withShared) f.shared = await sharedExtras(f);
     return f;
   }

@@ -27,6 +27,9 @@ interface Fixture {
   owner: TestUser;
   formId: number;
   submissionId: number;
+  /** The submission's instance id and its form's id_string (the Briefcase pull names it so). */
+  instanceId: string;
+  idString: string;
   mergedId: number;
   dataviewId: number;
   serviceId: number;
@@ -77,6 +80,10 @@ const CALLS: Record<string, (f: Fixture) => Call[]> = {
   'GET /api/v1/export/:id': (f) => [{ path: `/api/v1/export/${f.exportId}` }],
   'GET /api/v1/export/:id/download': (f) => [{ path: `/api/v1/export/${f.exportId}/download` }],
   'GET /api/v1/metadata/:pk': (f) => f.formMedia.map((id) => ({ path: `/api/v1/metadata/${id}` })),
+  'GET /view/submissionList': (f) => [{ path: `/view/submissionList?formId=${f.idString}` }],
+  'GET /:username/view/submissionList': (f) => [{ path: `/${f.owner.username}/view/submissionList?formId=${f.idString}` }],
+  'GET /view/downloadSubmission': (f) => [{ path: `/view/downloadSubmission?formId=${encodeURIComponent(`${f.idString}/data[@key=uuid:${f.instanceId}]`)}` }],
+  'GET /:username/view/downloadSubmission': (f) => [{ path: `/${f.owner.username}/view/downloadSubmission?formId=${encodeURIComponent(`${f.idString}/data[@key=uuid:${f.instanceId}]`)}` }],
   'GET /xformsManifest/:pk': (f) => [{ path: `/xformsManifest/${f.formId}` }],
   'GET /:username/xformsManifest/:pk': (f) => [{ path: `/${f.owner.username}/xformsManifest/${f.formId}` }],
   'GET /xformsMedia/:pk/:mediaId': (f) => f.formMedia.map((id) => ({ path: `/xformsMedia/${f.formId}/${id}` })),
@@ -100,6 +107,9 @@ const STORED_BYTES_ROUTES = [
   'GET /api/v1/media.zip',
   'GET /xformsManifest/:pk',
   'GET /:username/xformsManifest/:pk',
+  // The stored instance inside the Briefcase <submission> document.
+  'GET /view/downloadSubmission',
+  'GET /:username/view/downloadSubmission',
   'GET /xformsMedia/:pk/:mediaId',
   'GET /:username/xformsMedia/:pk/:mediaId',
 ];
@@ -124,8 +134,9 @@ describe('hardening: every answer with stored bytes is inert', () => {
     // Attachments whose names ask for active types: a zip named x.html, an SVG with a script, text, a photo.
     const zip = Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), Buffer.from(`<html><script>alert("${MARK}")</script></html>`)]);
     const svg = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert("${MARK}")</script></svg>`);
+    const instanceId = randomUUID();
     await auth(api().post('/submission')).set('X-OpenRosa-Version', '1.0')
-      .attach('xml_submission_file', Buffer.from(demoInstance({ instanceId: randomUUID(), idString, name: MARK })), { filename: 'submission.xml', contentType: 'text/xml' })
+      .attach('xml_submission_file', Buffer.from(demoInstance({ instanceId, idString, name: MARK })), { filename: 'submission.xml', contentType: 'text/xml' })
       .attach('x.html', zip, { filename: 'x.html', contentType: 'text/html' })
       .attach('x.svg', svg, { filename: 'x.svg', contentType: 'image/svg+xml' })
       .attach('notes.txt', Buffer.from(`notes ${MARK}`), { filename: 'notes.txt', contentType: 'text/plain' })
@@ -147,7 +158,7 @@ describe('hardening: every answer with stored bytes is inert', () => {
     for (const [name, bytes] of [[`page_${MARK}.html`, `<html><script>alert("${MARK}")</script></html>`], [`img_${MARK}.svg`, svg.toString()], [`lookup_${MARK}.csv`, `name,label\n${MARK},x\n`]]) {
       formMedia.push((await auth(api().post('/api/v1/metadata')).field('xform', String(formId)).field('data_type', 'media').field('data_value', name).attach('data_file', Buffer.from(bytes), name).expect(201)).body.id as number);
     }
-    f = { owner, formId, submissionId, mergedId, dataviewId, serviceId, appId, exportId, media, formMedia };
+    f = { owner, formId, submissionId, instanceId, idString, mergedId, dataviewId, serviceId, appId, exportId, media, formMedia };
   });
   afterAll(() => sut.close());
 

@@ -145,6 +145,9 @@ export const collectEnvSchema = z
     RATE_LIMIT_TOKEN_PER_CLIENT: envField.int(300, 1, 1_000_000),
     RATE_LIMIT_LOGIN_PER_IP: envField.int(100, 1, 1_000_000),
     RATE_LIMIT_LOGIN_PER_USERNAME: envField.int(30, 1, 1_000_000),
+    // Decrypt exports check a passphrase or private key (docs/encryption.md "Decrypting without a server-held key").
+    RATE_LIMIT_DECRYPT_PER_IP: envField.int(20, 1, 1_000_000),
+    RATE_LIMIT_DECRYPT_PER_FORM: envField.int(20, 1, 1_000_000),
     // Authentication work an anonymous client can cause (docs/security.md, "Bounded work for anonymous and unauthorised callers").
     RATE_LIMIT_AUTH_FAILURES_PER_IP: envField.int(100, 1, 1_000_000),
     RATE_LIMIT_BASIC_PER_IP: envField.int(600, 1, 1_000_000),
@@ -153,6 +156,11 @@ export const collectEnvSchema = z
     PASSWORD_HASH_QUEUE: envField.int(32, 0, 100_000),
     // Encrypted forms: the key-encryption key of `server` mode (docs/encryption.md "Modes").
     ENCRYPTION_KEK: z
+      .string()
+      .refine((v) => isBase64Key32(v), 'must be the base64 of exactly 32 random bytes (for example `openssl rand -base64 32`)')
+      .optional(),
+    // Only while rotating it: the KEK the stored keys were sealed under (docs/encryption.md "Rotating ENCRYPTION_KEK").
+    ENCRYPTION_KEK_PREVIOUS: z
       .string()
       .refine((v) => isBase64Key32(v), 'must be the base64 of exactly 32 random bytes (for example `openssl rand -base64 32`)')
       .optional(),

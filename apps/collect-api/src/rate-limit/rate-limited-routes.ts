@@ -7,6 +7,8 @@ export type RateLimitedRequest = {
   originalUrl?: string;
   route?: { path?: string };
   body?: unknown;
+  /** Route parameters (set once Express has resolved the route). */
+  params?: Record<string, string>;
   headers: Record<string, string | string[] | undefined>;
   /** Express's client address (honours HTTP_TRUSTED_PROXY_HOPS). */
   ip?: string;
@@ -46,6 +48,13 @@ export const RATE_LIMITED_ROUTES: RateLimitedRoute[] = [
     method: 'POST', path: '/o/login',
     perIp: (c) => c.RATE_LIMIT_LOGIN_PER_IP, perCredential: (c) => c.RATE_LIMIT_LOGIN_PER_USERNAME,
     credential: (req) => field(req, 'username'),
+  },
+  {
+    // A passphrase or private key is checked (docs/encryption.md "Decrypting without a server-held key"): counted per address and per form.
+    method: 'POST', path: '/api/v1/forms/:pk/decrypt',
+    perIp: (c) => c.RATE_LIMIT_DECRYPT_PER_IP, perCredential: (c) => c.RATE_LIMIT_DECRYPT_PER_FORM,
+    // `7`, `07` and `007` name one form: counted under one key.
+    credential: (req) => (req.params?.pk ? `form:${/^\d{1,10}$/.test(req.params.pk) ? Number(req.params.pk) : req.params.pk}` : null),
   },
 ];
 

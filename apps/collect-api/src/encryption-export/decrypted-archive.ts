@@ -1,0 +1,145 @@
+import { once } from 'node:events';
+import { PassThrough, pipeline, type Readable, type Writable } from 'node:stream';
+import { stringify } from 'csv-stringify/sync';
+import yazl from 'yazl';
+import type { DecryptionFailure } from '../encryption/decryption-failure.js';
+import { plaintextName } from '../encryption/manifest.js';
+import type { EnvelopeStore } from '../encrypted-submissions/envelope-store.js';
+import { writeCsv, type ExportPlan } from '../exports/data-export.js';
+import type { ExportOptions } from '../exports/export-columns.js';
+import { archiveSegment } from '../exports/media-archive.js';
+import { formulaGuard } from '../exports/spreadsheet-cells.js';
+import type { DecryptedSubmission } from './decrypted-submissions.js';
+
+/** Media entries being read or queued at once (as the plaintext media archive). */
+const IN_FLIGHT = 4;
+
+/** A line of `decryption-report.csv`: only submissions that are not whole and verified get one. */
+type ReportLine = [uuid: string, status: string, missing: string, reason: string, message: string];
+
+/**
+ * The decrypted ZIP (docs/encryption.md "Decrypting without a server-held key"):
+ * `submissions.csv` (the CSV export of the decrypted answers), each decrypted media file as
+ * `<instance uuid>/<file name>` streamed from its stored ciphertext through the decipher (files
+ * opened one at a time, at most IN_FLIGHT queued: memory stays flat), and `decryption-report.csv`
+ * naming the submissions whose parts are missing or did not decrypt or verify. A media file whose
+ * bytes fail to decrypt ends where the failure was found and is named in the report.
+ */
+export async function writeDecryptedArchive(plan: ExportPlan, o: ExportOptions, passes: () => AsyncIterable<DecryptedSubmission[]>, store: EnvelopeStore, out: Writable): Promise<void> {
+  const zip = new yazl.ZipFile();
+  const failure = new Promise<never>((_, reject) => {
+    zip.outputStream.on('error', reject);
+    out.on('error', reject);
+  });
+  failure.catch(() => undefined);
+  const closed = once(out, 'close').then(() => undefined);
+  zip.outputStream.pipe(out);
+  const now = new Date();
+
+  const csv = new PassThrough();
+  // Parts being read: a client that leaves stops them (and the CSV), so nothing waits on a zip nobody reads.
+  const reading = new Set<Readable>();
+  out.once('close', () => {
+    csv.destroy();
+    for (const r of reading) r.destroy();
+  });
+  zip.addReadStream(csv, 'submissions.csv', { mtime: now });
+  await Promise.race([writeCsv(plan, o, csv), failure, closed]);
+
+  // Each envelope's line is known once its media are written; the next envelope's entries are queued meanwhile.
+  const report: Array<Promise<ReportLine | null>> = [];
+  const taken = new Set<string>();
+  let inFlight = 0;
+  let wake: (() => void) | null = null;
+  const settle = () => {
+    inFlight--;
+    wake?.();
+  };
+  for await (const batch of passes()) {
+    for (const d of batch) {
+      if (out.destroyed) break;
+      const media = await addMedia(d, store, zip, taken, now, reading, async () => {
+        while (inFlight >= IN_FLIGHT && !out.destroyed) await Promise.race([new Promise<void>((r) => (wake = r)), failure, closed]);
+        inFlight++;
+      }, settle);
+      report.push(media.written.then((f) => reportLine(d, f)));
+    }
+    if (out.destroyed) break;
+  }
+  const inert = formulaGuard(o.escapeFormulas);
+  const lines = (await Promise.race([Promise.all(report), failure, closed])) ?? [];
+  const rows = lines.filter((l): l is ReportLine => l !== null).map((l) => inert(l));
+  zip.addBuffer(Buffer.from(stringify([['_uuid', 'status', 'missing_files', 'reason', 'message'], ...rows], { bom: false })), 'decryption-report.csv', { mtime: now });
+  zip.end();
+  await Promise.race([once(out, 'finish'), closed, failure]);
+}
+
+/**
+ * Queues the envelope's media entries; resolves (once they are all written) to the failure of
+ * the first that did not decrypt, or of the signature over all parts, or null.
+ */
+async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.ZipFile, taken: Set<string>, mtime: Date, reading: Set<Readable>, slot: () => Promise<void>, settle: () => void): Promise<{ written: Promise<DecryptionFailure | null> }> {
+  const decryptor = d.decryptor;
+  if (!decryptor || d.status === 'failed') return { written: Promise.resolve(null) };
+  const md5s = new Map<string, string>();
+  if (d.xmlMd5) md5s.set(decryptor.manifest.xmlFile, d.xmlMd5);
+  const done: Array<Promise<DecryptionFailure | null>> = [];
+  for (const name of decryptor.manifest.mediaFiles) {
+    const part = d.envelope.stored.get(name);
+    if (!part) continue;
+    const decipher = decryptor.decipher(name, d.reading)!;
+    await slot();
+    const entry = new PassThrough();
+    done.push(
+      new Promise<DecryptionFailure | null>((resolve) => {
+        decipher.once('error', (err: Error & { failure?: DecryptionFailure }) => {
+          entry.end();
+          settle();
+          resolve(err.failure ?? { reason: 'part_undecryptable', message: err.message, file: name });
+        });
+        decipher.once('end', () => {
+          if (decipher.md5Hex) md5s.set(name, decipher.md5Hex);
+          settle();
+          resolve(null);
+        });
+      }),
+    );
+    decipher.pipe(entry);
+    zip.addReadStreamLazy(entryName(d.envelope.uuid, plaintextName(name), taken), { compress: false, mtime }, (cb) => {
+      store.readPart(part).then(
+        (stream) => {
+          reading.add(stream);
+          // pipeline: an error or a destroy on either side ends both (the decipher reports it).
+          pipeline(stream, decipher, () => reading.delete(stream));
+          cb(null, entry);
+        },
+        (err: Error) => {
+          decipher.destroy(err);
+          cb(null, entry);
+        },
+      );
+    });
+  }
+  const written = Promise.all(done).then((failures) => {
+    const first = failures.find((f) => f !== null);
+    if (first) return first;
+    if (d.missing.length || !d.xmlMd5) return null;
+    const verified = decryptor.verify(md5s);
+    return verified.ok ? null : verified.failure;
+  });
+  return { written };
+}
+
+function reportLine(d: DecryptedSubmission, mediaFailure: DecryptionFailure | null): ReportLine | null {
+  const error = d.error ?? mediaFailure;
+  const status = error ? 'failed' : d.status;
+  if (status === 'decrypted') return null;
+  return [d.envelope.uuid, status, d.missing.join(' '), error?.reason ?? '', error?.message ?? ''];
+}
+
+function entryName(uuid: string, name: string, taken: Set<string>): string {
+  let entry = `${archiveSegment(uuid)}/${archiveSegment(name)}`;
+  for (let n = 2; taken.has(entry); n++) entry = `${archiveSegment(uuid)}/${n}-${archiveSegment(name)}`;
+  taken.add(entry);
+  return entry;
+}

@@ -1,0 +1,152 @@
+import { createHash, type KeyObject } from 'node:crypto';
+import type { DecryptionFailure } from '../encryption/decryption-failure.js';
+import { EnvelopeDecryptor, type IvReading } from '../encryption/envelope-decryptor.js';
+import { plaintextName, type EnvelopeManifest } from '../encryption/manifest.js';
+import type { EnvelopeStore, EnvelopeWithParts } from '../encrypted-submissions/envelope-store.js';
+import type { FormField } from '../forms/form.entity.js';
+import { parseXml, type XmlNode } from '../openrosa/xml.js';
+import type { SubmissionRecord } from '../submissions/submission.entity.js';
+import { recordFromXml } from '../submissions/submission-record.js';
+
+/** Envelopes read per statement. */
+const BATCH = 100;
+/** XML parts being read from storage ahead of their decryption (small files: the reads, not the bytes, take the time). */
+const READ_AHEAD = 8;
+
+export type DecryptStatus = 'decrypted' | 'incomplete' | 'failed';
+
+/** One envelope as the decrypt export sees it: its answers when the XML part decrypted, what is missing, why it failed. */
+export interface DecryptedSubmission {
+  envelope: EnvelopeWithParts;
+  /** Null when the envelope could not be opened (no key given for it, or its key does not unwrap). */
+  decryptor: EnvelopeDecryptor | null;
+  /** The IV reading that decrypted the XML part (media parts are read alike). */
+  reading: IvReading;
+  record: SubmissionRecord | null;
+  status: DecryptStatus;
+  /** Plaintext names of the parts that have not arrived. */
+  missing: string[];
+  error: DecryptionFailure | null;
+  /** MD5 hex of the XML part's plaintext, for the signature the archive checks. */
+  xmlMd5: string | null;
+}
+
+/**
+ * What one request learnt of an envelope in an earlier pass (the export reads the envelopes once
+ * per CSV or sheet pass and once for the media): the RSA unwrapping, the dearest step, is done
+ * once. At most OPENED_KEPT envelopes are kept (a few hundred bytes each); beyond, they are
+ * opened again.
+ */
+export type OpenedEnvelopes = Map<number, Omit<DecryptedSubmission, 'envelope' | 'record'>>;
+/** About 1.5 kB each (the opened manifest and key): 15 MB at most. */
+const OPENED_KEPT = 10_000;
+
+/**
+ * The form's envelopes, oldest first, each opened with the key it was made for among `keys`
+ * and its XML part decrypted into answers (docs/encryption.md "Decrypting without a server-held
+ * key"). Media parts are left for the archive to stream. A missing part is not a failure: the
+ * answers are given when the XML part is there, and the missing files are named.
+ */
+export async function* decryptedSubmissions(
+  store: EnvelopeStore,
+  formId: number,
+  keys: ReadonlyMap<string, KeyObject>,
+  fields: FormField[],
+  opened: OpenedEnvelopes,
+  o: { answers: boolean },
+): AsyncGenerator<DecryptedSubmission[]> {
+  for (let after = 0; ; ) {
+    const envelopes = await store.list(formId, { afterId: after, limit: BATCH });
+    const out: DecryptedSubmission[] = [];
+    // The media pass needs no answers: what an earlier pass learnt is enough.
+    const needed = envelopes.map((e) => !(opened.has(e.submissionId) && !o.answers));
+    const reads: Array<Promise<Buffer | null> | undefined> = [];
+    const readAhead = (i: number) => {
+      if (i < envelopes.length && needed[i]) reads[i] = xmlCiphertext(store, envelopes[i]!);
+    };
+    for (let i = 0; i < READ_AHEAD; i++) readAhead(i);
+    for (const [i, envelope] of envelopes.entries()) {
+      readAhead(i + READ_AHEAD);
+      const known = opened.get(envelope.submissionId);
+      if (!needed[i]) {
+        out.push({ ...known!, envelope, record: null });
+        continue;
+      }
+      const ciphertext = await reads[i]!;
+      reads[i] = undefined;
+      const d = await decryptOne(store, envelope, keys, fields, known?.decryptor ?? null, ciphertext);
+      if (opened.size < OPENED_KEPT || known) opened.set(envelope.submissionId, { decryptor: d.decryptor, reading: d.reading, status: d.status, missing: d.missing, error: d.error, xmlMd5: d.xmlMd5 });
+      out.push(d);
+    }
+    if (out.length) yield out;
+    if (envelopes.length < BATCH) return;
+    after = envelopes[envelopes.length - 1]!.submissionId;
+  }
+}
+
+/** The stored ciphertext of the envelope's XML part (the last of its parts), or null when it has not arrived. */
+function xmlCiphertext(store: EnvelopeStore, envelope: EnvelopeWithParts): Promise<Buffer | null> {
+  const part = envelope.stored.get(envelope.parts[envelope.parts.length - 1] ?? '');
+  // A stored file that cannot be read counts as not arrived (the export names it missing).
+  return part ? store.partBytes(part).catch(() => null) : Promise.resolve(null);
+}
+
+async function decryptOne(
+  store: EnvelopeStore,
+  envelope: EnvelopeWithParts,
+  keys: ReadonlyMap<string, KeyObject>,
+  fields: FormField[],
+  known: EnvelopeDecryptor | null,
+  xmlBytes: Buffer | null,
+): Promise<DecryptedSubmission> {
+  const missing = envelope.missing.map(plaintextName);
+  const result = (status: DecryptStatus, rest: Partial<DecryptedSubmission>): DecryptedSubmission => ({ envelope, decryptor: null, reading: 'collect', record: null, missing, error: null, xmlMd5: null, ...rest, status });
+  const parsed = store.manifestOf(envelope);
+  if (!parsed.ok) return result('failed', { error: parsed.failure });
+  const manifest: EnvelopeManifest = parsed.value;
+  const candidates = envelope.keyId ? [keys.get(envelope.keyId)].filter((k): k is KeyObject => !!k) : [...keys.values()];
+  let decryptor: EnvelopeDecryptor | null = known;
+  for (const key of decryptor ? [] : candidates) {
+    const opened = EnvelopeDecryptor.open(manifest, key);
+    if (opened.ok) {
+      decryptor = opened.value;
+      break;
+    }
+  }
+  if (!decryptor) return result('failed', { error: { reason: 'key_unwrap_failed', message: 'This submission was encrypted for another key than the one given.' } });
+  // The manifest names the XML part last, as `parts` holds it (checked: a manifest is what decides).
+  if (manifest.xmlFile !== envelope.parts[envelope.parts.length - 1]) return result('failed', { decryptor, error: { reason: 'manifest_invalid', message: 'The stored parts do not follow the manifest.' } });
+  if (!xmlBytes) return result('incomplete', { decryptor });
+  const ciphertext = xmlBytes;
+  let failure: DecryptionFailure | null = null;
+  // A wrong IV garbles only the first block: Enketo's IV is tried when Collect's gives no XML (docs/encryption.md "Parts").
+  for (const reading of decryptor.enketoIvDiffers(manifest.xmlFile) ? (['collect', 'enketo'] as const) : (['collect'] as const)) {
+    const plain = decryptor.decryptPart(manifest.xmlFile, ciphertext, reading);
+    if (!plain.ok) {
+      failure ??= plain.failure;
+      continue;
+    }
+    const root = parsedInstance(plain.value);
+    if (!root) {
+      failure ??= { reason: 'part_undecryptable', message: `The part ${manifest.xmlFile} decrypts to no XML document.`, file: manifest.xmlFile };
+      continue;
+    }
+    const record = recordFromXml(root, { fields });
+    const xmlMd5 = createHash('md5').update(plain.value).digest('hex');
+    // Without media the signature is checked here at once (the XML is in hand); with media the archive checks it.
+    if (manifest.mediaFiles.length === 0) {
+      const verified = decryptor.verify(new Map([[manifest.xmlFile, xmlMd5]]));
+      if (!verified.ok) return result('failed', { decryptor, reading, error: verified.failure, xmlMd5 });
+    }
+    return result(missing.length ? 'incomplete' : 'decrypted', { decryptor, reading, record, xmlMd5 });
+  }
+  return result('failed', { decryptor, error: failure });
+}
+
+function parsedInstance(bytes: Buffer): XmlNode | null {
+  try {
+    return parseXml(bytes.toString('utf8'));
+  } catch {
+    return null;
+  }
+}

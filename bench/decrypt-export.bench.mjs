@@ -1,0 +1,123 @@
+// Decrypt export of encrypted submissions (docs/encryption.md "Decrypting without a server-held key"):
+// N submissions with a 100 KB photo each are sent through the real OpenRosa intake twice, to a
+// form with a self-mode key (as phones encrypt them) and to a plaintext twin; then
+// - POST /api/v1/forms/{pk}/decrypt {"private_key", "format": "zip"} time ÷ GET /api/v1/media.zip
+//   of the twin's same photos (goal <= 2), both read to the end by one client;
+// - peak RSS growth of the API process during the decrypt export (goal < 64 MB).
+// N: BENCH_DECRYPT_N (default 1,000; the goal is stated for 10,000, whose seeding through the
+// intake takes long on a shared machine: the ratio and the memory do not depend on N, since
+// both exports stream one submission at a time).
+import { constants, createCipheriv, createHash, generateKeyPairSync, publicEncrypt, randomBytes, randomUUID } from 'node:crypto';
+import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
+import { must, report, rssOf, startCollect, userToken } from './bench-helpers.mjs';
+
+const N = Number(process.env.BENCH_DECRYPT_N ?? 1_000);
+const PHOTO_BYTES = 100_000;
+const IN_FLIGHT = 4;
+
+const xform = (id) => `<?xml version="1.0"?>
+<h:html xmlns="http://www.w3.org/2002/xforms" xmlns:h="http://www.w3.org/1999/xhtml" xmlns:jr="http://openrosa.org/javarosa">
+  <h:head><h:title>${id}</h:title><model>
+    <instance><data id="${id}" version="1"><name/><age/><photo/><meta><instanceID/></meta></data></instance>
+    <bind nodeset="/data/name" type="string"/><bind nodeset="/data/age" type="int"/><bind nodeset="/data/photo" type="binary"/>
+    <bind nodeset="/data/meta/instanceID" type="string" readonly="true()" jr:preload="uid"/>
+  </model></h:head>
+  <h:body><input ref="/data/name"><label>Name</label></input><input ref="/data/age"><label>Age</label></input><upload ref="/data/photo" mediatype="image/*"><label>Photo</label></upload></h:body>
+</h:html>`;
+const instance = (id, version, uuid, i) => `<?xml version="1.0"?><data id="${id}" version="${version}"><name>Person ${i}</name><age>${20 + (i % 60)}</age><photo>photo.jpg</photo><meta><instanceID>uuid:${uuid}</instanceID></meta></data>`;
+
+/** ODK Collect's envelope (RSA-OAEP SHA-256 wrapping, MD5 IV seed bumped per file, AES-256-CFB/PKCS5), as the phone makes it. */
+function envelope(publicKey, formId, version, uuid, xml, photo) {
+  const key = randomBytes(32);
+  const wrap = (data) => publicEncrypt({ key: publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, data).toString('base64');
+  const seed = createHash('md5').update(`uuid:${uuid}`, 'utf8').update(key).digest();
+  const encrypt = (i, plain) => {
+    seed[i % 16] = (seed[i % 16] + 1) & 0xff;
+    const pad = 16 - (plain.length % 16);
+    const c = createCipheriv('aes-256-cfb', key, Buffer.from(seed));
+    return Buffer.concat([c.update(Buffer.concat([plain, Buffer.alloc(pad, pad)])), c.final()]);
+  };
+  const parts = { 'photo.jpg.enc': encrypt(0, photo), 'submission.xml.enc': encrypt(1, Buffer.from(xml)) };
+  const encryptedKey = wrap(key);
+  const md5 = (b) => createHash('md5').update(b).digest('hex');
+  const signed = [formId, version, encryptedKey, `uuid:${uuid}`, `photo.jpg::${md5(photo)}`, `submission.xml::${md5(Buffer.from(xml))}`].map((l) => `${l}\n`).join('');
+  const manifest = `<data xmlns="http://www.opendatakit.org/xforms/encrypted" id="${formId}" version="${version}" encrypted="yes"><base64EncryptedKey>${encryptedKey}</base64EncryptedKey><meta xmlns="http://openrosa.org/xforms"><instanceID>uuid:${uuid}</instanceID></meta><media><file>photo.jpg.enc</file></media><encryptedXmlFile>submission.xml.enc</encryptedXmlFile><base64EncryptedElementSignature>${wrap(createHash('md5').update(signed).digest())}</base64EncryptedElementSignature></data>`;
+  return { manifest, parts };
+}
+
+async function submit(base, token, xml, files) {
+  const body = new FormData();
+  body.append('xml_submission_file', new Blob([xml], { type: 'text/xml' }), 'submission.xml');
+  for (const [name, bytes] of Object.entries(files)) body.append(name, new Blob([bytes], { type: 'application/octet-stream' }), name);
+  await must(fetch(`${base}/submission`, { method: 'POST', headers: { authorization: token, 'X-OpenRosa-Version': '1.0' }, body }), 201);
+}
+
+/** Reads a response to the end; answers the bytes and the seconds from the request to the last byte, sampling `pid`'s RSS meanwhile. */
+async function drain(pid, request) {
+  const before = rssOf(pid).rss;
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid).rss)), 20);
+  const started = process.hrtime.bigint();
+  const res = await must(request(), 200);
+  let bytes = 0;
+  for await (const chunk of res.body) bytes += chunk.length;
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  clearInterval(sampler);
+  peak = Math.max(peak, rssOf(pid).rss);
+  return { bytes, seconds, growthMb: (peak - before) / (1 << 20) };
+}
+
+const postgres = await startPostgres({ fast: true });
+const redis = await startRedis();
+let collect;
+try {
+  collect = await startCollect({ pg: postgres, redis, database: 'bench_decrypt_export', env: { RATE_LIMIT_DECRYPT_PER_FORM: '1000' } });
+  const base = collect.url;
+  const token = await userToken(base);
+  const auth = { authorization: token };
+  const upload = async (id) => (await (await must(fetch(`${base}/api/v1/forms`, { method: 'POST', headers: { ...auth, 'content-type': 'application/xml' }, body: xform(id) }), 201)).json()).formid;
+  const encrypted = await upload('bench_encrypted');
+  const plain = await upload('bench_plain');
+  const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const spki = pair.publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+  await must(fetch(`${base}/api/v1/forms/${encrypted}/encryption`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'self', public_key: spki }) }), 201);
+  const formXml = await (await must(fetch(`${base}/api/v1/forms/${encrypted}/form.xml`, { headers: auth }), 200)).text();
+  const version = /<data id="bench_encrypted" version="([^"]+)"/.exec(formXml)[1];
+
+  const t0 = Date.now();
+  let next = 0;
+  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
+    for (let i = next++; i < N; i = next++) {
+      const photo = randomBytes(PHOTO_BYTES);
+      const uuid = randomUUID();
+      const env = envelope(pair.publicKey, 'bench_encrypted', version, uuid, instance('bench_encrypted', version, uuid, i), photo);
+      await submit(base, token, env.manifest, env.parts);
+      await submit(base, token, instance('bench_plain', '1', randomUUID(), i), { 'photo.jpg': photo });
+    }
+  }));
+  console.log(`seeded ${N} encrypted and ${N} plaintext submissions with a ${PHOTO_BYTES / 1000} KB photo each through the intake in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+
+  const pid = collect.api.child.pid;
+  const privateKey = pair.privateKey.export({ format: 'pem', type: 'pkcs8' });
+  const decrypt = () => fetch(`${base}/api/v1/forms/${encrypted}/decrypt`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ private_key: privateKey, format: 'zip' }) });
+  const archive = () => fetch(`${base}/api/v1/media.zip?xform=${plain}`, { headers: auth });
+  // One warm-up of each, then the better of two rounds each (a shared machine's noise only adds time).
+  await drain(pid, archive);
+  await drain(pid, decrypt);
+  const rounds = { decrypt: [], archive: [] };
+  for (let r = 0; r < 2; r++) {
+    rounds.archive.push(await drain(pid, archive));
+    rounds.decrypt.push(await drain(pid, decrypt));
+  }
+  const best = (xs) => xs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+  const d = best(rounds.decrypt);
+  const a = best(rounds.archive);
+  if (d.bytes < N * PHOTO_BYTES || a.bytes < N * PHOTO_BYTES) throw new Error(`short archives: decrypted ${d.bytes} bytes, plaintext ${a.bytes} bytes`);
+  console.log(`decrypt zip of ${N}: ${d.seconds.toFixed(2)} s, ${(d.bytes / 1e6).toFixed(0)} MB; plaintext media.zip: ${a.seconds.toFixed(2)} s, ${(a.bytes / 1e6).toFixed(0)} MB`);
+  report(`ratio decrypt-zip-time/media-zip-time (${N} submissions, 100 KB photo each)`, d.seconds / a.seconds, { goal: '<= 2' });
+  report(`decrypt zip API RSS growth (${N} submissions)`, Math.max(...rounds.decrypt.map((x) => x.growthMb)), { goal: '< 64', unit: 'MB', digits: 1 });
+} finally {
+  await collect?.stop();
+  await redis.stop();
+  await postgres.stop();
+}
