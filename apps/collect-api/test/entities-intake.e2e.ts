@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { EntityApplyService, HELD_DAYS } from '../src/entities/intake/entity-apply.service.js';
+import { EntityListsRepository } from '../src/entities/lists/entity-lists.repository.js';
 import { FOLLOW_UP_XFORM, followUpInstance, REGISTRATION_XFORM, registrationInstance, REPEAT_XFORM, repeatInstance } from './entities-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
@@ -122,6 +124,24 @@ describe('Entities from submissions', () => {
     await register(id, 'ash', '60');
     expect(await entityByUuid(id)).toMatchObject({ version: 2, conflict: null, data: { species: 'ash', health_status: 'checked' } });
     expect(await heldCount()).toBe(0);
+  });
+
+  it(`an update held longer than ${HELD_DAYS} days is applied on the current version, or refused into _entity_errors when its entity never came`, async () => {
+    const id = randomUUID();
+    await register(id);
+    const gap = randomUUID();
+    const never = randomUUID();
+    await submit(followUpInstance({ instanceId: gap, entityId: id, baseVersion: '3', trunkVersion: '1', branchId: randomUUID(), health: 'late' }));
+    await submit(followUpInstance({ instanceId: never, entityId: randomUUID(), baseVersion: '1', branchId: randomUUID(), health: 'lost' }));
+    expect(await heldCount()).toBe(2);
+    const db = sut.app.get(DataSource);
+    await db.query(`UPDATE entity_held_updates SET held_at = now() - make_interval(days => $1)`, [HELD_DAYS + 1]);
+    const list = (await sut.app.get(EntityListsRepository).find(listId))!;
+    expect(await db.transaction((m) => sut.app.get(EntityApplyService).expireHeld(m, list))).toBe(2);
+    expect(await heldCount()).toBe(0);
+    expect(await entityByUuid(id)).toMatchObject({ version: 2, data: { health_status: 'late' } });
+    const followUpPk = (await api().get('/api/v1/forms').set('Authorization', owner.token).expect(200)).body.find((f: { id_string: string }) => f.id_string === 'trees_followup').formid as number;
+    expect((await submissionJson(followUpPk, never))._entity_errors).toEqual([expect.objectContaining({ list: 'trees', error: expect.stringContaining('never arrived') })]);
   });
 
   it('a bad uuid or an unknown list keeps the submission and records _entity_errors in the data API; an edit that fixes it creates the entity', async () => {
