@@ -1,12 +1,12 @@
-import type { ServerResponse } from 'node:http';
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedUser } from '../../auth/authenticated-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
 import { RequireAuth } from '../../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
 import { CreateEntitiesDto, DeleteEntitiesDto, EntityBody, EntityListingQueryDto, PatchEntityDto, PatchEntityQueryDto, type BulkCreatedBody } from './entity-api.dto.js';
-import { listUrl, pageHeaders } from './entity-json.js';
+import { pageHeaders } from '../../wire-formats/page-headers.js';
 import { EntitiesService } from './entities.service.js';
 
 /** The entities of a list (docs/entities.md "API"). */
@@ -22,12 +22,12 @@ export class EntitiesController {
   @Get()
   @ApiOperation({ summary: 'The list\'s entities by id, paged; search in label and values; deleted=true lists only the deleted ones.' })
   @ApiOkResponse({ type: [EntityBody] })
-  async list(@CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: EntityListingQueryDto, @Res({ passthrough: true }) res: ServerResponse): Promise<EntityBody[]> {
+  async list(
+    @CurrentUser() user: AuthenticatedUser, @Param('pk') pk: string, @Query() query: EntityListingQueryDto,
+    @Req() req: IncomingMessage & { originalUrl: string }, @Res({ passthrough: true }) res: ServerResponse,
+  ): Promise<EntityBody[]> {
     const { body, total, page, pageSize } = await this.entities.list(user, pk, query);
-    const url = new URL(`${listUrl(this.config.PUBLIC_BASE_URL, Number(pk))}/entities`);
-    if (query.search) url.searchParams.set('search', query.search);
-    if (query.deleted) url.searchParams.set('deleted', 'true');
-    for (const [k, v] of Object.entries(pageHeaders(url.toString(), page, pageSize, total))) res.setHeader(k, v);
+    for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page, pageSize, total))) res.setHeader(k, v);
     return body;
   }
 

@@ -25,17 +25,3 @@ export function entityJson(baseUrl: string, e: EntityRow): EntityBody {
   if (e.deleted_at) body.deleted_at = e.deleted_at.toISOString();
   return body;
 }
-
-/** `X-Total-Count` and `Link` (rel next/prev) of a paged listing at `url`, as the other listings answer. */
-export function pageHeaders(url: string, page: number, pageSize: number, total: number): Record<string, string> {
-  const at = (p: number) => {
-    const u = new URL(url);
-    u.searchParams.set('page', String(p));
-    u.searchParams.set('page_size', String(pageSize));
-    return u.toString();
-  };
-  const links: string[] = [];
-  if (page * pageSize < total) links.push(`<${at(page + 1)}>; rel="next"`);
-  if (page > 1) links.push(`<${at(page - 1)}>; rel="prev"`);
-  return { 'X-Total-Count': String(total), ...(links.length ? { Link: links.join(', ') } : {}) };
-}

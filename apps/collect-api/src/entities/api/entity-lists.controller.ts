@@ -1,12 +1,12 @@
-import type { ServerResponse } from 'node:http';
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedUser } from '../../auth/authenticated-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
 import { RequireAuth } from '../../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
 import { CreateEntityListDto, EntityListBody, EntityListDetailBody, EntityPageQueryDto } from './entity-api.dto.js';
-import { pageHeaders } from './entity-json.js';
+import { pageHeaders } from '../../wire-formats/page-headers.js';
 import { EntityListsService } from './entity-lists.service.js';
 
 /** Entity lists (docs/entities.md "API"). */
@@ -30,9 +30,11 @@ export class EntityListsController {
   @Get()
   @ApiOperation({ summary: 'The lists the caller owns or has a role on a form of; paged (without page at most 1,000).' })
   @ApiOkResponse({ type: [EntityListBody] })
-  async list(@CurrentUser() user: AuthenticatedUser, @Query() query: EntityPageQueryDto, @Res({ passthrough: true }) res: ServerResponse): Promise<EntityListBody[]> {
+  async list(
+    @CurrentUser() user: AuthenticatedUser, @Query() query: EntityPageQueryDto, @Req() req: IncomingMessage & { originalUrl: string }, @Res({ passthrough: true }) res: ServerResponse,
+  ): Promise<EntityListBody[]> {
     const { body, total, page, pageSize } = await this.lists.list(user, query);
-    for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}/api/v2/entity-lists`, page, pageSize, total))) res.setHeader(k, v);
+    for (const [k, v] of Object.entries(pageHeaders(`${this.config.PUBLIC_BASE_URL}${req.originalUrl}`, page, pageSize, total))) res.setHeader(k, v);
     return body;
   }
 
