@@ -2,7 +2,7 @@
 // `pnpm check:layers`: reads every import of the TypeScript sources under apps/*/src and
 // libs/*/src and fails on an import that runs up the layer order of docs/architecture.md, on
 // an import between two folders of the same layer, on a source folder the order does not place,
-// and on production code importing test code. The order below is that document's, as data; the
+// on production code importing test code, and on files that import each other in a circle. The order below is that document's, as data; the
 // Jest project `tools` runs this check on the repository and on graphs made to fail.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -26,7 +26,7 @@ export const LAYERS = {
     ['oauth2', 'onboarding', 'profiles'],
     ['form-media'],
     ['forms'],
-    ['form-encryption'],
+    ['form-encryption', 'api-tokens'],
     ['entities'],
     ['submissions'],
     ['datasets'],
@@ -139,7 +139,96 @@ export function checkImports(edges, layers = LAYERS, libraryLayers = LIBRARY_LAY
       problems.push({ kind: 'upward', from, to, message: `${from} (libs/${la}) imports service source ${to}` });
     }
   }
+  for (const cycle of importCycles(edges)) {
+    problems.push({ kind: 'cycle', from: cycle[0], to: cycle[1], message: `import circle: ${[...cycle, cycle[0]].join(' -> ')}` });
+  }
   return problems;
+}
+
+/**
+ * The circles of production files importing each other (type-only imports too): inside one
+ * folder the layers allow any import, and a circle there means two files hold one concept
+ * between them, whose shared part wants a file of its own. One circle per strongly connected
+ * group, as a path through it. Iterative (Tarjan's algorithm with an explicit stack).
+ */
+export function importCycles(edges) {
+  const next = new Map();
+  for (const { from, to } of edges) {
+    if (isTestCode(from) || to.startsWith('@collect/') || isTestCode(to)) continue;
+    if (!next.has(from)) next.set(from, []);
+    next.get(from).push(to);
+  }
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const groups = [];
+  let counter = 0;
+  for (const start of next.keys()) {
+    if (index.has(start)) continue;
+    const work = [[start, 0]];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (work.length) {
+      const frame = work[work.length - 1];
+      const [node, i] = frame;
+      const targets = next.get(node) ?? [];
+      if (i < targets.length) {
+        frame[1]++;
+        const target = targets[i];
+        if (!index.has(target)) {
+          index.set(target, counter);
+          low.set(target, counter++);
+          stack.push(target);
+          onStack.add(target);
+          work.push([target, 0]);
+        } else if (onStack.has(target)) low.set(node, Math.min(low.get(node), index.get(target)));
+        continue;
+      }
+      work.pop();
+      if (work.length) {
+        const parent = work[work.length - 1][0];
+        low.set(parent, Math.min(low.get(parent), low.get(node)));
+      }
+      if (low.get(node) === index.get(node)) {
+        const group = [];
+        let member;
+        do {
+          member = stack.pop();
+          onStack.delete(member);
+          group.push(member);
+        } while (member !== node);
+        if (group.length > 1) groups.push(group);
+      }
+    }
+  }
+  return groups.map((group) => pathThrough(group, next));
+}
+
+/** A circle through the members of a strongly connected group, from its first member (breadth-first back to it). */
+function pathThrough(group, next) {
+  const members = new Set(group);
+  const start = [...group].sort()[0];
+  const cameFrom = new Map([[start, null]]);
+  const queue = [start];
+  while (queue.length) {
+    const node = queue.shift();
+    for (const target of next.get(node) ?? []) {
+      if (!members.has(target)) continue;
+      if (target === start) {
+        const path = [];
+        for (let at = node; at !== null; at = cameFrom.get(at)) path.unshift(at);
+        return path;
+      }
+      if (!cameFrom.has(target)) {
+        cameFrom.set(target, node);
+        queue.push(target);
+      }
+    }
+  }
+  return group;
 }
 
 function walk(dir, out = []) {

@@ -37,6 +37,19 @@ describe('check:layers on made-up import graphs', () => {
     expect(sut.map((p) => p.kind)).toEqual(['test-code', 'test-code', 'test-code', 'test-code']);
   });
 
+  it('fails files that import each other in a circle (type-only imports too), test code aside', () => {
+    const sut = checkImports([
+      { from: `${API}/storage/file-sender.ts`, to: `${API}/storage/file-storage.ts` },
+      { from: `${API}/storage/file-storage.ts`, to: `${API}/storage/byte-range.ts` },
+      { from: `${API}/storage/byte-range.ts`, to: `${API}/storage/file-sender.ts` },
+      { from: `${API}/forms/forms.service.spec.ts`, to: `${API}/forms/forms.service.ts` },
+      { from: `${API}/forms/forms.service.ts`, to: `${API}/forms/forms.service.spec.ts` },
+    ]);
+    expect(sut.filter((p) => p.kind === 'cycle').map((p) => p.message)).toEqual([
+      `import circle: ${API}/storage/byte-range.ts -> ${API}/storage/file-sender.ts -> ${API}/storage/file-storage.ts -> ${API}/storage/byte-range.ts`,
+    ]);
+  });
+
   it('lets test code import anything', () => {
     expect(checkImports([
       { from: `${API}/storage/file-storage.spec.ts`, to: 'apps/collect-api/test/submissions-s3rver.ts' },

@@ -67,9 +67,15 @@ describe('cas admin CLI', () => {
   });
 
   it.each([
-    [['users', 'create', '--username', 'x'], /--password is required/],
+    [['users', 'create', '--username', 'x'], /--password: This field is required\./],
     [['users', 'disable', '--username', 'nobody'], /no user nobody/],
-    [['clients', 'create', '--client-id', 'y', '--grant-types', 'password', '--resources', 'reports'], /grant_types/],
+    [['clients', 'create', '--client-id', 'y', '--grant-types', 'password', '--resources', 'reports'], /--grant-types: Each item must be one of/],
+    // Each command's input DTO, through the shared validation: the option named.
+    [['users', 'create', '--username', '', '--password', 'p'], /--username: This field may not be blank\./],
+    [['users', 'set-password', '--username', 'carol', '--password', 'p', '--email', 'c@example.org'], /--email: Unknown field\./],
+    [['resources', 'create', '--name', 'short-lived', '--access-token-ttl', '5'], /--access-token-ttl: Ensure this value is greater than or equal to 60\./],
+    [['resources', 'create', '--name', 'bad name'], /--name: letters, digits/],
+    [['clients', 'create', '--client-id', 'z', '--grant-types', 'client_credentials', '--auth-method', 'magic'], /--auth-method: "magic" is not a valid choice\./],
     [['frobnicate'], /unknown command/],
     [['users', 'create', '--bogus', '1'], /Unknown option/],
   ])('refuses %j with exit 64 and a message', async (args, message) => {

@@ -16,6 +16,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ExportsModule } from './exports/exports.module.js';
 import { MetadataModule } from './metadata/metadata.module.js';
 import { FormEncryptionModule } from './form-encryption/form-encryption.module.js';
+import { ApiTokensModule } from './api-tokens/api-tokens.module.js';
 import { EntitiesModule } from './entities/entities.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
@@ -29,4 +30,5 @@ featureModules.push(CasClientModule, OnboardingModule);
 featureModules.push(RateLimitModule);
 featureModules.push(MetadataModule);
 featureModules.push(FormEncryptionModule);
+featureModules.push(ApiTokensModule);
 featureModules.push(EntitiesModule);

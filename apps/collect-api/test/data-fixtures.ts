@@ -2,14 +2,19 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type request from 'supertest';
 import { DataSource } from 'typeorm';
 
+/** A text, an integer and a decimal question: the columns that numeric casts and text compare. */
+export const NAME_AGE_SCORE = [
+  { name: 'name', type: 'text', label: 'Name' },
+  { name: 'age', type: 'integer', label: 'Age' },
+  { name: 'score', type: 'decimal', label: 'Score' },
+];
+
 /** A form with every column kind the data API and the exports treat differently. */
 export const DATA_FORM = {
   id_string: 'data_out',
   title: 'Data out',
   fields: [
-    { name: 'name', type: 'text', label: 'Name' },
-    { name: 'age', type: 'integer', label: 'Age' },
-    { name: 'score', type: 'decimal', label: 'Score' },
+    ...NAME_AGE_SCORE,
     { name: 'district', type: 'select one', label: 'District' },
     { name: 'tags', type: 'select all that apply', label: 'Tags' },
     { name: 'place', type: 'group', label: 'Place', children: [{ name: 'village', type: 'text', label: 'Village' }] },

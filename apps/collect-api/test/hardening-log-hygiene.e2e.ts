@@ -187,6 +187,7 @@ describe('hardening: log hygiene (collect-api)', () => {
 
     await restServices(token);
     await sheetsGrant(token);
+    await personalTokens(token);
     await casFlows();
 
     await proc.stop();
@@ -202,6 +203,9 @@ describe('hardening: log hygiene (collect-api)', () => {
     expect(lines.some((l) => l.includes('/api/v1/restservices/sheets/callback'))).toBe(true);
     expect(lines.some((l) => l.includes('cas_sign_in.success'))).toBe(true);
     expect(lines.some((l) => l.includes('cas_user.onboarded'))).toBe(true);
+    // Personal tokens: none appears, not even its `cpat_` beginning (docs/auth.md, "Personal access tokens").
+    expect(lines.some((l) => l.includes('/api/v1/api-tokens'))).toBe(true);
+    expect(lines.filter((l) => l.includes('cpat_'))).toEqual([]);
     // The CAS logs the tokens it issued (client credentials for the machine and on-boarding clients, the sign-in's access token).
     expect(casLines.filter((l) => l.includes('token.issued')).length).toBeGreaterThanOrEqual(3);
     const leaks = [...secrets.leaks(lines, 'collect-api'), ...secrets.leaks(casLines, 'cas')];
@@ -210,6 +214,26 @@ describe('hardening: log hygiene (collect-api)', () => {
   });
 
   const url = () => proc.url;
+
+  /** Personal access tokens: created, used as Token and Bearer (also in a query string by mistake), unknown, revoked. */
+  async function personalTokens(token: string): Promise<void> {
+    const created = (await (await call('/api/v1/api-tokens', token, { name: 'logs phone', scopes: ['submit', 'read'] })).json()) as { id: number; token: string };
+    const pat = keep('personal access token', created.token);
+    expect(pat).toMatch(/^cpat_/);
+    for (const scheme of ['Token', 'Bearer']) {
+      expect((await call('/api/v1/user', `${scheme} ${pat}`)).status).toBe(200);
+      expect((await call('/formList', `${scheme} ${pat}`)).status).toBe(200);
+      expect((await call('/api/v1/submissions', `${scheme} ${pat}`, { id: 'logs', submission: { name: 'p' } })).status).toBe(201);
+    }
+    expect((await call(`/api/v1/user?token=${pat}`, `Token ${pat}`)).status).toBe(200);
+    // Refusals are logged too: a scope too small, a personal token creating one, an unknown one.
+    expect((await call('/api/v1/api-tokens', `Token ${pat}`, { name: 'x', scopes: ['read'] })).status).toBe(403);
+    const unknown = keep('unknown personal token', `${pat.slice(0, 12)}${'Z'.repeat(pat.length - 12)}`);
+    expect((await call('/api/v1/user', `Bearer ${unknown}`)).status).toBe(401);
+    expect((await call(`/api/v1/api-tokens/${created.id}`, token, undefined, 'DELETE')).status).toBe(204);
+    expect((await call('/api/v1/user', `Token ${pat}`)).status).toBe(401);
+  }
+
   const call = (path: string, auth: string | null, body?: unknown, method = body === undefined ? 'GET' : 'POST') =>
     fetch(`${url()}${path}`, { method, headers: { ...(auth ? { Authorization: auth } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
 
@@ -347,6 +371,16 @@ describe('hardening: log hygiene (collect-api)', () => {
     const session = keep('collect_session cookie', cookieValue(signedIn, 'collect_session'));
     expect((await jar.fetch(back)).status).toBe(400); // the callback replayed: refused and logged
     expect(await (await fetch(`${url()}/login`, { headers: { cookie: `collect_session=${session}` } })).text()).toContain('logcas');
+    // The /tokens page: a token created there, shown once, used once.
+    const page = await fetch(`${url()}/tokens`, { headers: { cookie: `collect_session=${session}` } });
+    expect(page.status).toBe(200);
+    const csrf = hiddenFields(await page.text()).csrf_token;
+    const createdPage = await fetch(`${url()}/tokens`, {
+      method: 'POST', headers: { cookie: `collect_session=${session}`, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf_token: csrf, name: 'from the page', scope: 'read' }).toString(),
+    });
+    expect(createdPage.status).toBe(200);
+    const pagePat = keep('personal access token (page)', /id="new-token"[^>]*>(cpat_[A-Za-z0-9_-]+)</.exec(await createdPage.text())?.[1]);
+    expect((await call('/api/v1/user', `Bearer ${pagePat}`)).status).toBe(200);
     // A forged session id next to the real one, then the logout (RP-initiated: the CAS end-session URL with the ID token).
     expect((await fetch(`${url()}/login`, { headers: { cookie: `collect_session=${session.slice(0, -2)}xx` } })).status).toBe(200);
     const logout = await fetch(`${url()}/auth/logout`, { method: 'POST', redirect: 'manual', headers: { cookie: `collect_session=${session}` } });

@@ -29,24 +29,57 @@ import { createTestBearerToken, createTestUser, type TestUser } from './test-use
  * unscoped credential (docs/security.md, "The credential rule"): no answer to a Bearer caller
  * (these two and the CAS `service`) may hold a credential field or a known secret value, and the
  * routes that reveal them to `Token` callers are checked to do so (so the check cannot pass empty).
+ *
+ * The personal-token axis (docs/auth.md, "Personal access tokens"): the owner again through a
+ * personal token of each scope (`read`, `submit`, `write`), each also narrowed to another form of
+ * the owner's (`-elsewhere`), and through an expired and a revoked one, on every route. A token
+ * needs the scope its route's class accepts (SUBMIT_CLASS, account routes, else by method),
+ * a narrowed one is 403 on a form outside it, an expired or revoked one is a 401 everywhere the
+ * Authorization header is read; like Bearer answers, no answer to it may hold a credential.
  */
 /** A public key whose private half nobody keeps: the matrix only checks who may set a key. */
 const SELF_PUBLIC_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
 const ROLES = ['owner', 'manager', 'editor', 'dataentry', 'readonly'] as const;
 const ROLE_CALLERS = [...ROLES, 'stranger', 'anonymous', 'service', 'admin'] as const;
 const SCOPE_CALLERS = ['bearer-read', 'bearer-rw', 'token'] as const;
+const PAT_SCOPES = ['read', 'submit', 'write'] as const;
+const PAT_CALLERS = [
+  ...PAT_SCOPES.map((s) => `pat-${s}` as const),
+  ...PAT_SCOPES.map((s) => `pat-${s}-elsewhere` as const),
+  'pat-expired',
+  'pat-revoked',
+] as const;
 /** Scope callers first: the `token` caller's regenerate_auth_token must not follow the owner's. */
-const CALLERS = [...SCOPE_CALLERS, ...ROLE_CALLERS] as const;
+const CALLERS = [...SCOPE_CALLERS, ...PAT_CALLERS, ...ROLE_CALLERS] as const;
 type RoleCaller = (typeof ROLE_CALLERS)[number];
 type ScopeCaller = (typeof SCOPE_CALLERS)[number];
+type PatCaller = (typeof PAT_CALLERS)[number];
+type PatExpect = Record<PatCaller, number>;
+/** Callers that send their own credential even where a row asks for Basic. */
+const OWN_CREDENTIAL: ReadonlySet<string> = new Set([...SCOPE_CALLERS, ...PAT_CALLERS]);
 type Caller = (typeof CALLERS)[number];
 type FormRole = (typeof ROLES)[number];
 type Expect = Record<RoleCaller, number>;
 type ScopeExpect = Record<ScopeCaller, number>;
 /** Callers whose credential is a scoped Bearer token. */
 const BEARER_CALLERS: ReadonlySet<Caller> = new Set(['bearer-read', 'bearer-rw', 'service']);
+/** Callers whose credential is scoped (Bearer or a personal token): no answer to them holds a credential. */
+const SCOPED_CALLERS: ReadonlySet<Caller> = new Set([...BEARER_CALLERS, ...PAT_CALLERS]);
+/**
+ * Submit-class routes: what a phone needs; a `submit` personal token may call them
+ * (auth/scope-class.decorator.ts, docs/auth.md "Scopes of a route").
+ */
+const SUBMIT_CLASS: ReadonlySet<string> = new Set([
+  'GET /formList', 'GET /:username/formList', 'GET /forms/:pk/form.xml', 'GET /:username/forms/:pk/form.xml', 'GET /api/v1/forms/:pk/form.xml',
+  'HEAD /submission', 'HEAD /:username/submission', 'POST /submission', 'POST /:username/submission', 'POST /api/v1/submissions',
+  'GET /xformsManifest/:pk', 'GET /:username/xformsManifest/:pk', 'GET /xformsMedia/:pk/:mediaId', 'GET /:username/xformsMedia/:pk/:mediaId',
+]);
+/** Routes outside the AuthGuard: Swagger's (not Nest routes) and /metrics (METRICS_TOKEN, not user credentials). */
+const GUARD_FREE = /^GET \/(api\/docs|metrics$)/;
+/** Account routes: never a personal token, whatever its scopes. */
+const ACCOUNT_CLASS = /^\S+ \/api\/v1\/(api-tokens|oauth-applications|user\/(regenerate_auth_token|expire))/;
 /** Keys that carry an unscoped credential. */
-const CREDENTIAL_FIELDS = ['api_token', 'temp_token', 'client_secret'];
+const CREDENTIAL_FIELDS = ['api_token', 'temp_token', 'client_secret', 'token'];
 /** Who reads a stored third-party secret (messaging auth_token) in clear: editors and above, by a full credential. */
 const MAY_READ_MESSAGING_SECRET: ReadonlySet<Caller> = new Set(['owner', 'manager', 'editor', 'admin', 'token']);
 
@@ -105,6 +138,8 @@ interface SharedExtras {
   exportId: string;
   /** A finished (empty) replay of serviceId. */
   replayId: number;
+  /** A personal token of the owner's per caller, for DELETE. */
+  deleteTokenId: Record<Caller, number>;
   /** A form media file of the form, and one per caller for DELETE. */
   metadataId: number;
   deleteMetadataId: Record<Caller, number>;
@@ -137,6 +172,8 @@ interface RouteCase {
    * owner's own answer, except 403 for a read-only Bearer token on an unsafe method.
    */
   scoped?: Partial<ScopeExpect>;
+  /** The owner's answers through personal tokens, where they differ from patExpect's rule. */
+  pat?: Partial<PatExpect>;
   /** Credential fields (or `body`: the whole answer is the credential) a `Token` caller gets here. */
   reveals?: string[];
   /** The route never reads the Authorization header (browser pages, the token endpoint). */
@@ -150,6 +187,35 @@ function scopeExpect(row: RouteCase): ScopeExpect {
   const owner = row.expect.owner;
   const safe = SAFE.has(row.route.split(' ')[0]) || row.ignoresAuthorization;
   return { 'bearer-read': safe ? owner : 403, 'bearer-rw': owner, token: owner, ...row.scoped };
+}
+
+/**
+ * The personal-token axis of a row: the owner's answer where the token's scope fits the route's
+ * class (else 403; an account route 403, or 401 where the owner's own non-Basic credential is), 403 for a
+ * narrowed token on a route about one form (a row made by `atLeast`), 401 for an expired or
+ * revoked token; the owner's answer where the route never reads the header.
+ */
+function patExpect(row: RouteCase): PatExpect {
+  const owner = row.expect.owner;
+  const out = {} as PatExpect;
+  const [method] = row.route.split(' ');
+  const accepted: string[] = ['write', ...(SAFE.has(method) ? ['read'] : []), ...(SUBMIT_CLASS.has(row.route) ? ['submit'] : [])];
+  const aboutOneForm = row.expect.stranger === 404 && row.expect.readonly !== 404;
+  // Routes the AuthGuard never sees (Swagger's, and /metrics with its own token): the owner's answer.
+  if (GUARD_FREE.test(row.route)) return Object.fromEntries(PAT_CALLERS.map((who) => [who, owner])) as PatExpect;
+  for (const scope of PAT_SCOPES) {
+    const s = ACCOUNT_CLASS.test(row.route) ? (owner === 401 || row.route.includes('/user/expire') ? 401 : 403) : accepted.includes(scope) ? owner : 403;
+    out[`pat-${scope}`] = s;
+    out[`pat-${scope}-elsewhere`] = s < 400 && aboutOneForm ? 403 : s;
+  }
+  out['pat-expired'] = out['pat-revoked'] = 401;
+  if (row.ignoresAuthorization) for (const who of PAT_CALLERS) out[who] = owner;
+  return { ...out, ...row.pat };
+}
+
+/** Whether a caller gets a fixture of its own on a `fresh` row (personal tokens only where expected to act). */
+function ownFixture(row: RouteCase, who: Caller): boolean {
+  return !(PAT_CALLERS as readonly string[]).includes(who) || patExpect(row)[who as PatCaller] < 400;
 }
 
 /** The messaging `auth_token` of the shared fixture: a stored third-party secret. */
@@ -187,6 +253,14 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/oauth-applications', call: () => ({ path: '/api/v1/oauth-applications' }), expect: anyUser(200) },
   { route: 'GET /api/v1/oauth-applications/:id', call: (f) => ({ path: `/api/v1/oauth-applications/${f.appId}` }), expect: ownerOnly(200) },
   { route: 'DELETE /api/v1/oauth-applications/:id', fresh: true, call: (f) => ({ path: `/api/v1/oauth-applications/${f.appId}` }), expect: ownerOnly(204) },
+  // Personal access tokens (docs/auth.md): created with the user's own session only (Bearer: 403), never by a personal token.
+  { route: 'POST /api/v1/api-tokens', call: () => ({ path: '/api/v1/api-tokens', body: { name: 'm', scopes: ['read'] } }), expect: { ...anyUser(201), service: 403 }, scoped: { 'bearer-read': 403, 'bearer-rw': 403 }, reveals: ['token'] },
+  { route: 'GET /api/v1/api-tokens', call: () => ({ path: '/api/v1/api-tokens' }), expect: anyUser(200) },
+  { route: 'DELETE /api/v1/api-tokens/:id', call: (f, who) => ({ path: `/api/v1/api-tokens/${f.shared!.deleteTokenId[who]}` }), expect: ownerOnly(204) },
+  // The /tokens page reads the CAS session cookie only: without one, to the sign-in.
+  { route: 'GET /tokens', ignoresAuthorization: true, call: () => ({ path: '/tokens' }), expect: everyone(302) },
+  { route: 'POST /tokens', ignoresAuthorization: true, call: () => ({ path: '/tokens', body: { name: 'x', scope: 'read' } }), expect: everyone(303) },
+  { route: 'POST /tokens/:id/revoke', ignoresAuthorization: true, call: (f, who) => ({ path: `/tokens/${f.shared!.deleteTokenId[who]}/revoke`, body: {} }), expect: everyone(303) },
   // The token endpoint authenticates clients, not users: a user's header is a failed client authentication.
   { route: 'POST /o/token', ignoresAuthorization: true, call: () => ({ path: '/o/token', body: { grant_type: 'refresh_token', refresh_token: 'x' } }), expect: { ...everyone(401), anonymous: 401 } },
   { route: 'GET /o/authorize', ignoresAuthorization: true, call: () => ({ path: '/o/authorize' }), expect: everyone(400) },
@@ -199,7 +273,7 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/forms/:pk/form.xml', call: (f) => ({ path: `/api/v1/forms/${f.formId}/form.xml` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/forms/:pk/fields', call: (f) => ({ path: `/api/v1/forms/${f.formId}/fields` }), expect: atLeast('readonly', 200) },
   // The shared form has no key, so reading it is 404 for everyone who can see the form (docs/encryption.md).
-  { route: 'GET /api/v1/forms/:pk/encryption', call: (f) => ({ path: `/api/v1/forms/${f.formId}/encryption` }), expect: atLeast('readonly', 404) },
+  { route: 'GET /api/v1/forms/:pk/encryption', call: (f) => ({ path: `/api/v1/forms/${f.formId}/encryption` }), expect: atLeast('readonly', 404), pat: { 'pat-read-elsewhere': 403, 'pat-write-elsewhere': 403 } },
   { route: 'POST /api/v1/forms/:pk/encryption', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}/encryption`, body: { mode: 'self', public_key: SELF_PUBLIC_KEY } }), expect: atLeast('manager', 201) },
   { route: 'PATCH /api/v1/forms/:pk', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}`, body: { title: 'New' } }), expect: atLeast('manager', 200) },
   { route: 'DELETE /api/v1/forms/:pk', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}` }), expect: atLeast('manager', 204) },
@@ -235,12 +309,12 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/data/:formPk.csv', call: (f) => ({ path: `/api/v1/data/${f.formId}.csv` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/data/:formPk.xlsx', call: (f) => ({ path: `/api/v1/data/${f.formId}.xlsx` }), expect: atLeast('readonly', 200) },
   { route: 'POST /api/v1/export', call: (f) => ({ path: '/api/v1/export', body: { xform: f.formId, format: 'csv' } }), expect: atLeast('readonly', 202) },
-  { route: 'GET /api/v1/export/:id', call: (f) => ({ path: `/api/v1/export/${f.shared!.exportId}` }), expect: ownerOnly(200) },
-  { route: 'GET /api/v1/export/:id/download', call: (f) => ({ path: `/api/v1/export/${f.shared!.exportId}/download` }), expect: ownerOnly(200) },
+  { route: 'GET /api/v1/export/:id', call: (f) => ({ path: `/api/v1/export/${f.shared!.exportId}` }), expect: ownerOnly(200), pat: { 'pat-read-elsewhere': 403, 'pat-write-elsewhere': 403 } },
+  { route: 'GET /api/v1/export/:id/download', call: (f) => ({ path: `/api/v1/export/${f.shared!.exportId}/download` }), expect: ownerOnly(200), pat: { 'pat-read-elsewhere': 403, 'pat-write-elsewhere': 403 } },
   { route: 'GET /api/v1/data/:formPk/:id', call: (f) => ({ path: `/api/v1/data/${f.formId}/${f.submissionId}` }), expect: atLeast('readonly', 200) },
   { route: 'DELETE /api/v1/data/:formPk/:id', fresh: true, call: (f) => ({ path: `/api/v1/data/${f.formId}/${f.submissionId}` }), expect: atLeast('editor', 204) },
   // Merged datasets: need every form visible; delete by the creator or a manager of every form.
-  { route: 'POST /api/v1/merged-datasets', call: (f) => ({ path: '/api/v1/merged-datasets', body: { name: 'm', xforms: [f.formId, f.otherFormId] } }), expect: { ...atLeast('readonly', 201), stranger: 400, service: 400 } },
+  { route: 'POST /api/v1/merged-datasets', call: (f) => ({ path: '/api/v1/merged-datasets', body: { name: 'm', xforms: [f.formId, f.otherFormId] } }), expect: { ...atLeast('readonly', 201), stranger: 400, service: 400 }, pat: { 'pat-write-elsewhere': 403 } },
   { route: 'GET /api/v1/merged-datasets', call: () => ({ path: '/api/v1/merged-datasets' }), expect: anyUser(200) },
   { route: 'GET /api/v1/merged-datasets/:pk', call: (f) => ({ path: `/api/v1/merged-datasets/${f.mergedId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/merged-datasets/:pk/data', call: (f) => ({ path: `/api/v1/merged-datasets/${f.mergedId}/data` }), expect: atLeast('readonly', 200) },
@@ -325,7 +399,9 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     // A pool of ONE connection: a route that holds a connection and waits for a second stalls
     // here at once, where under a larger pool it stalled only when concurrent requests held them
     // all (docs/architecture.md, "Database connections").
-    env = await startCasEnv({ AUTH_TOKEN_CACHE_TTL_MS: '0', DATABASE_POOL_SIZE: '1' });
+    // The expired and revoked personal tokens fail authentication on every route, on purpose: the
+    // per-address failure limit would soon refuse every caller of this one address.
+    env = await startCasEnv({ AUTH_TOKEN_CACHE_TTL_MS: '0', DATABASE_POOL_SIZE: '1', RATE_LIMIT_AUTH_FAILURES_PER_IP: '1000000' });
     sut = env.collect;
     const api = () => request(sut.url);
     const asAdmin = (r: request.Test) => r.set('Authorization', env.admin.token);
@@ -339,6 +415,22 @@ describe('hardening: one permission matrix for every collect-api route', () => {
       creds[who] = { username: owner.username, token: bearer, basic: bearer };
     }
     creds.token = { username: owner.username, token: owner.token, basic: owner.token };
+    // The personal-token axis: the owner's tokens, unnarrowed (as Token) and narrowed to a form no row acts on (as Bearer).
+    const elsewhere = (await api().post('/api/v1/forms').set('Authorization', owner.token).set('Content-Type', 'application/xml').send(demoXForm(`e${uniq()}`)).expect(201)).body.formid as number;
+    const mint = async (scopes: string[], forms?: number[]) =>
+      (await api().post('/api/v1/api-tokens').set('Authorization', owner.basic).send({ name: 'matrix', scopes, forms }).expect(201)).body as { id: number; token: string };
+    for (const scope of PAT_SCOPES) {
+      const plain = `Token ${(await mint([scope])).token}`;
+      const narrowed = `Bearer ${(await mint([scope], [elsewhere])).token}`;
+      creds[`pat-${scope}`] = { username: owner.username, token: plain, basic: plain };
+      creds[`pat-${scope}-elsewhere`] = { username: owner.username, token: narrowed, basic: narrowed };
+    }
+    const expired = await mint(['write']);
+    await sut.app.get(DataSource).query(`UPDATE personal_tokens SET expires_at = now() - interval '1 second' WHERE id = $1`, [expired.id]);
+    const revoked = await mint(['write']);
+    await api().delete(`/api/v1/api-tokens/${revoked.id}`).set('Authorization', owner.token).expect(204);
+    creds['pat-expired'] = { username: owner.username, token: `Token ${expired.token}`, basic: `Token ${expired.token}` };
+    creds['pat-revoked'] = { username: owner.username, token: `Bearer ${revoked.token}`, basic: `Bearer ${revoked.token}` };
     const me = (await api().get('/api/v1/user').set('Authorization', owner.token).expect(200)).body as { api_token: string; temp_token: string };
     ownerSecrets.add(me.api_token).add(me.temp_token);
     // `service`: the dev seed's client-credentials client, linked as a service account, no form shared with it.
@@ -409,10 +501,13 @@ describe('hardening: one permission matrix for every collect-api route', () => {
       (await request(sut.url).post('/api/v1/metadata').set('Authorization', ownerAuth).field('xform', String(f.formId)).field('data_type', 'media').field('data_value', `s${uniq()}.csv`)
         .attach('data_file', Buffer.from('a,b\n'), 's.csv').expect(201)).body.id as number;
     const [metadataId, ...deleteMetadataIds] = await Promise.all([metadata(), ...CALLERS.map(() => metadata())]);
+    const deleteTokenIds = await Promise.all(CALLERS.map(async () =>
+      (await request(sut.url).post('/api/v1/api-tokens').set('Authorization', ownerAuth).send({ name: 'to delete', scopes: ['read'] }).expect(201)).body.id as number));
     return {
       exportId,
       replayId,
       metadataId,
+      deleteTokenId: Object.fromEntries(CALLERS.map((c, i) => [c, deleteTokenIds[i]])) as Record<Caller, number>,
       deleteMetadataId: Object.fromEntries(CALLERS.map((c, i) => [c, deleteMetadataIds[i]])) as Record<Caller, number>,
       mediaId: media.id,
       mediaFilename: media.filename,
@@ -427,7 +522,7 @@ describe('hardening: one permission matrix for every collect-api route', () => {
   /** Scope callers send their own credential even where a row asks for Basic. */
   async function send(method: string, who: Caller, c: Call): Promise<{ status: number; text: string; body: unknown }> {
     let req = request(sut.url)[method.toLowerCase() as 'get'](c.path);
-    const credentials = auth(who, c.basic && !(SCOPE_CALLERS as readonly string[]).includes(who));
+    const credentials = auth(who, c.basic && !OWN_CREDENTIAL.has(who));
     if (credentials) req = req.set('Authorization', credentials);
     let res: request.Response;
     if (c.attachXml) res = await req.attach(c.attachXml.field, Buffer.from(c.attachXml.xml), 'submission.xml');
@@ -437,7 +532,7 @@ describe('hardening: one permission matrix for every collect-api route', () => {
       res = await req;
     }
     else if (c.raw) res = await req.set('Content-Type', c.raw.type).send(c.raw.text);
-    else if (c.body && method !== 'GET' && method !== 'HEAD') res = await (c.path.startsWith('/o/') ? req.type('form') : req).send(c.body);
+    else if (c.body && method !== 'GET' && method !== 'HEAD') res = await ((c.path.startsWith('/o/') || c.path.startsWith('/tokens')) ? req.type('form') : req).send(c.body);
     else res = await req;
     return { status: res.status, text: res.text ?? '', body: res.body };
   }
@@ -448,7 +543,7 @@ describe('hardening: one permission matrix for every collect-api route', () => {
    */
   function leaksIn(route: string, who: Caller, answer: { text: string; body: unknown }): string[] {
     const found: string[] = [];
-    if (BEARER_CALLERS.has(who) && !route.startsWith('GET /api/docs')) {
+    if (SCOPED_CALLERS.has(who) && !route.startsWith('GET /api/docs')) {
       const walk = (v: unknown): void => {
         if (Array.isArray(v)) v.forEach(walk);
         else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) {
@@ -476,7 +571,7 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     // Before the table (whose last row rotates the owner's API token). The stored messaging secret: in clear for editors and above with a full credential, masked otherwise.
     const token = async (who: Caller) => ((await send('GET', who, { path: `/api/v1/restservices/${shared.shared!.messagingId}` })).body as { auth_token?: string }).auth_token;
     for (const who of ['token', 'owner', 'manager', 'editor', 'admin'] as const) expect(await token(who)).toBe(MESSAGING_SECRET);
-    for (const who of ['bearer-read', 'bearer-rw', 'dataentry', 'readonly'] as const) expect(await token(who)).toBe('********');
+    for (const who of ['bearer-read', 'bearer-rw', 'pat-read', 'pat-write', 'dataentry', 'readonly'] as const) expect(await token(who)).toBe('********');
     const got: Record<string, Record<Caller, number>> = {};
     const want: Record<string, Record<Caller, number>> = {};
     const leaks: string[] = [];
@@ -484,6 +579,7 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     const wantRevealed: string[] = [];
     let pairs = 0;
     let scopePairs = 0;
+    let patPairs = 0;
     let n = 0;
     // regenerate_auth_token rotates the caller's API token: run it last so the others keep theirs.
     const ordered = [...TABLE.filter((r) => !r.route.includes('regenerate')), ...TABLE.filter((r) => r.route.includes('regenerate'))];
@@ -491,13 +587,17 @@ describe('hardening: one permission matrix for every collect-api route', () => {
       if (got[row.route]) continue;
       const [method] = row.route.split(' ');
       got[row.route] = {} as Record<Caller, number>;
-      want[row.route] = { ...row.expect, ...scopeExpect(row) };
-      const fresh = row.fresh ? await Promise.all(CALLERS.map(() => fixture())) : [];
+      want[row.route] = { ...row.expect, ...scopeExpect(row), ...patExpect(row) };
+      // A fixture of its own for every caller but the personal tokens the row expects refused (a
+      // wrong success of theirs destroys the shared fixture, and fails this row or later ones):
+      // 13 fixtures per row, not 20, which keeps the matrix's time and the owner's reads in bounds.
+      const fresh = row.fresh ? await Promise.all(CALLERS.map((who) => (ownFixture(row, who) ? fixture() : Promise.resolve(shared)))) : [];
       for (const [i, who] of CALLERS.entries()) {
         const answer = await send(method, who, row.call(row.fresh ? fresh[i] : shared, who, ++n));
         got[row.route][who] = answer.status;
         pairs++;
         if ((SCOPE_CALLERS as readonly string[]).includes(who)) scopePairs++;
+        if ((PAT_CALLERS as readonly string[]).includes(who)) patPairs++;
         for (const leak of leaksIn(row.route, who, answer)) leaks.push(`${row.route} as ${who}: ${leak}`);
         if (who === 'token' && row.reveals) {
           for (const field of row.reveals) {
@@ -508,10 +608,12 @@ describe('hardening: one permission matrix for every collect-api route', () => {
         }
       }
     }
+    const differ = Object.keys(want).flatMap((route) => CALLERS.filter((who) => got[route][who] !== want[route][who]).map((who) => `${route} as ${who}: ${got[route][who]}, not ${want[route][who]}`));
+    expect(differ).toEqual([]);
     expect(got).toEqual(want);
     expect(leaks).toEqual([]);
     expect(revealed).toEqual(wantRevealed);
     const routes = Object.keys(got).length;
-    console.log(`permission matrix: ${pairs} (route, caller) pairs checked over ${routes} routes × ${CALLERS.length} callers; scope axis ${scopePairs} pairs (${routes} routes × ${SCOPE_CALLERS.length} scopes), credential fields checked on ${wantRevealed.length} revealing routes and every Bearer answer`);
+    console.log(`permission matrix: ${pairs} (route, caller) pairs checked over ${routes} routes × ${CALLERS.length} callers; scope axis ${scopePairs} pairs (${routes} routes × ${SCOPE_CALLERS.length} scopes), personal-token axis ${patPairs} pairs (${routes} routes × ${PAT_CALLERS.length} tokens), credential fields checked on ${wantRevealed.length} revealing routes and every Bearer answer`);
   }, 600_000);
 });

@@ -214,6 +214,30 @@ describe('rest services: fields subset, extra headers, Basic credentials, test-f
     await until('the configured id stored', async () => (await dataOf(formId2))[0]._bamboo_dataset_id === 'configured-7');
   });
 
+  it('_bamboo_dataset_id is the form\'s: once answered, every later submission carries it in its payloads and data rows', async () => {
+    const formId = await newForm('bamboo_form');
+    // The first delivery gets the id; later ones get no id in the answer.
+    rx.script('/dataset-form', [{ status: 201, headers: { 'Content-Type': 'application/json' }, body: '{"id":"ds-form-1"}' }, { status: 200, body: 'ok' }]);
+    await create(formId, { name: 'dataset_service', service_url: `${rx.url}/dataset-form` }).expect(201);
+    await submit('bamboo_form', { name: 'Ann' });
+    await until('the answered id stored', async () => (await dataOf(formId))[0]._bamboo_dataset_id === 'ds-form-1');
+    await create(formId, { name: 'generic_json', service_url: `${rx.url}/bamboo-later` }).expect(201);
+    await submit('bamboo_form', { name: 'Bo' });
+    const [received] = await until('the later submission delivered', () => rx.to('/bamboo-later').length === 1 && rx.to('/bamboo-later'));
+    expect(JSON.parse(received.body.toString('utf8'))).toMatchObject({ name: 'Bo', _bamboo_dataset_id: 'ds-form-1' });
+    await until('its dataset delivery answered', () => rx.to('/dataset-form').length === 2);
+    expect((await dataOf(formId)).map((row) => [row.name, row._bamboo_dataset_id])).toEqual([['Ann', 'ds-form-1'], ['Bo', 'ds-form-1']]);
+  });
+
+  it('_bamboo_dataset_id: a configured dataset_id is the form\'s at once, before any delivery succeeds', async () => {
+    const formId = await newForm('bamboo_configured');
+    rx.script('/dataset-refusing', [{ status: 400, body: 'no' }]);
+    await create(formId, { name: 'dataset_service', service_url: `${rx.url}/dataset-refusing`, dataset_id: 'cfg-9' }).expect(201);
+    await submit('bamboo_configured', { name: 'Cy' });
+    await until('the refused delivery', () => rx.to('/dataset-refusing').length === 1);
+    expect((await dataOf(formId))[0]._bamboo_dataset_id).toBe('cfg-9');
+  });
+
   it('Prometheus: deliveries and test-fires by kind and outcome', async () => {
     const metrics = (await api().get('/metrics').expect(200)).text;
     expect(metrics).toMatch(/^collect_restservice_deliveries_total\{service_id="\d+",service="generic_json",outcome="success"\} \d+/m);

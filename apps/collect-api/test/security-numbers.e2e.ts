@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { binary } from './data-fixtures.js';
+import { binary, NAME_AGE_SCORE } from './data-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
@@ -14,15 +14,7 @@ import { createTestUser, type TestUser } from './test-users.js';
  * answers beside ordinary ones; each must answer 200 and treat them as missing numbers.
  */
 
-const FORM = {
-  id_string: 'numbers',
-  title: 'Numbers',
-  fields: [
-    { name: 'name', type: 'text', label: 'Name' },
-    { name: 'age', type: 'integer', label: 'Age' },
-    { name: 'score', type: 'decimal', label: 'Score' },
-  ],
-};
+const FORM = { id_string: 'numbers', title: 'Numbers', fields: NAME_AGE_SCORE };
 
 /** Text `numeric` refuses or that is no number: each must read as a missing number. */
 export const OUT_OF_RANGE = [

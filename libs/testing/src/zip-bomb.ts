@@ -44,21 +44,21 @@ export async function lyingZip(entries: LyingZipEntry[]): Promise<Buffer> {
       h.writeUInt32LE(signature, 0);
       return h;
     };
+    // The fields both headers carry, from `base` on: the local header's at 4, the central
+    // directory's at 6 (after its "version made by").
+    const entryFields = (h: Buffer, base: number) => {
+      h.writeUInt16LE(20, base); // version needed
+      h.writeUInt16LE(8, base + 4); // deflate
+      h.writeUInt32LE(crc, base + 10);
+      h.writeUInt32LE(compressed.length, base + 14);
+      h.writeUInt32LE(e.declaredBytes, base + 18); // the lie
+      h.writeUInt16LE(name.length, base + 22);
+    };
     const local = header(0x04034b50, 30);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(8, 8);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(compressed.length, 18);
-    local.writeUInt32LE(e.declaredBytes, 22);
-    local.writeUInt16LE(name.length, 26);
+    entryFields(local, 4);
     const dir = header(0x02014b50, 46);
     dir.writeUInt16LE(20, 4);
-    dir.writeUInt16LE(20, 6);
-    dir.writeUInt16LE(8, 10);
-    dir.writeUInt32LE(crc, 16);
-    dir.writeUInt32LE(compressed.length, 20);
-    dir.writeUInt32LE(e.declaredBytes, 24);
-    dir.writeUInt16LE(name.length, 28);
+    entryFields(dir, 6);
     dir.writeUInt32LE(at, 42);
     parts.push(local, name, compressed);
     dirs.push(dir, name);

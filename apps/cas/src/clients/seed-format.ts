@@ -5,8 +5,16 @@ export const OIDC_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as c
 export const SUPPORTED_GRANT_TYPES = ['authorization_code', 'implicit', 'client_credentials', 'refresh_token'] as const;
 export const SUPPORTED_RESPONSE_TYPES = ['code', 'id_token token', 'id_token'] as const;
 
-const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/, 'letters, digits, . _ : - (max 200)');
-const scope = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/, 'a scope has no spaces or quotes');
+/** A resource or client name; the CLI's inputs (cli/cli-inputs.dto.ts) check the same. */
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
+export const NAME_MESSAGE = 'letters, digits, . _ : - (max 200)';
+/** A scope: printable ASCII without spaces, quotes or backslashes. */
+export const SCOPE_PATTERN = /^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/;
+export const SCOPE_MESSAGE = 'a scope has no spaces or quotes';
+export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
+
+const name = z.string().regex(NAME_PATTERN, NAME_MESSAGE);
+const scope = z.string().regex(SCOPE_PATTERN, SCOPE_MESSAGE);
 const url = z.string().url('must be an absolute URL');
 
 export const resourceSeedSchema = z.object({
@@ -25,7 +33,7 @@ export const clientSeedSchema = z
     resources: z.array(name).default([]),
     redirect_uris: z.array(url).default([]),
     post_logout_redirect_uris: z.array(url).default([]),
-    token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post', 'none']).default('client_secret_basic'),
+    token_endpoint_auth_method: z.enum(AUTH_METHODS).default('client_secret_basic'),
     enabled: z.boolean().default(true),
   })
   .superRefine((c, ctx) => {

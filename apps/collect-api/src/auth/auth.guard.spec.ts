@@ -3,10 +3,12 @@ import { Reflector } from '@nestjs/core';
 import { Strategy } from 'passport-custom';
 import { UnauthorizedError } from '@collect/contracts';
 import { loadCollectConfig } from '../config/collect-config.js';
+import { PersonalTokens } from './personal-tokens.js';
 import { AuthGuard } from './auth.guard.js';
 import { AuthThrottleService } from './auth-throttle.service.js';
 import type { AuthenticatedUser } from './authenticated-user.js';
 import { RequireAuth, RequireSuperuser, SkipAuth } from './require-auth.decorator.js';
+import { AccountClass, SubmitClass } from './scope-class.decorator.js';
 
 const alice: AuthenticatedUser = { id: 1, username: 'alice', isSuperuser: false, scheme: 'token' };
 const root: AuthenticatedUser = { id: 2, username: 'root', isSuperuser: true, scheme: 'token' };
@@ -49,7 +51,7 @@ describe('AuthGuard', () => {
     // Rate limits off: the throttle then counts nothing in Redis (auth-throttle.e2e.ts covers it).
     const config = loadCollectConfig({ NODE_ENV: 'test', RATE_LIMIT_ENABLED: 'false' });
     const s = tokenStrategy();
-    sut = new AuthGuard(new Reflector(), config, s as never, s as never, s as never, s as never, new AuthThrottleService(config));
+    sut = new AuthGuard(new Reflector(), config, s as never, s as never, s as never, s as never, new AuthThrottleService(config), new PersonalTokens());
   });
 
   it('lets anonymous callers through unmarked handlers and sets request.user with credentials', async () => {
@@ -145,7 +147,7 @@ describe('AuthGuard: Basic and Bearer through their validate', () => {
     const s = tokenStrategy();
     throttle = new CountingThrottle(config);
     checked.length = 0;
-    sut = new AuthGuard(new Reflector(), config, basic as never, s as never, s as never, bearer as never, throttle);
+    sut = new AuthGuard(new Reflector(), config, basic as never, s as never, s as never, bearer as never, throttle, new PersonalTokens());
   });
 
   it('Basic: the user id before the first colon goes to validate; its refusal is not counted again', async () => {
@@ -185,5 +187,60 @@ describe('AuthGuard: Basic and Bearer through their validate', () => {
     expect(await call({ headers: { authorization: 'Bearer\tgood' } })).toEqual(twice);
     expect(checked).toEqual([]);
     expect(throttle.counted).toBe(3);
+  });
+});
+
+describe('AuthGuard with personal access tokens (scope classes)', () => {
+  let sut: AuthGuard;
+  const asked: string[] = [];
+
+  beforeEach(() => {
+    const config = loadCollectConfig({ NODE_ENV: 'test', RATE_LIMIT_ENABLED: 'false' });
+    const s = tokenStrategy();
+    const personal = new PersonalTokens();
+    // `cpat_<scope>` is a live token of alice's with that one scope; anything else is unknown.
+    personal.register({
+      verify: async (token, scheme) => {
+        asked.push(token);
+        const scope = token.slice('cpat_'.length);
+        return ['read', 'submit', 'write'].includes(scope)
+          ? { ...alice, scheme, scopes: [scope], personalToken: { id: 1, scopes: [scope as 'read'], forms: null } }
+          : null;
+      },
+    });
+    sut = new AuthGuard(new Reflector(), config, s as never, s as never, s as never, s as never, new AuthThrottleService(config), personal);
+  });
+
+  const status = (decorators: ClassDecorator[], method: string, authorization: string) =>
+    sut.canActivate(context(handler(RequireAuth(), ...decorators), { authorization }, method).ctx).then(() => 200, (e) => e.getStatus() as number);
+
+  it('checks each scope against the route’s class: by method, submit-class, account-class', async () => {
+    const got: Record<string, number[]> = {};
+    for (const [name, decorators] of [['default', []], ['submit', [SubmitClass()]], ['account', [AccountClass()]]] as const) {
+      for (const method of ['GET', 'POST']) {
+        got[`${name} ${method}`] = [];
+        for (const scope of ['read', 'submit', 'write']) got[`${name} ${method}`].push(await status([...decorators], method, `Token cpat_${scope}`));
+      }
+    }
+    expect(got).toEqual({
+      'default GET': [200, 403, 200],
+      'default POST': [403, 403, 200],
+      'submit GET': [200, 200, 200],
+      'submit POST': [403, 200, 200],
+      'account GET': [403, 403, 403],
+      'account POST': [403, 403, 403],
+    });
+  });
+
+  it('sends a `cpat_` credential to the personal-token check only, as Token or Bearer; an unknown one is a 401 naming the scheme', async () => {
+    asked.length = 0;
+    const { ctx, req } = context(handler(RequireAuth()), { authorization: 'Bearer cpat_read' });
+    await sut.canActivate(ctx);
+    expect(req.user).toMatchObject({ id: alice.id, scheme: 'bearer', personalToken: { scopes: ['read'] } });
+    for (const scheme of ['Token', 'Bearer']) {
+      const err = await sut.canActivate(context(handler(RequireAuth()), { authorization: `${scheme} cpat_nope` }).ctx).catch((e) => e);
+      expect([err.getStatus(), err.headers['WWW-Authenticate']]).toEqual([401, scheme]);
+    }
+    expect(asked).toEqual(['cpat_read', 'cpat_nope', 'cpat_nope']);
   });
 });

@@ -11,10 +11,13 @@ import { BasicStrategy } from './strategies/basic.strategy.js';
 import { BearerStrategy } from './strategies/bearer.strategy.js';
 import { TempTokenStrategy } from './strategies/temp-token.strategy.js';
 import { TokenStrategy } from './strategies/token.strategy.js';
+import { isPersonalToken, PersonalTokens } from './personal-tokens.js';
+import { SCOPE_CLASS, type ScopeClass } from './scope-class.decorator.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const NOT_PROVIDED = 'Authentication credentials were not provided.';
 const SCOPED_CREDENTIAL = 'An access token cannot reveal or create credentials; use Basic, Token or TempToken authentication.';
+const ACCOUNT_ROUTE = 'A personal access token cannot manage credentials or the account; use Basic, Token or TempToken authentication.';
 
 type AuthRequest = Request & { user?: AuthenticatedUser; authCredentials?: string };
 
@@ -23,7 +26,9 @@ type AuthRequest = Request & { user?: AuthenticatedUser; authCredentials?: strin
  * scheme (only the schemes in AUTH_SCHEMES), then applies `@RequireAuth()`. Bad credentials are a
  * 401 on every endpoint (as DRF does); no credentials are a 401 only where `@RequireAuth()` asks
  * for a user. A Bearer token needs scope `read` for safe methods and `write` for the others (403
- * otherwise).
+ * otherwise). A personal access token (`Token cpat_...` or `Bearer cpat_...`) is checked here too,
+ * against the route's scope class (scope-class.decorator.ts; docs/auth.md, "Scopes of a route");
+ * its form narrowing is checked with the role, wherever a form is (FormAccessService).
  *
  * Every scheme is checked by its strategy's `validate` directly, not through
  * `passport.authenticate`: with passport on the path, every request's objects (request, response,
@@ -46,6 +51,7 @@ export class AuthGuard implements CanActivate {
     private readonly tempToken: TempTokenStrategy,
     private readonly bearer: BearerStrategy,
     private readonly throttle: AuthThrottleService,
+    private readonly personal: PersonalTokens,
   ) {
     this.enabled = new Set(config.AUTH_SCHEMES);
   }
@@ -57,8 +63,9 @@ export class AuthGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<AuthRequest>();
     const user = (req.user = await this.authenticate(req));
     const requirement = this.reflector.getAllAndOverride<AuthRequirement | undefined>(AUTH_REQUIREMENT, targets);
+    const scopeClass = this.reflector.getAllAndOverride<ScopeClass | undefined>(SCOPE_CLASS, targets);
     if (!requirement) {
-      this.checkScopes(req.method, user, []);
+      this.checkScopes(req.method, user, [], scopeClass);
       return true;
     }
     const schemes = (requirement.schemes ?? [...this.enabled]).filter((s) => this.enabled.has(s));
@@ -69,13 +76,24 @@ export class AuthGuard implements CanActivate {
       throw new HttpErrorWithHeaders(403, 'You do not have permission to perform this action.', {});
     }
     if (requirement.issuesCredentials && holdsScopedCredential(user)) throw new HttpErrorWithHeaders(403, SCOPED_CREDENTIAL, {});
-    this.checkScopes(req.method, user, requirement.bearerScopes ?? []);
+    this.checkScopes(req.method, user, requirement.bearerScopes ?? [], scopeClass);
     return true;
   }
 
-  /** A Bearer token needs `read` for safe methods, `write` for the others, plus any extra. */
-  private checkScopes(method: string, user: AuthenticatedUser | undefined, extra: string[]): void {
+  /**
+   * A Bearer token needs `read` for safe methods, `write` for the others, plus any extra. A
+   * personal access token needs one of the scopes its route's class accepts (personalScopes).
+   */
+  private checkScopes(method: string, user: AuthenticatedUser | undefined, extra: string[], scopeClass: ScopeClass | undefined): void {
     if (!user?.scopes) return;
+    if (user.personalToken) {
+      if (scopeClass === 'account') throw new HttpErrorWithHeaders(403, ACCOUNT_ROUTE, {});
+      const accepted = personalScopes(method, scopeClass, extra);
+      if (!user.personalToken.scopes.some((s) => accepted.includes(s))) {
+        throw new HttpErrorWithHeaders(403, `The personal access token lacks a scope this request needs (one of: ${accepted.join(', ')}).`, {});
+      }
+      return;
+    }
     const needed = [SAFE_METHODS.has(method) ? 'read' : 'write', ...extra];
     const missing = needed.find((s) => !user.scopes!.includes(s));
     if (missing) throw new HttpErrorWithHeaders(403, `The access token lacks the '${missing}' scope.`, {});
@@ -117,8 +135,9 @@ export class AuthGuard implements CanActivate {
    * that answers no caller without throwing counts as a 401 (passport's `fail()`).
    */
   private async verify(scheme: AuthScheme, req: AuthRequest): Promise<AuthenticatedUser | RefusedUnchecked> {
-    let found: AuthenticatedUser | false;
-    if (scheme === 'token') found = await this.token.validate(req);
+    let found: AuthenticatedUser | false | null;
+    if (scheme === 'token' && isPersonalToken(req.authCredentials)) found = await this.personal.verify(req.authCredentials, 'token');
+    else if (scheme === 'token') found = await this.token.validate(req);
     else if (scheme === 'temptoken') found = await this.tempToken.validate(req);
     else if (scheme === 'basic') {
       const userid = basicUserid(req.headers.authorization!);
@@ -127,10 +146,22 @@ export class AuthGuard implements CanActivate {
     } else {
       const token = bearerToken(req);
       if (typeof token === 'number') return token;
-      found = await this.bearer.validate(token);
+      // A personal access token is never offered to the OAuth or CAS token sources.
+      found = isPersonalToken(token) ? await this.personal.verify(token, 'bearer') : await this.bearer.validate(token);
     }
     return found || 401;
   }
+}
+
+/**
+ * The personal-token scopes a route of this class and method accepts (scope-class.decorator.ts):
+ * `write` always; `read` on safe methods; `submit` on submit-class routes. A safe method that
+ * changes state (`bearerScopes: ['write']`) needs `write`.
+ */
+function personalScopes(method: string, scopeClass: ScopeClass | undefined, extra: string[]): string[] {
+  if (extra.includes('write')) return ['write'];
+  const safe = SAFE_METHODS.has(method);
+  return ['write', ...(safe ? ['read'] : []), ...(scopeClass === 'submit' ? ['submit'] : [])];
 }
 
 /**

@@ -6,6 +6,7 @@ import { BearerResolvers } from './bearer-resolvers.js';
 import { CorsMiddleware } from './cors.middleware.js';
 import { AuthThrottleService } from './auth-throttle.service.js';
 import { PasswordLoginService } from './password-login.service.js';
+import { PersonalTokens } from './personal-tokens.js';
 import { BasicStrategy } from './strategies/basic.strategy.js';
 import { BearerStrategy } from './strategies/bearer.strategy.js';
 import { TempTokenStrategy } from './strategies/temp-token.strategy.js';
@@ -28,9 +29,10 @@ import { TokenStrategy } from './strategies/token.strategy.js';
     AuthThrottleService,
     PasswordLoginService,
     CorsMiddleware,
+    PersonalTokens,
     { provide: APP_GUARD, useClass: AuthGuard },
   ],
-  exports: [BearerResolvers, AuthThrottleService, PasswordLoginService],
+  exports: [BearerResolvers, AuthThrottleService, PasswordLoginService, PersonalTokens],
 })
 export class AuthModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -38,6 +38,9 @@ export const collectEnvSchema = z
     COLLECT_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
     DEFAULT_TEMP_TOKEN_EXPIRY_TIME: envField.int(21_600, 1, 31_536_000),
     AUTH_TOKEN_CACHE_TTL_MS: envField.int(5_000, 0, 300_000),
+    // Personal access tokens (docs/auth.md, "Personal access tokens").
+    API_TOKEN_MAX_DAYS: envField.int(365, 1, 3_650),
+    API_TOKEN_LAST_USED_FLUSH_MS: envField.int(30_000, 100, 30_000),
     AUTH_LOCKOUT_MAX_FAILURES: envField.int(5, 1, 1_000),
     AUTH_LOCKOUT_WINDOW_SECONDS: envField.int(900, 1, 86_400),
     PROFILES_REGISTRATION_ENABLED: envField.bool(true),

@@ -67,10 +67,7 @@ export class MergedDatasetsController {
 @RequireAuth()
 @Controller('api/v1/dataviews')
 export class DataviewsController {
-  constructor(
-    private readonly datasets: DatasetsService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
-  ) {}
+  constructor(private readonly datasets: DatasetsService, @Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {}
 
   @Post()
   @HttpCode(201)

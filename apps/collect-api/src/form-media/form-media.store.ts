@@ -24,10 +24,7 @@ export interface MediaOwner {
 export class FormMediaStore {
   private readonly logger = new Logger(FormMediaStore.name);
 
-  constructor(
-    private readonly repo: FormMediaRepository,
-    @Inject(FILE_STORAGE) private readonly storage: FileStorage,
-  ) {}
+  constructor(private readonly repo: FormMediaRepository, @Inject(FILE_STORAGE) private readonly storage: FileStorage) {}
 
   /** Adds a file; 400 on `data_value` when the form already has one of that name. */
   async add(owner: MediaOwner, name: string, data: Buffer): Promise<FormMediaEntity> {

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { applyDecorators, Controller, Get, Inject, NotFoundException, Param, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
-import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { tokenAllowsForm, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { SubmitClass } from '../auth/scope-class.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { FormEntity } from './form.entity.js';
 import { FormsRepository } from './forms.repository.js';
@@ -29,6 +30,7 @@ type Res = { status(code: number): Res; setHeader(name: string, value: string): 
  */
 @ApiTags('openrosa')
 @RequireAuth()
+@SubmitClass()
 @Controller()
 export class FormListController {
   constructor(
@@ -75,7 +77,7 @@ export class FormListController {
   private async submittable(user: AuthenticatedUser, formID: string | undefined): Promise<FormEntity[]> {
     const rows = await this.forms.visibleTo(user.isSuperuser ? 'all' : user.id);
     return rows
-      .filter(({ form, role }) => form.acceptingSubmissions && (user.isSuperuser || roleAtLeast(role, MIN_ROLE.submit)))
+      .filter(({ form, role }) => form.acceptingSubmissions && (user.isSuperuser || roleAtLeast(role, MIN_ROLE.submit)) && tokenAllowsForm(user, form.id))
       .filter(({ form }) => formID === undefined || form.idString === formID)
       .map(({ form }) => form);
   }

@@ -60,6 +60,13 @@ export class FormEntity extends FormDefinitionColumns {
   @Column({ name: 'accepting_submissions', type: 'boolean', default: true })
   acceptingSubmissions: boolean;
 
+  /**
+   * The form's dataset id at a dataset service (`_bamboo_dataset_id` of every submission):
+   * configured on the service, or answered by it (docs/restservices.md, "`_bamboo_dataset_id`").
+   */
+  @Column({ name: 'bamboo_dataset_id', type: 'varchar', length: 100, default: '' })
+  bambooDatasetId: string;
+
   @CreateDateColumn({ name: 'date_created', type: 'timestamptz' })
   dateCreated: Date;
 

@@ -6,6 +6,7 @@ import { validateInput } from '@collect/platform';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { SubmitClass } from '../auth/scope-class.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { contentTypeOf, isXmlContentType, readMultipartForm, readRawBody } from '../openrosa/body.js';
 import { FormBody, FormFieldBody, JsonFormDefinitionDto, ShareFormDto, UpdateFormDto } from './form.dto.js';
@@ -31,10 +32,7 @@ const DEFINITION_BODIES = [
 @RequireAuth()
 @Controller('api/v1/forms')
 export class FormsController {
-  constructor(
-    private readonly forms: FormsService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
-  ) {}
+  constructor(private readonly forms: FormsService, @Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {}
 
   @Post()
   @HttpCode(201)
@@ -76,6 +74,7 @@ export class FormsController {
   }
 
   @Get(':pk/form.xml')
+  @SubmitClass()
   @ApiOperation({ summary: 'The XForm document, as an inert attachment (CSP sandbox, nosniff).' })
   @ApiProduces('application/xml')
   @ApiOkResponse({ schema: { type: 'string', description: 'The XForm document.' } })

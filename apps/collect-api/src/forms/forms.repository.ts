@@ -51,6 +51,14 @@ export class FormsRepository {
     return rows[0] ? formFromRow(rows[0]) : null;
   }
 
+  /**
+   * The form's dataset id (`_bamboo_dataset_id`); not an edit of the form: no new version,
+   * `date_modified` unchanged. Written only when it changes.
+   */
+  async setBambooDatasetId(formId: number, datasetId: string): Promise<void> {
+    await this.forms.manager.query(`UPDATE forms SET bamboo_dataset_id = $2 WHERE id = $1 AND bamboo_dataset_id IS DISTINCT FROM $2`, [formId, datasetId.slice(0, 100)]);
+  }
+
   /** The id of an active user, by username (case-insensitive); null when there is none. */
   async activeUserId(username: string): Promise<number | null> {
     const rows: Array<{ id: number }> = await this.forms.manager.query(`SELECT id FROM users WHERE lower(username) = lower($1) AND is_active`, [username]);
@@ -175,7 +183,7 @@ export class FormsRepository {
 
 /** The columns of FormEntity, aliased to its property names (raw SQL reads). */
 const FORM_COLUMNS = `id, uuid, id_string, title, owner_id, root_name, version, xml, json_definition, fields,
-  accepting_submissions, date_created, date_modified, deleted_at`;
+  accepting_submissions, bamboo_dataset_id, date_created, date_modified, deleted_at`;
 
 interface FormRow {
   id: number;
@@ -189,6 +197,7 @@ interface FormRow {
   json_definition: Record<string, unknown> | null;
   fields: FormEntity['fields'];
   accepting_submissions: boolean;
+  bamboo_dataset_id: string;
   date_created: Date;
   date_modified: Date;
   deleted_at: Date | null;
@@ -197,7 +206,7 @@ interface FormRow {
 function formFromRow(r: FormRow): FormEntity {
   return {
     id: r.id, uuid: r.uuid, idString: r.id_string, title: r.title, ownerId: r.owner_id, rootName: r.root_name, version: r.version, xml: r.xml,
-    jsonDefinition: r.json_definition, fields: r.fields, acceptingSubmissions: r.accepting_submissions,
+    jsonDefinition: r.json_definition, fields: r.fields, acceptingSubmissions: r.accepting_submissions, bambooDatasetId: r.bamboo_dataset_id,
     dateCreated: r.date_created, dateModified: r.date_modified, deletedAt: r.deleted_at,
   };
 }

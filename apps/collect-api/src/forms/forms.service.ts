@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ForbiddenException, Inject, Injectable } from '@nestjs/common';
 import { FieldValidationError, HttpErrorWithHeaders } from '@collect/contracts';
-import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { tokenAllowsForm, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
 import { inputLimitsOf, XmlInputError } from '../openrosa/xml.js';
@@ -111,7 +111,7 @@ export class FormsService {
   }
 
   async list(user: AuthenticatedUser): Promise<FormBody[]> {
-    const rows = await this.forms.visibleTo(user.isSuperuser ? 'all' : user.id);
+    const rows = (await this.forms.visibleTo(user.isSuperuser ? 'all' : user.id)).filter(({ form }) => tokenAllowsForm(user, form.id));
     const owners = await this.forms.findOwners(rows.map((r) => r.form.ownerId));
     const stats = await this.forms.submissionStats(rows.map((r) => r.form.id));
     return rows.map(({ form, role }) => this.present(form, role ?? 'owner', owners.get(form.ownerId) ?? '', stats.get(form.id)));

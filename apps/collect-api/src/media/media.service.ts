@@ -2,7 +2,6 @@ import { Inject, Injectable, NotFoundException } from '@nestjs/common';
 import mime from 'mime-types';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { DatasetsService } from '../datasets/datasets.service.js';
 import type { CompiledWhere } from '../datasets/dataview-query.js';
 import { FormAccessService } from '../forms/form-access.service.js';
@@ -46,7 +45,6 @@ export class MediaService {
     private readonly submissions: SubmissionsRepository,
     private readonly variants: MediaVariantsService,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
   /**

@@ -16,10 +16,7 @@ import { MetadataService } from './metadata.service.js';
 @RequireAuth()
 @Controller('api/v1/metadata')
 export class MetadataController {
-  constructor(
-    private readonly metadata: MetadataService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
-  ) {}
+  constructor(private readonly metadata: MetadataService, @Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {}
 
   @Post()
   @HttpCode(201)

@@ -5,6 +5,7 @@ import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { SubmitClass } from '../auth/scope-class.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormsRepository } from '../forms/forms.repository.js';
@@ -27,6 +28,7 @@ const MediaDocs = (summary: string) =>
  */
 @ApiTags('openrosa')
 @RequireAuth()
+@SubmitClass()
 @Controller()
 export class OpenRosaMediaController {
   constructor(

@@ -4,6 +4,7 @@ import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { AccountClass } from '../auth/scope-class.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { OAuthApplicationsService } from './oauth-applications.service.js';
 import { ApplicationBody, applicationInput, CreateOAuthApplicationDto } from './oauth2.dto.js';
@@ -12,6 +13,7 @@ import type { OAuthApplicationEntity } from './oauth2.entities.js';
 /** Client applications of the local OAuth 2.0 provider, managed by their owner (or an admin). */
 @ApiTags('oauth2')
 @RequireAuth()
+@AccountClass()
 @Controller('api/v1/oauth-applications')
 export class OAuthApplicationsController {
   constructor(

@@ -1,17 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { hashToken, newOpaqueSecret, safeEqual } from '../crypto/secrets.js';
-import type { ClientType, OAuthApplicationEntity } from './oauth2.entities.js';
+import type { NewApplication, OAuthApplicationEntity } from './oauth2.entities.js';
 import { OAuthError } from './oauth2.errors.js';
 import { OAuth2Repository } from './oauth2.repository.js';
 import type { TokenRequestDto } from './oauth2.dto.js';
-
-/** A validated registration (CreateOAuthApplicationDto, or the admin command's arguments). */
-export interface NewApplication {
-  name: string;
-  clientType: ClientType;
-  redirectUris: string[];
-}
 
 export const GRANT_TYPE_AUTHORIZATION_CODE = 'authorization-code';
 

@@ -3,7 +3,7 @@ import { ValidateIf } from 'class-validator';
 import { Choice, Text } from '@collect/contracts';
 import { RejectUnknownFields } from '@collect/platform';
 import type { ValidationArguments } from 'class-validator';
-import type { NewApplication } from './oauth-applications.service.js';
+import type { NewApplication } from './oauth2.entities.js';
 import { isAllowedRedirectUri, splitRedirectUris } from './redirect-uris.js';
 
 const badRedirectUri = (args: ValidationArguments) =>

@@ -2,6 +2,13 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeor
 
 export type ClientType = 'confidential' | 'public';
 
+/** A validated registration (CreateOAuthApplicationDto, or the admin command's arguments). */
+export interface NewApplication {
+  name: string;
+  clientType: ClientType;
+  redirectUris: string[];
+}
+
 /** A client application of the local OAuth 2.0 provider (`/o/`). */
 @Entity({ name: 'oauth_applications' })
 export class OAuthApplicationEntity {

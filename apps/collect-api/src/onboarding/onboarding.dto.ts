@@ -42,7 +42,11 @@ export class CreateServiceAccountDto {
   username?: string;
 }
 
-/** A local user linked to the CAS. */
+/**
+ * A local user linked to the CAS. Its first fields read like the CAS's own user (`CasUser` of
+ * @collect/contracts) on purpose, not by copy: this is collect-api's account as its profile API
+ * answers it (Django's field names), that is the CAS's, and each may change with its service.
+ */
 export class LocalUserBody {
   @ApiProperty({ type: 'integer' })
   id: number;

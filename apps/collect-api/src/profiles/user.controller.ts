@@ -5,6 +5,7 @@ import { HttpErrorWithHeaders, NOT_FOUND_DETAIL } from '@collect/contracts';
 import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { AccountClass } from '../auth/scope-class.decorator.js';
 import { CurrentProfile, CurrentProfileService } from '../users/current-profile.service.js';
 import { PublicUserBody, type ProfileBody } from '../users/profile.presenter.js';
 import { UserTokensService } from '../users/user-tokens.service.js';
@@ -22,7 +23,7 @@ export class UserController {
 
   @Get('user')
   @RequireAuth()
-  @ApiOperation({ summary: "The caller's profile, with api_token and temp_token (not for Bearer callers: a scoped token never buys an unscoped one)." })
+  @ApiOperation({ summary: "The caller's profile, with api_token and temp_token (not for Bearer or personal-token callers: a scoped token never buys an unscoped one)." })
   @ApiOkResponse({ type: CurrentProfile })
   me(@CurrentUser() caller: AuthenticatedUser): Promise<CurrentProfile | ProfileBody> {
     return holdsScopedCredential(caller) ? this.profiles.withoutTokens(caller.id) : this.profiles.get(caller.id);
@@ -31,6 +32,7 @@ export class UserController {
   @Delete('user/expire')
   @HttpCode(204)
   @RequireAuth({ schemes: ['basic'] })
+  @AccountClass()
   @ApiOperation({ summary: "Deletes the caller's temporary token (Basic credentials only)." })
   @ApiNoContentResponse({ description: 'Deleted.' })
   async expire(@CurrentUser() caller: AuthenticatedUser): Promise<void> {
@@ -39,6 +41,7 @@ export class UserController {
 
   @Get('user/regenerate_auth_token')
   @RequireAuth({ issuesCredentials: true })
+  @AccountClass()
   @ApiOperation({ summary: 'Rotates the API token; 201 with the new key as a JSON string. Basic, Token or TempToken only (Bearer: 403).' })
   @ApiCreatedResponse({ schema: { type: 'string', description: 'The new API token (40 hex).' } })
   async regenerate(@CurrentUser() caller: AuthenticatedUser, @Res() res: Response): Promise<void> {

@@ -1,4 +1,3 @@
-import type { DeliverySnapshot } from './delivery/delivery-snapshot.js';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
 export const SERVICE_NAMES = ['health_forwarder', 'generic_json', 'generic_xml', 'dataset_service', 'messaging', 'spreadsheet'] as const;
@@ -92,6 +91,27 @@ export class RestServiceEntity {
 
   @UpdateDateColumn({ name: 'date_modified', type: 'timestamptz' })
   dateModified: Date;
+}
+
+/**
+ * The submission as it was when its event was recorded, stored on each outbox row by the outbox
+ * statement itself (PostgreSQL's `to_jsonb` of the rows, so the storing transaction builds
+ * nothing in JavaScript). Every attempt of the delivery builds its request from this, never from
+ * the live record: an edit made between two attempts is the next event, not a change of this one
+ * (docs/restservices.md, "Fidelity"). The one-statement intake's `created` rows store none until
+ * the submission first changes (a trigger then stores the old row's, migration 1764950000000);
+ * till then the claim builds it from the live row, the same SQL
+ * (restservices.repository.ts, CLAIMED). The SQL that builds it, and the submission JSON made
+ * of it: delivery/delivery-snapshot.ts.
+ */
+export interface DeliverySnapshot {
+  /** `to_jsonb(submissions.*)`: snake_case columns, timestamps as ISO text. */
+  submission: Record<string, unknown>;
+  /** `to_jsonb(attachments.*)` of the live attachments, by id. */
+  attachments: Array<Record<string, unknown>>;
+  submitted_by: string | null;
+  /** Attachments the instance XML names that had not arrived when the row was last refreshed. */
+  missing_media: string[];
 }
 
 /** The submission events a service may take (`events`); docs/restservices.md, "Events". */

@@ -3,8 +3,8 @@ import { InjectRepository } from '@nestjs/typeorm';
 import pg from 'pg';
 import { In, type Repository } from 'typeorm';
 import { preparedQuery, preparedQueryOnPool } from '../database/prepared-query.js';
-import { liveSnapshotSql, type DeliverySnapshot } from './delivery/delivery-snapshot.js';
-import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity, type AttemptStatus, type DeliveryEvent, type ServiceName } from './restservice.entities.js';
+import { liveSnapshotSql } from './delivery/delivery-snapshot.js';
+import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity, type AttemptStatus, type DeliveryEvent, type DeliverySnapshot, type ServiceName } from './restservice.entities.js';
 
 /** One finished attempt: its log entry and the row's next state (`retryAt` for `retrying`). */
 export type AttemptRecord = Omit<DeliveryAttemptEntity, 'id' | 'createdAt'> & { retryAt: Date | null };

@@ -4,6 +4,7 @@ import { validateInput } from '@collect/platform';
 import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { FormAccessService } from '../forms/form-access.service.js';
+import { FormsRepository } from '../forms/forms.repository.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { PageRequest } from '../submissions/submissions.service.js';
 import { defaultEvents } from './delivery/delivery-events.js';
@@ -35,6 +36,7 @@ export class RestServicesService {
   constructor(
     private readonly repo: RestServicesRepository,
     private readonly access: FormAccessService,
+    private readonly forms: FormsRepository,
     private readonly outbox: DeliveryOutbox,
     private readonly sheets: SheetsService,
     private readonly testFires: TestFireService,
@@ -244,6 +246,8 @@ export class RestServicesService {
     }
     const saved = await this.repo.saveService(row);
     if (!saved) throw new BadRequestException({ detail: 'A rest service with this xform, name and service_url already exists.' });
+    // A configured dataset id is the form's from now on (docs/restservices.md, "`_bamboo_dataset_id`").
+    if (input.name === 'dataset_service' && input.options.dataset_id) await this.forms.setBambooDatasetId(input.xform, input.options.dataset_id);
     return (await this.repo.findService(saved.id))!;
   }
 

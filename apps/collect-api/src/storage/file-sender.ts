@@ -1,6 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
-import type { ByteRange } from './file-storage.js';
+import type { ByteRange } from './byte-range.js';
 
 /** Bytes per read; two buffers of this size per download in flight. */
 export const SEND_CHUNK_BYTES = 64 * 1024;

@@ -1,5 +1,8 @@
 import type { Readable } from 'node:stream';
+import type { ByteRange } from './byte-range.js';
 import type { FileSender } from './file-sender.js';
+
+export type { ByteRange } from './byte-range.js';
 
 export interface StoredFileInfo {
   size: number;
@@ -8,11 +11,6 @@ export interface StoredFileInfo {
   lastModified: Date;
 }
 
-/** Inclusive byte range, as in HTTP `Range: bytes=start-end`. */
-export interface ByteRange {
-  start: number;
-  end: number;
-}
 
 /**
  * Where attachment files live. Paths are storage-relative

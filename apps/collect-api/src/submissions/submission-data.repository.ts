@@ -125,7 +125,7 @@ const METADATA_SQL: Array<[string, string]> = [
   ['_status', 'to_json(s.status)::text'], ['_submission_time', `'"' || ${TIME('s.date_created')} || '"'`],
   ['_deleted_at', `COALESCE('"' || ${TIME('s.deleted_at')} || '"', 'null')`],
   ['_geolocation', `'${GEOLOCATION_MARK}'`], ['_attachments', `'${ATTACHMENTS_MARK}'`],
-  ['_bamboo_dataset_id', 'to_json(s.bamboo_dataset_id)::text'], ['_submitted_by', `COALESCE(to_json(u.username)::text, 'null')`],
+  ['_bamboo_dataset_id', `to_json(COALESCE(NULLIF(f.bamboo_dataset_id, ''), s.bamboo_dataset_id))::text`], ['_submitted_by', `COALESCE(to_json(u.username)::text, 'null')`],
   ['_version', 'to_json(s.version)::text'], ['_edited', 's.edited::text'], ['_tags', `'[]'`], ['_notes', `'[]'`],
 ];
 

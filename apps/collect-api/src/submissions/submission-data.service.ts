@@ -1,6 +1,6 @@
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
-import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { tokenAllowsForm, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { FormEntity, FormField } from '../forms/form.entity.js';
 import { FormAccessService } from '../forms/form-access.service.js';
@@ -126,7 +126,7 @@ export class SubmissionDataService {
     if (!user || !/^\d{1,10}$/.test(formPk)) return null;
     const form = await this.forms.liveById(Number(formPk));
     if (!form) return null;
-    if (!user.isSuperuser && !roleAtLeast(await this.forms.roleOf(form.id, user.id), MIN_ROLE.view)) return null;
+    if (!tokenAllowsForm(user, form.id) || (!user.isSuperuser && !roleAtLeast(await this.forms.roleOf(form.id, user.id), MIN_ROLE.view))) return null;
     return { form, check: { formId: form.id, userId: user.id, superuser: user.isSuperuser, roles: VIEW_ROLES } };
   }
 

@@ -1,6 +1,6 @@
 import { BadRequestException, ForbiddenException, HttpException, Injectable, NotFoundException } from '@nestjs/common';
 import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
-import type { AuthenticatedUser } from '../auth/authenticated-user.js';
+import { tokenAllowsForm, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { PERMISSION_DENIED, type FormAccess } from '../forms/form-access.service.js';
 import { FormCache } from '../forms/form-cache.js';
@@ -34,7 +34,7 @@ export class SubmissionFormResolver {
       const visible: Array<{ form: FormEntity; role: FormRole; canSubmit: boolean }> = [];
       for (const form of candidates) {
         const role = user.isSuperuser ? 'owner' : await this.formCache.roleOf(form.id, user.id, fresh);
-        if (role) visible.push({ form, role, canSubmit: roleAtLeast(role, MIN_ROLE.submit) });
+        if (role) visible.push({ form, role, canSubmit: roleAtLeast(role, MIN_ROLE.submit) && tokenAllowsForm(user, form.id) });
       }
       if (!visible.length) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
       const allowed = visible.filter((v) => v.canSubmit);
@@ -75,7 +75,7 @@ export class SubmissionFormResolver {
     if (!idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
     const form = await this.formCache.liveByOwnerName(ownerUsername, idString, fresh);
     const role = !form ? null : user.isSuperuser ? 'owner' : await this.formCache.roleOf(form.id, user.id, fresh);
-    const refusal = !form || !role ? new NotFoundException({ detail: NOT_FOUND_DETAIL }) : !roleAtLeast(role, MIN_ROLE.submit) ? new ForbiddenException({ detail: PERMISSION_DENIED }) : null;
+    const refusal = !form || !role ? new NotFoundException({ detail: NOT_FOUND_DETAIL }) : !roleAtLeast(role, MIN_ROLE.submit) || !tokenAllowsForm(user, form.id) ? new ForbiddenException({ detail: PERMISSION_DENIED }) : null;
     if (refusal && !fresh) return this.formAndRoleForOwner(user, ownerUsername, idString, true);
     if (refusal) throw refusal;
     return { form: form!, role: role! };

@@ -43,7 +43,7 @@ export type SubmissionJson = Record<string, unknown>;
  */
 export function buildSubmissionJson(input: {
   submission: SubmissionEntity;
-  form: Pick<FormEntity, 'id' | 'idString' | 'uuid' | 'fields'>;
+  form: Pick<FormEntity, 'id' | 'idString' | 'uuid' | 'fields'> & Partial<Pick<FormEntity, 'bambooDatasetId'>>;
   attachments: AttachmentEntity[];
   submittedBy: string | null;
   baseUrl: string;
@@ -62,7 +62,8 @@ export function buildSubmissionJson(input: {
     _deleted_at: s.deletedAt ? formatSubmissionTime(s.deletedAt) : null,
     _geolocation: geolocationOf(s.json, form.fields),
     _attachments: input.attachments.filter((a) => !a.deletedAt).sort((a, b) => a.id - b.id).map((a) => attachmentJson(a, input.baseUrl)),
-    _bamboo_dataset_id: s.bambooDatasetId ?? '',
+    // The form's (docs/restservices.md, "`_bamboo_dataset_id`"); a submission stored one of its own before forms held it.
+    _bamboo_dataset_id: form.bambooDatasetId || s.bambooDatasetId || '',
     _submitted_by: input.submittedBy,
     _version: s.version,
     _edited: s.edited,

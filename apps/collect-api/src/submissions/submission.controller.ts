@@ -6,6 +6,7 @@ import { validateInput } from '@collect/platform';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
+import { SubmitClass } from '../auth/scope-class.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormsRepository } from '../forms/forms.repository.js';
@@ -51,6 +52,7 @@ const OpenRosaSubmissionDocs = () =>
  * and at `POST /{username}/submission`, which only looks among that owner's forms (docs/forms.md).
  */
 @ApiTags('submissions')
+@SubmitClass()
 @Controller()
 export class SubmissionController {
   constructor(

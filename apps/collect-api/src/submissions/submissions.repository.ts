@@ -164,11 +164,6 @@ export class SubmissionsRepository {
     await m.getRepository(AttachmentEntity).update({ submissionId: id, deletedAt: IsNull() }, { deletedAt: at });
   }
 
-  /** Not an edit of the answers: no event, `date_modified` unchanged. */
-  async setBambooDatasetId(id: number, datasetId: string): Promise<void> {
-    await this.submissions.query(`UPDATE submissions SET bamboo_dataset_id = $2 WHERE id = $1 AND bamboo_dataset_id IS DISTINCT FROM $2`, [id, datasetId.slice(0, 100)]);
-  }
-
   liveAttachmentsOf(submissionIds: number[], m?: EntityManager): Promise<AttachmentEntity[]> {
     if (!submissionIds.length) return Promise.resolve([]);
     const repo = m ? m.getRepository(AttachmentEntity) : this.attachments;

@@ -300,11 +300,6 @@ export class SubmissionsService {
     return { json: (await this.toJsonMany(form, [submission]))[0], submission, form };
   }
 
-  /** `_bamboo_dataset_id` as the dataset service named it (restservices, docs/restservices.md). */
-  recordBambooDatasetId(submissionId: number, datasetId: string): Promise<void> {
-    return this.repo.setBambooDatasetId(submissionId, datasetId);
-  }
-
   async toJsonMany(form: FormEntity, rows: SubmissionEntity[]): Promise<SubmissionJson[]> {
     const attachments = await this.repo.liveAttachmentsOf(rows.map((r) => r.id));
     const bySubmission = new Map<number, AttachmentEntity[]>();

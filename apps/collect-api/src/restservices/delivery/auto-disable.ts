@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
 import { deliveryMetrics } from './delivery-metrics.js';
-import { PeriodicTask } from '../../jobs/periodic-task.js';
+import { PeriodicWorker } from '../../jobs/periodic-worker.js';
 import { RestServicesRepository } from '../restservices.repository.js';
 
 /**
@@ -12,27 +12,21 @@ import { RestServicesRepository } from '../restservices.repository.js';
  * worker; two workers checking at once switch a service off once (the UPDATE re-checks `active`).
  */
 @Injectable()
-export class AutoDisable implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger(AutoDisable.name);
-  private readonly task: PeriodicTask<number>;
-
-  constructor(
-    private readonly repo: RestServicesRepository,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
-  ) {
-    this.task = new PeriodicTask(() => this.check(), config.FORWARD_DISABLE_CHECK_INTERVAL_MS);
+export class AutoDisable extends PeriodicWorker<number> {
+  constructor(private readonly repo: RestServicesRepository, @Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {
+    super(config.FORWARD_DISABLE_CHECK_INTERVAL_MS);
   }
 
-  onApplicationBootstrap(): void {
-    if (this.config.FORWARD_DISABLE_AFTER_HOURS > 0) this.task.start();
+  protected firstDelayMs(): number | null {
+    return this.config.FORWARD_DISABLE_AFTER_HOURS > 0 ? super.firstDelayMs() : null;
   }
 
   /** Switches off what has failed for the whole window; how many services. */
   checkOnce(): Promise<number> {
-    return this.task.runOnce();
+    return this.runOnce();
   }
 
-  private async check(): Promise<number> {
+  protected async pass(): Promise<number> {
     const hours = this.config.FORWARD_DISABLE_AFTER_HOURS;
     try {
       const disabled = await this.repo.disableFailing(Math.round(hours * 3_600_000), `Every delivery attempt failed for ${hours} hour${hours === 1 ? '' : 's'}`);
@@ -45,9 +39,5 @@ export class AutoDisable implements OnApplicationBootstrap, BeforeApplicationShu
       this.logger.warn({ err: (err as Error).message }, 'auto-disable check failed; will retry');
       return 0;
     }
-  }
-
-  beforeApplicationShutdown(): Promise<void> {
-    return this.task.stop();
   }
 }

@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
-import { PeriodicTask } from '../../jobs/periodic-task.js';
+import { PeriodicWorker } from '../../jobs/periodic-worker.js';
 import { RestServicesRepository } from '../restservices.repository.js';
 
 const BATCH = 5_000;
@@ -13,30 +13,24 @@ const MAX_BATCHES_PER_RUN = 20;
  * composition only (DeliveryWorkerModule); several workers pruning at once just find fewer rows.
  */
 @Injectable()
-export class DeliveryLogPruner implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger(DeliveryLogPruner.name);
-  private readonly task: PeriodicTask<number>;
-
-  constructor(
-    private readonly repo: RestServicesRepository,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
-  ) {
-    this.task = new PeriodicTask(() => this.prune(), config.FORWARD_LOG_PRUNE_INTERVAL_MS);
+export class DeliveryLogPruner extends PeriodicWorker<number> {
+  constructor(private readonly repo: RestServicesRepository, @Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {
+    super(config.FORWARD_LOG_PRUNE_INTERVAL_MS);
   }
 
-  onApplicationBootstrap(): void {
-    if (this.config.FORWARD_LOG_RETENTION_DAYS === 0) return;
+  protected firstDelayMs(): number | null {
+    if (this.config.FORWARD_LOG_RETENTION_DAYS === 0) return null;
     // First run soon after start: workers restarted by every deploy would otherwise never reach
     // a full interval.
-    this.task.start(Math.min(60_000, this.config.FORWARD_LOG_PRUNE_INTERVAL_MS));
+    return Math.min(60_000, this.config.FORWARD_LOG_PRUNE_INTERVAL_MS);
   }
 
   /** Deletes what is past retention (bounded per run); the number of deliveries deleted. */
   pruneOnce(): Promise<number> {
-    return this.task.runOnce();
+    return this.runOnce();
   }
 
-  private async prune(): Promise<number> {
+  protected async pass(): Promise<number> {
     const days = this.config.FORWARD_LOG_RETENTION_DAYS;
     if (days === 0) return 0;
     let total = 0;
@@ -51,9 +45,5 @@ export class DeliveryLogPruner implements OnApplicationBootstrap, BeforeApplicat
       this.logger.warn({ err: (err as Error).message }, 'delivery log clean-up failed; will retry');
     }
     return total;
-  }
-
-  beforeApplicationShutdown(): Promise<void> {
-    return this.task.stop();
   }
 }

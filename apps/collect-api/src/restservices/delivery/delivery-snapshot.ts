@@ -2,26 +2,7 @@ import type { FormEntity } from '../../forms/form.entity.js';
 import { buildSubmissionJson, type SubmissionJson } from '../../submissions/submission-json.js';
 import { formatSubmissionTime } from '../../wire-formats/api-time.js';
 import type { AttachmentEntity, SubmissionEntity } from '../../submissions/submission.entity.js';
-import type { DeliveryEvent } from '../restservice.entities.js';
-
-/**
- * The submission as it was when its event was recorded, stored on each outbox row by the outbox
- * statement itself (PostgreSQL's `to_jsonb` of the rows, so the storing transaction builds
- * nothing in JavaScript). Every attempt of the delivery builds its request from this, never from
- * the live record: an edit made between two attempts is the next event, not a change of this one
- * (docs/restservices.md, "Fidelity"). The one-statement intake's `created` rows store none until
- * the submission first changes (a trigger then stores the old row's, migration 1764950000000);
- * till then the claim builds it from the live row, the same SQL (restservices.repository.ts, CLAIMED).
- */
-export interface DeliverySnapshot {
-  /** `to_jsonb(submissions.*)`: snake_case columns, timestamps as ISO text. */
-  submission: Record<string, unknown>;
-  /** `to_jsonb(attachments.*)` of the live attachments, by id. */
-  attachments: Array<Record<string, unknown>>;
-  submitted_by: string | null;
-  /** Attachments the instance XML names that had not arrived when the row was last refreshed. */
-  missing_media: string[];
-}
+import type { DeliveryEvent, DeliverySnapshot } from '../restservice.entities.js';
 
 /**
  * SQL of the snapshot of submission `$<id>` (an uncorrelated scalar subquery: PostgreSQL runs it

@@ -190,7 +190,7 @@ export class DeliveryService implements OnApplicationShutdown {
     deliveryMetrics.latency.observe({ service: service.name }, result.latencyMs / 1000);
     await this.gate.settle(service, result);
     if (!row.body && request.body && !succeeded(result)) await this.repo.keepBody(row.id, request.body);
-    if (service.name === 'dataset_service') await this.storeDatasetId(service, row.submissionId, result);
+    if (service.name === 'dataset_service') await this.storeDatasetId(service, result);
     return this.classify(row, service, result);
   }
 
@@ -304,12 +304,15 @@ export class DeliveryService implements OnApplicationShutdown {
 
   /**
    * `_bamboo_dataset_id` (docs/restservices.md): the service's configured `dataset_id`, or the
-   * `id` the dataset service answered, kept on the submission for later payloads and the data API.
+   * `id` the dataset service answered, kept on the form: every later payload and data row of the
+   * form carries it. This worker's copy of the form is read again for the next payload.
    */
-  private async storeDatasetId(service: RestServiceEntity, submissionId: number, result: SendResult): Promise<void> {
+  private async storeDatasetId(service: RestServiceEntity, result: SendResult): Promise<void> {
     if (!succeeded(result)) return;
     const id = service.options.dataset_id || datasetIdOf(result.responseExcerpt);
-    if (id) await this.submissions.recordBambooDatasetId(submissionId, id);
+    if (!id) return;
+    await this.forms.setBambooDatasetId(service.formId, id);
+    this.formCache.delete(String(service.formId));
   }
 
   private async record(row: ClaimedDelivery, service: RestServiceEntity, status: AttemptStatus, r: SendResult, retryAt?: Date): Promise<void> {

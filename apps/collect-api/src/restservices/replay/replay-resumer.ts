@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
-import { PeriodicTask } from '../../jobs/periodic-task.js';
+import { PeriodicWorker } from '../../jobs/periodic-worker.js';
 import { ReplayService } from './replay.service.js';
 import { ReplaysRepository } from './replays.repository.js';
 
@@ -11,32 +11,21 @@ import { ReplaysRepository } from './replays.repository.js';
  * while the cancel ran.
  */
 @Injectable()
-export class ReplayResumer implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger(ReplayResumer.name);
-  private readonly task: PeriodicTask<void>;
-
+export class ReplayResumer extends PeriodicWorker<void> {
   constructor(
     private readonly repo: ReplaysRepository,
     private readonly replays: ReplayService,
     @Inject(COLLECT_CONFIG) config: CollectConfig,
   ) {
-    this.task = new PeriodicTask(() => this.pass(), config.FORWARD_RELAY_INTERVAL_MS);
+    super(config.FORWARD_RELAY_INTERVAL_MS);
   }
 
-  onApplicationBootstrap(): void {
-    this.task.start();
-  }
-
-  private async pass(): Promise<void> {
+  protected async pass(): Promise<void> {
     try {
       for (const id of await this.repo.unwritten()) await this.replays.queue(id);
       await this.repo.purgeCancelled();
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'replay resume pass failed; will retry');
     }
-  }
-
-  beforeApplicationShutdown(): Promise<void> {
-    return this.task.stop();
   }
 }

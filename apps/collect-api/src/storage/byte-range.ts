@@ -1,0 +1,5 @@
+/** Inclusive byte range, as in HTTP `Range: bytes=start-end`. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
