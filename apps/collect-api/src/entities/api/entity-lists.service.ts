@@ -4,7 +4,7 @@ import type { AuthenticatedUser } from '../../auth/authenticated-user.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
 import { listNameProblem } from '../declarations/form-entities.js';
 import { EntityListAccess } from '../lists/entity-list-access.js';
-import { EntityListsRepository } from '../lists/entity-lists.repository.js';
+import { EntityListsRepository, type EntityListRow } from '../lists/entity-lists.repository.js';
 import { pageWindow, type EntityListBody, type EntityListDetailBody, type EntityPageQueryDto } from './entity-api.dto.js';
 import { entityListJson } from './entity-json.js';
 
@@ -22,7 +22,8 @@ export class EntityListsService {
     if (problem) throw new FieldValidationError({ name: [problem] });
     const id = await this.lists.insert(user.id, name);
     if (id === null) throw new FieldValidationError({ name: [`You already have an entity list named "${name}".`] });
-    return this.detail(user, String(id));
+    // The caller owns it: answered without the read check (a personal token narrowed to forms creates lists no form uses yet).
+    return this.present((await this.lists.find(id))!);
   }
 
   async list(user: AuthenticatedUser, query: EntityPageQueryDto): Promise<{ body: EntityListBody[]; total: number; page: number; pageSize: number }> {
@@ -32,7 +33,10 @@ export class EntityListsService {
   }
 
   async detail(user: AuthenticatedUser | undefined, pk: string): Promise<EntityListDetailBody> {
-    const list = await this.access.readable(user, pk);
+    return this.present(await this.access.readable(user, pk));
+  }
+
+  private async present(list: EntityListRow): Promise<EntityListDetailBody> {
     const [counts, forms] = await Promise.all([this.lists.counts(list.id), this.lists.formsOf(list.id)]);
     const base = this.config.PUBLIC_BASE_URL;
     const ref = (f: (typeof forms)[number]) => ({ title: f.title, xform: `${base}/api/v1/forms/${f.form_id}`, id_string: f.id_string });

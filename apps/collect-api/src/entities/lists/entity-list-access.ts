@@ -8,7 +8,8 @@ import { EntityListsRepository, type EntityListRow } from './entity-lists.reposi
 /**
  * Who may do what with a list (docs/entities.md "Permissions"): its owner and the managers of a
  * form that uses it write; anyone with a role on such a form reads; others get 404 as for an
- * unseen form, and a reader who tries to write 403.
+ * unseen form, and a reader who tries to write 403. A personal token narrowed to forms reaches
+ * only the lists one of its forms uses (403 otherwise), as it reaches only those forms.
  */
 @Injectable()
 export class EntityListAccess {
@@ -30,9 +31,14 @@ export class EntityListAccess {
     const id = /^\d{1,10}$/.test(pk) ? Number(pk) : NaN;
     const list = user && Number.isSafeInteger(id) ? await this.lists.find(id) : null;
     if (!list || !user) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
-    if (user.isSuperuser || list.owner_id === user.id) return { list, canWrite: true };
-    const role = await this.lists.bestFormRole(list.id, user.id);
-    if (!role) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
-    return { list, canWrite: roleAtLeast(role, 'manager') };
+    let canWrite = true;
+    if (!user.isSuperuser && list.owner_id !== user.id) {
+      const role = await this.lists.bestFormRole(list.id, user.id);
+      if (!role) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
+      canWrite = roleAtLeast(role, 'manager');
+    }
+    const narrowedTo = user.personalToken?.forms;
+    if (narrowedTo && !(await this.lists.usedByAnyForm(list.id, narrowedTo))) throw new ForbiddenException({ detail: PERMISSION_DENIED });
+    return { list, canWrite };
   }
 }

@@ -143,6 +143,16 @@ export class EntityListsRepository {
     return rows[0]!;
   }
 
+  /** Whether one of these live forms uses the list. */
+  async usedByAnyForm(listId: number, formIds: readonly number[]): Promise<boolean> {
+    if (!formIds.length) return false;
+    const rows = await this.db.query(
+      `SELECT 1 FROM entity_list_forms lf JOIN forms f ON f.id = lf.form_id AND f.deleted_at IS NULL WHERE lf.list_id = $1 AND lf.form_id = ANY($2::int[]) LIMIT 1`,
+      [listId, [...formIds]],
+    );
+    return rows.length > 0;
+  }
+
   /** The highest role `userId` has on a live form that uses the list (null: none). */
   async bestFormRole(listId: number, userId: number): Promise<FormRole | null> {
     const rows: Array<{ role: FormRole }> = await this.db.query(
