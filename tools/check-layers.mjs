@@ -27,7 +27,7 @@ export const LAYERS = {
     ['form-media'],
     ['forms'],
     ['form-encryption', 'api-tokens'],
-    ['encrypted-submissions'],
+    ['encrypted-submissions', 'entities'],
     ['submissions'],
     ['datasets'],
     ['media'],

@@ -20,19 +20,8 @@ export function pageRequest(query: PageQueryDto): PageRequest {
   return { page: query.page ?? 1, pageSize: Math.min(query.page_size ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) };
 }
 
-/** `Link` (rel next/prev) and `X-Total-Count` for a paged listing at `url`. */
-export function pageHeaders(url: string, page: number, pageSize: number, total: number): Record<string, string> {
-  const at = (p: number) => {
-    const u = new URL(url);
-    u.searchParams.set('page', String(p));
-    u.searchParams.set('page_size', String(pageSize));
-    return u.toString();
-  };
-  const links: string[] = [];
-  if (page * pageSize < total) links.push(`<${at(page + 1)}>; rel="next"`);
-  if (page > 1) links.push(`<${at(page - 1)}>; rel="prev"`);
-  return { 'X-Total-Count': String(total), ...(links.length ? { Link: links.join(', ') } : {}) };
-}
+/** Shared with the listings below submissions in the layer order (wire-formats/page-headers.ts). */
+export { pageHeaders } from '../wire-formats/page-headers.js';
 
 /**
  * `GET /api/v1/data/{pk}`: the page, or `start` (offset) and `limit` beside it, and the data

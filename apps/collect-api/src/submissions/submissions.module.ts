@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { EncryptedSubmissionsModule } from '../encrypted-submissions/encrypted-submissions.module.js';
 import { FormsModule } from '../forms/forms.module.js';
+import { EntitiesModule } from '../entities/entities.module.js';
 import { AttachmentEntity, SubmissionEntity } from './submission.entity.js';
 import { SubmissionEvents } from './submission-events.js';
 import { SubmissionsRepository } from './submissions.repository.js';
@@ -19,7 +20,7 @@ import { SubmissionController } from './submission.controller.js';
  * SubmissionEvents (created/updated/deleted, in-transaction hook + after-commit listeners).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([SubmissionEntity, AttachmentEntity]), FormsModule, EncryptedSubmissionsModule],
+  imports: [TypeOrmModule.forFeature([SubmissionEntity, AttachmentEntity]), FormsModule, EncryptedSubmissionsModule, EntitiesModule],
   controllers: [SubmissionController, DataController],
   providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService, SubmissionAttachmentStore, SubmissionFormResolver, SubmissionDataRepository, SubmissionDataService, DataPageCache],
   exports: [SubmissionEvents, SubmissionsService, SubmissionsRepository, SubmissionDataRepository, SubmissionDataService, FormsModule],
