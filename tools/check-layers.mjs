@@ -30,6 +30,7 @@ export const LAYERS = {
     ['submissions'],
     ['datasets'],
     ['media'],
+    ['entity-attachments'],
     ['restservices', 'metadata', 'exports'],
     ['root', 'rate-limit', 'health', 'seed'],
     ['entities.ts', 'feature-modules.ts'],

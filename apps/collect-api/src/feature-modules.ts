@@ -16,6 +16,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ExportsModule } from './exports/exports.module.js';
 import { MetadataModule } from './metadata/metadata.module.js';
 import { FormEncryptionModule } from './form-encryption/form-encryption.module.js';
+import { EntityAttachmentsModule } from './entity-attachments/entity-attachments.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
 export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module, ProfilesModule];
@@ -28,3 +29,4 @@ featureModules.push(CasClientModule, OnboardingModule);
 featureModules.push(RateLimitModule);
 featureModules.push(MetadataModule);
 featureModules.push(FormEncryptionModule);
+featureModules.push(EntityAttachmentsModule);
