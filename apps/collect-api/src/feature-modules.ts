@@ -8,7 +8,7 @@ import { FormsModule } from './forms/forms.module.js';
 import { SubmissionsModule } from './submissions/submissions.module.js';
 import { DatasetsModule } from './datasets/datasets.module.js';
 import { RestServicesModule } from './restservices/restservices.module.js';
-import { DeliveryOutboxModule } from './restservices/delivery-outbox.module.js';
+import { DeliveryOutboxModule } from './restservices/delivery/delivery-outbox.module.js';
 import { MediaModule } from './media/media.module.js';
 import { CasClientModule } from './cas-client/cas-client.module.js';
 import { OnboardingModule } from './onboarding/onboarding.module.js';

@@ -11,7 +11,7 @@ import { CollectHealthModule } from './health/collect-health.module.js';
 import { JobWorkerModule } from './jobs/job-worker.module.js';
 import { MediaModule } from './media/media.module.js';
 import { ExportsModule } from './exports/exports.module.js';
-import { DeliveryOutboxModule } from './restservices/delivery-outbox.module.js';
+import { DeliveryOutboxModule } from './restservices/delivery/delivery-outbox.module.js';
 import { DeliveryWorkerModule } from './restservices/delivery-worker.module.js';
 import { RestServicesModule } from './restservices/restservices.module.js';
 import { StorageModule } from './storage/storage.module.js';

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { waitFor } from '@collect/testing';
-import { DeliveryLogPruner } from '../src/restservices/delivery-log-pruner.js';
+import { DeliveryLogPruner } from '../src/restservices/delivery/delivery-log-pruner.js';
 import { RestServicesRepository } from '../src/restservices/restservices.repository.js';
 import { demoXForm } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';

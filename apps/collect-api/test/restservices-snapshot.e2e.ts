@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { snapshotForServiceSql, snapshotSql, type DeliverySnapshot } from '../src/restservices/delivery-snapshot.js';
+import { snapshotForServiceSql, snapshotSql, type DeliverySnapshot } from '../src/restservices/delivery/delivery-snapshot.js';
 import { RestServicesRepository } from '../src/restservices/restservices.repository.js';
 import { demoXForm } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';

@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { ValidateIf } from 'class-validator';
 import { Bool, Check, Choice, Int, MAX_DB_ID, Text, TextList } from '@collect/contracts';
 import { PageQueryDto } from '../submissions/pagination.js';
-import { DELIVERY_EVENTS, defaultEvents, normalizedEvents } from './delivery-events.js';
+import { DELIVERY_EVENTS, defaultEvents, normalizedEvents } from './delivery/delivery-events.js';
 import { SERVICE_NAMES, type AttemptStatus, type DeliveryEvent, type ServiceName, type ServiceOptions } from './restservice.entities.js';
 import { forbiddenHeaderName } from './service-credentials.js';
 

@@ -1,4 +1,4 @@
-import type { DeliverySnapshot } from './delivery-snapshot.js';
+import type { DeliverySnapshot } from './delivery/delivery-snapshot.js';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
 export const SERVICE_NAMES = ['health_forwarder', 'generic_json', 'generic_xml', 'dataset_service', 'messaging', 'spreadsheet'] as const;

@@ -7,7 +7,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 import { pageHeaders, pageRequest } from '../submissions/pagination.js';
 import { DeliveryLogEntry, DeliveryLogQueryDto, RestServiceBody, RestServiceDto, RestServiceListQueryDto, RestServicePatchDto, RetryAck, RetryFailedAck, TestFireBody } from './restservice.dto.js';
 import { RestServicesService } from './restservices.service.js';
-import { ReplayBody, ReplayCount, ReplayDto } from './replay.dto.js';
+import { ReplayBody, ReplayCount, ReplayDto } from './replay/replay.dto.js';
 
 /** Rest services (spec §2.1, §4.1) and their delivery log (docs/api-conventions.md §Forwarding). */
 @ApiTags('restservices')

@@ -2,12 +2,12 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { SubmissionsModule } from '../submissions/submissions.module.js';
-import { DeliveryAttemptLog } from './delivery-attempt-log.js';
-import { DeliveryService } from './delivery.service.js';
-import { NetworkGuard } from './network-guard.js';
+import { DeliveryAttemptLog } from './delivery/delivery-attempt-log.js';
+import { DeliveryService } from './delivery/delivery.service.js';
+import { NetworkGuard } from './destinations/network-guard.js';
 import { DeliveryAttemptEntity, DeliveryEntity, ReplayEntity, RestServiceEntity } from './restservice.entities.js';
-import { ReplayService } from './replay.service.js';
-import { ReplaysRepository } from './replays.repository.js';
+import { ReplayService } from './replay/replay.service.js';
+import { ReplaysRepository } from './replay/replays.repository.js';
 import { RestServicesController } from './restservices.controller.js';
 import { RestServicesRepository } from './restservices.repository.js';
 import { RestServicesService } from './restservices.service.js';
@@ -16,9 +16,9 @@ import { SheetsRepository } from './sheets/sheets.repository.js';
 import { SheetsService } from './sheets/sheets.service.js';
 import { NETWORK_GUARD } from './restservices.tokens.js';
 import { JobsModule } from '../jobs/jobs.module.js';
-import { DestinationGate } from './destination-gate.js';
-import { TestFireService } from './test-fire.service.js';
-import { TestFireQuota } from './test-fire-quota.js';
+import { DestinationGate } from './destinations/destination-gate.js';
+import { TestFireService } from './delivery/test-fire.service.js';
+import { TestFireQuota } from './delivery/test-fire-quota.js';
 
 /**
  * Rest services: CRUD, the delivery log, replays, the sender (DeliveryService, driven by the

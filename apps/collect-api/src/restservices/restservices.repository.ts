@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import pg from 'pg';
 import { In, type Repository } from 'typeorm';
 import { preparedQuery, preparedQueryOnPool } from '../database/prepared-query.js';
-import { liveSnapshotSql, type DeliverySnapshot } from './delivery-snapshot.js';
+import { liveSnapshotSql, type DeliverySnapshot } from './delivery/delivery-snapshot.js';
 import { DeliveryAttemptEntity, DeliveryEntity, RestServiceEntity, type AttemptStatus, type DeliveryEvent, type ServiceName } from './restservice.entities.js';
 
 /** One finished attempt: its log entry and the row's next state (`retryAt` for `retrying`). */

@@ -6,20 +6,20 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 import { FormAccessService } from '../forms/form-access.service.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { PageRequest } from '../submissions/submissions.service.js';
-import { defaultEvents } from './delivery-events.js';
-import { DeliveryOutbox } from './delivery-outbox.js';
+import { defaultEvents } from './delivery/delivery-events.js';
+import { DeliveryOutbox } from './delivery/delivery-outbox.js';
 import { FORWARDERS } from './forwarders/index.js';
-import type { NetworkGuard } from './network-guard.js';
+import type { NetworkGuard } from './destinations/network-guard.js';
 import { RestServiceDto, restServiceInput, type DeliveryLogEntry, type RestServiceBody, type RestServiceInput, type RestServicePatchDto, type RetryAck, type RetryFailedAck, type TestFireBody } from './restservice.dto.js';
 import type { AttemptStatus, DeliveryAttemptEntity, RestServiceEntity } from './restservice.entities.js';
 import { RestServicesRepository, type ServiceHealth } from './restservices.repository.js';
-import { effectiveRateLimit } from './destination-limits.js';
+import { effectiveRateLimit } from './destinations/destination-limits.js';
 import { MASKED_SECRET, ServiceCredentials } from './service-credentials.js';
 import { NETWORK_GUARD } from './restservices.tokens.js';
 import { SheetsService } from './sheets/sheets.service.js';
-import { TestFireService } from './test-fire.service.js';
-import type { ReplayBody, ReplayDto } from './replay.dto.js';
-import { ReplayService } from './replay.service.js';
+import { TestFireService } from './delivery/test-fire.service.js';
+import type { ReplayBody, ReplayDto } from './replay/replay.dto.js';
+import { ReplayService } from './replay/replay.service.js';
 
 /**
  * What a stored third-party secret (messaging `auth_token`) reads as for a caller who may not

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { contentHash, emptyRecord, geolocationOf, isXpath, recordFromJson, recordFromXml, renderInstanceXml } from './submission-record.js';
+import { renderInstanceXml } from './instance-xml.js';
+import { contentHash } from './submission-canonical.js';
+import { emptyRecord, geolocationOf, isXpath, recordFromJson, recordFromXml } from './submission-record.js';
 import { escapeXml, parseXml } from '../openrosa/xml.js';
 import type { FormField } from '../forms/form.entity.js';
 import type { SubmissionRecord } from './submission.entity.js';

@@ -15,6 +15,7 @@ import { setInertHeaders } from '../storage/served-content.js';
 import { checkNumberAnswers } from './number-answer.js';
 import { recordFromJson, recordFromXml } from './submission-record.js';
 import { certainJsonSubmission, JsonSubmissionDto, SubmissionAck } from './submission.dto.js';
+import { SubmissionFormResolver } from './submission-form-resolver.js';
 import { SubmissionsService, type SubmissionResult } from './submissions.service.js';
 import { contentTypeOf } from '../openrosa/body.js';
 import { isMultipart, readMultipartSubmission } from '../openrosa/multipart.js';
@@ -54,6 +55,7 @@ const OpenRosaSubmissionDocs = () =>
 export class SubmissionController {
   constructor(
     private readonly submissions: SubmissionsService,
+    private readonly target: SubmissionFormResolver,
     private readonly forms: FormsRepository,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
@@ -88,7 +90,7 @@ export class SubmissionController {
   @ApiOperation({ summary: 'OpenRosa submission (multipart: xml_submission_file + attachments); answers OpenRosa XML.' })
   @OpenRosaSubmissionDocs()
   async openRosa(@CurrentUser() user: AuthenticatedUser, @Req() req: Req, @Res() res: Res): Promise<void> {
-    await this.openRosaSubmission(user, req, res, (idString, root, fresh) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root), fresh));
+    await this.openRosaSubmission(user, req, res, (idString, root, fresh) => this.target.formAndRoleForSubmission(user, idString, formUuidOf(root), fresh));
   }
 
   @Post(':username/submission')
@@ -96,7 +98,7 @@ export class SubmissionController {
   @ApiOperation({ summary: "OpenRosa submission to that owner's form with the instance's id_string, whatever other forms share it." })
   @OpenRosaSubmissionDocs()
   async ownerOpenRosa(@CurrentUser() user: AuthenticatedUser, @Param('username') username: string, @Req() req: Req, @Res() res: Res): Promise<void> {
-    await this.openRosaSubmission(user, req, res, (idString, _root, fresh) => this.submissions.formAndRoleForOwner(user, username, idString, fresh));
+    await this.openRosaSubmission(user, req, res, (idString, _root, fresh) => this.target.formAndRoleForOwner(user, username, idString, fresh));
   }
 
   private async openRosaSubmission(user: AuthenticatedUser, req: Req, res: Res, resolve: FormResolver): Promise<void> {
@@ -126,7 +128,7 @@ export class SubmissionController {
     this.openRosaHeaders(res);
     let result: SubmissionResult;
     if (contentTypeOf(req) === 'application/json') result = await this.fromJson(user, req.body);
-    else if (isMultipart(req)) result = await this.fromMultipart(user, req, res, (idString, root, fresh) => this.submissions.formAndRoleForSubmission(user, idString, formUuidOf(root), fresh));
+    else if (isMultipart(req)) result = await this.fromMultipart(user, req, res, (idString, root, fresh) => this.target.formAndRoleForSubmission(user, idString, formUuidOf(root), fresh));
     else throw unsupportedMediaType('Send application/json or multipart/form-data (xml_submission_file).');
     res.status(result.outcome === 'duplicate' ? 202 : 201).json(SubmissionsService.successBody(result));
   }
@@ -158,7 +160,7 @@ export class SubmissionController {
       checkNumberAnswers(own, form.fields);
       return { record: own, files: [] };
     };
-    return this.submissions.receive(user, (fresh) => this.submissions.formAndRoleForSubmission(user, input.id, formUuid, fresh), content);
+    return this.submissions.receive(user, (fresh) => this.target.formAndRoleForSubmission(user, input.id, formUuid, fresh), content);
   }
 
   /**

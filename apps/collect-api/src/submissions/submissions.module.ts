@@ -4,6 +4,8 @@ import { FormsModule } from '../forms/forms.module.js';
 import { AttachmentEntity, SubmissionEntity } from './submission.entity.js';
 import { SubmissionEvents } from './submission-events.js';
 import { SubmissionsRepository } from './submissions.repository.js';
+import { SubmissionAttachmentStore } from './submission-attachments.js';
+import { SubmissionFormResolver } from './submission-form-resolver.js';
 import { SubmissionsService } from './submissions.service.js';
 import { SubmissionDataRepository } from './submission-data.repository.js';
 import { DataPageCache } from './data-page-cache.js';
@@ -18,7 +20,7 @@ import { SubmissionController } from './submission.controller.js';
 @Module({
   imports: [TypeOrmModule.forFeature([SubmissionEntity, AttachmentEntity]), FormsModule],
   controllers: [SubmissionController, DataController],
-  providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService, SubmissionDataRepository, SubmissionDataService, DataPageCache],
+  providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService, SubmissionAttachmentStore, SubmissionFormResolver, SubmissionDataRepository, SubmissionDataService, DataPageCache],
   exports: [SubmissionEvents, SubmissionsService, SubmissionsRepository, SubmissionDataRepository, SubmissionDataService, FormsModule],
 })
 export class SubmissionsModule {}

@@ -10,11 +10,13 @@ import type { FormEntity } from '../forms/form.entity.js';
 import type { FormsRepository } from '../forms/forms.repository.js';
 import type { FormRole } from '../forms/roles.js';
 import type { FileStorage } from '../storage/file-storage.js';
-import { contentHash } from './submission-record.js';
+import { contentHash } from './submission-canonical.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
 import type { SubmissionOutbox } from './submission-outbox.js';
 import type { SubmissionEntity } from './submission.entity.js';
 import { SubmissionsRepository } from './submissions.repository.js';
+import { SubmissionAttachmentStore } from './submission-attachments.js';
+import { SubmissionFormResolver } from './submission-form-resolver.js';
 import { SubmissionsService } from './submissions.service.js';
 
 const config = loadCollectConfig({});
@@ -33,9 +35,17 @@ function stored(form: FormEntity, uuid: string, json: Record<string, unknown>, e
 function makeSut(deps: { repo?: SubmissionsRepository; forms?: FormsRepository; cache?: FormCache; events?: SubmissionEvents; outbox?: SubmissionOutbox }) {
   const events = deps.events ?? new SubmissionEvents();
   const outbox = deps.outbox ?? mockOf<SubmissionOutbox>({ committed: () => undefined, createdRowsSql: () => '', createdRowsWritten: () => undefined });
+  const repo = deps.repo ?? mockOf<SubmissionsRepository>();
+  const storage = mockOf<FileStorage>();
   return new SubmissionsService(
-    deps.repo ?? mockOf<SubmissionsRepository>(), deps.forms ?? mockOf<FormsRepository>(), mockOf<FormAccessService>(), deps.cache ?? mockOf<FormCache>(), events, outbox, mockOf<FileStorage>(), config,
+    repo, deps.forms ?? mockOf<FormsRepository>(), mockOf<FormAccessService>(), deps.cache ?? mockOf<FormCache>(), events, outbox, storage, config,
+    new SubmissionAttachmentStore(repo, storage),
   );
+}
+
+/** Which form a submission goes to, with the repositories and FormCache mocked. */
+function makeResolver(deps: { repo?: SubmissionsRepository; forms?: FormsRepository; cache?: FormCache }) {
+  return new SubmissionFormResolver(deps.repo ?? mockOf<SubmissionsRepository>(), deps.forms ?? mockOf<FormsRepository>(), deps.cache ?? mockOf<FormCache>());
 }
 
 /** Intake as the controllers call it: `resolve` answers the form and role (recording whether it was asked to read afresh). */
@@ -48,7 +58,7 @@ function repoWith(methods: Parameters<typeof mockOf<SubmissionsRepository>>[0]) 
   return mockOf<SubmissionsRepository>({ transaction: (async (work: (m: EntityManager) => Promise<unknown>) => work(manager)) as never, ...methods });
 }
 
-describe('SubmissionsService: which form a submission goes to (repositories mocked)', () => {
+describe('SubmissionFormResolver: which form a submission goes to (repositories mocked)', () => {
   // FormCache answers the candidates and roles; the grant dates come from the forms repository.
   const forms = (candidates: FormEntity[], roles: Record<number, FormRole>, granted = new Map<number, Date>()) => ({
     cache: mockOf<FormCache>({ liveByIdString: async () => candidates, roleOf: async (formId) => roles[formId] ?? null }),
@@ -56,19 +66,19 @@ describe('SubmissionsService: which form a submission goes to (repositories mock
   });
 
   it('needs an id_string (400 on the id field)', async () => {
-    const sut = makeSut({});
+    const sut = makeResolver({});
     await expect(sut.formAndRoleForSubmission(alice, undefined)).rejects.toBeInstanceOf(FieldValidationError);
   });
 
   it('answers 404 when no form with the id_string is visible and 403 when only readonly ones are', async () => {
-    await expect(makeSut({ ...forms([formOf(1, 9)], {}) }).formAndRoleForSubmission(alice, 'survey')).rejects.toBeInstanceOf(NotFoundException);
-    await expect(makeSut({ ...forms([formOf(1, 9)], { 1: 'readonly' }) }).formAndRoleForSubmission(alice, 'survey')).rejects.toBeInstanceOf(ForbiddenException);
+    await expect(makeResolver({ ...forms([formOf(1, 9)], {}) }).formAndRoleForSubmission(alice, 'survey')).rejects.toBeInstanceOf(NotFoundException);
+    await expect(makeResolver({ ...forms([formOf(1, 9)], { 1: 'readonly' }) }).formAndRoleForSubmission(alice, 'survey')).rejects.toBeInstanceOf(ForbiddenException);
   });
 
   it('among several forms it may submit to, takes the one formhub/uuid names, then the caller\'s own', async () => {
     const mine = formOf(1, alice.id);
     const shared = formOf(2, 9);
-    const sut = makeSut({ ...forms([mine, shared], { 1: 'owner', 2: 'dataentry' }) });
+    const sut = makeResolver({ ...forms([mine, shared], { 1: 'owner', 2: 'dataentry' }) });
     await expect(sut.formAndRoleForSubmission(alice, 'survey', `uuid:${shared.uuid}`)).resolves.toMatchObject({ form: shared, role: 'dataentry' });
     await expect(sut.formAndRoleForSubmission(alice, 'survey')).resolves.toMatchObject({ form: mine, role: 'owner' });
   });
@@ -77,11 +87,11 @@ describe('SubmissionsService: which form a submission goes to (repositories mock
     const a = formOf(1, 8);
     const b = formOf(2, 9);
     const lastTo = (formId: number | null) => mockOf<SubmissionsRepository>({ lastFormSubmittedTo: async () => formId });
-    await expect(makeSut({ repo: lastTo(2), ...forms([a, b], { 1: 'editor', 2: 'editor' }) }).formAndRoleForSubmission(alice, 'survey')).resolves.toMatchObject({ form: b });
+    await expect(makeResolver({ repo: lastTo(2), ...forms([a, b], { 1: 'editor', 2: 'editor' }) }).formAndRoleForSubmission(alice, 'survey')).resolves.toMatchObject({ form: b });
     const earlier = new Map([[1, new Date(1000)], [2, new Date(2000)]]);
-    await expect(makeSut({ repo: lastTo(null), ...forms([a, b], { 1: 'editor', 2: 'editor' }, earlier) }).formAndRoleForSubmission(alice, 'survey')).resolves.toMatchObject({ form: a });
+    await expect(makeResolver({ repo: lastTo(null), ...forms([a, b], { 1: 'editor', 2: 'editor' }, earlier) }).formAndRoleForSubmission(alice, 'survey')).resolves.toMatchObject({ form: a });
     const same = new Map([[1, new Date(1000)], [2, new Date(1000)]]);
-    const tie = makeSut({ repo: lastTo(null), ...forms([a, b], { 1: 'editor', 2: 'editor' }, same) }).formAndRoleForSubmission(alice, 'survey');
+    const tie = makeResolver({ repo: lastTo(null), ...forms([a, b], { 1: 'editor', 2: 'editor' }, same) }).formAndRoleForSubmission(alice, 'survey');
     await expect(tie).rejects.toBeInstanceOf(BadRequestException);
     await expect(tie).rejects.toMatchObject({ response: { detail: expect.stringMatching(/submit to \/<owner username>\/submission/) } });
   });

@@ -1,5 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { BadRequestException, ConflictException, ForbiddenException, HttpException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { ConflictException, ForbiddenException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
@@ -10,10 +10,13 @@ import { FormCache } from '../forms/form-cache.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import { FORM_ROLES, MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
-import { FILE_STORAGE, safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
+import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
 import { formatSubmissionTime } from '../wire-formats/api-time.js';
 import { buildSubmissionJson, type SubmissionJson } from './submission-json.js';
-import { announcedMedia, canonicalJson, contentHashOf, METADATA_KEYS, renderInstanceXml, stripUuidScheme, valuesOf } from './submission-record.js';
+import { renderInstanceXml } from './instance-xml.js';
+import { canonicalJson, contentHashOf } from './submission-canonical.js';
+import { METADATA_KEYS, stripUuidScheme } from './submission-record.js';
+import { answersByValue, attachmentPlan, claimStoragePath, missingMedia, SubmissionAttachmentStore } from './submission-attachments.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
 import { SUBMISSION_OUTBOX, type SubmissionOutbox } from './submission-outbox.js';
@@ -38,7 +41,6 @@ class StaleFormAccess extends Error {}
 
 @Injectable()
 export class SubmissionsService {
-  private readonly logger = new Logger(SubmissionsService.name);
   /**
    * The outbox CTE of the one-statement insert, the same function on every call: the repository
    * keeps its group commit (and statement texts) by it, without writing the SQL per submission.
@@ -54,71 +56,8 @@ export class SubmissionsService {
     @Inject(SUBMISSION_OUTBOX) private readonly outbox: SubmissionOutbox,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly attachments: SubmissionAttachmentStore,
   ) {}
-
-  /**
-   * The form a submission names by id_string (global paths). Several users may own forms with
-   * the same id_string, and anyone may share theirs with anyone, so the rule must not let a
-   * stranger's form capture or block a team's submissions (docs/forms.md, "Which form a
-   * submission goes to"). Among the live forms with that id_string the caller may submit to:
-   * the one the instance names by `formhub/uuid`; else the caller's own; else the one the caller
-   * submitted to last; else the one the caller was given a role on first. None visible → 404,
-   * visible but role too low → 403, still a tie → 400 naming the owner-scoped path.
-   */
-  async formAndRoleForSubmission(user: AuthenticatedUser, idString: string | undefined, formUuid?: string, fresh = false): Promise<FormAccess> {
-    // An OpenRosa instance without an id (the JSON path has JsonSubmissionDto).
-    if (!idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
-    try {
-      const candidates = await this.formCache.liveByIdString(idString, fresh);
-      const visible: Array<{ form: FormEntity; role: FormRole; canSubmit: boolean }> = [];
-      for (const form of candidates) {
-        const role = user.isSuperuser ? 'owner' : await this.formCache.roleOf(form.id, user.id, fresh);
-        if (role) visible.push({ form, role, canSubmit: roleAtLeast(role, MIN_ROLE.submit) });
-      }
-      if (!visible.length) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
-      const allowed = visible.filter((v) => v.canSubmit);
-      if (!allowed.length) throw new ForbiddenException({ detail: PERMISSION_DENIED });
-      if (allowed.length === 1) return allowed[0];
-      const chosen = await this.disambiguate(user, allowed, formUuid);
-      if (chosen) return chosen;
-      throw new BadRequestException({ detail: `More than one form has id_string "${idString}"; submit to /<owner username>/submission instead.` });
-    } catch (err) {
-      // The cache never refuses alone: a refusal is read again from the database.
-      if (!fresh && err instanceof HttpException) return this.formAndRoleForSubmission(user, idString, formUuid, true);
-      throw err;
-    }
-  }
-
-  /** The rule's tie-breakers, strongest first (see formAndRoleForSubmission). */
-  private async disambiguate<T extends { form: FormEntity }>(user: AuthenticatedUser, allowed: T[], formUuid: string | undefined): Promise<T | null> {
-    const uuid = formUuid?.replace(/^uuid:/i, '').replace(/-/g, '').toLowerCase();
-    const named = uuid ? allowed.find((v) => v.form.uuid.replace(/-/g, '') === uuid) : undefined;
-    if (named) return named;
-    const own = allowed.filter((v) => v.form.ownerId === user.id);
-    if (own.length === 1) return own[0];
-    const ids = allowed.map((v) => v.form.id);
-    const last = await this.repo.lastFormSubmittedTo(user.id, ids);
-    if (last !== null) return allowed.find((v) => v.form.id === last)!;
-    const granted = await this.forms.rolesGrantedAt(user.id, ids);
-    const byGrant = allowed.filter((v) => granted.has(v.form.id)).sort((a, b) => granted.get(a.form.id)!.getTime() - granted.get(b.form.id)!.getTime());
-    if (byGrant.length && (byGrant.length === 1 || granted.get(byGrant[0].form.id)!.getTime() < granted.get(byGrant[1].form.id)!.getTime())) return byGrant[0];
-    return null;
-  }
-
-  /**
-   * The owner-scoped OpenRosa path (`/<username>/submission`): that owner's live form with the
-   * id_string, whatever other forms share it. Unknown owner or form, or not visible → 404;
-   * visible but role too low → 403.
-   */
-  async formAndRoleForOwner(user: AuthenticatedUser, ownerUsername: string, idString: string | undefined, fresh = false): Promise<FormAccess> {
-    if (!idString) throw new FieldValidationError({ id: ['The form id_string is required.'] });
-    const form = await this.formCache.liveByOwnerName(ownerUsername, idString, fresh);
-    const role = !form ? null : user.isSuperuser ? 'owner' : await this.formCache.roleOf(form.id, user.id, fresh);
-    const refusal = !form || !role ? new NotFoundException({ detail: NOT_FOUND_DETAIL }) : !roleAtLeast(role, MIN_ROLE.submit) ? new ForbiddenException({ detail: PERMISSION_DENIED }) : null;
-    if (refusal && !fresh) return this.formAndRoleForOwner(user, ownerUsername, idString, true);
-    if (refusal) throw refusal;
-    return { form: form!, role: role! };
-  }
 
   /**
    * Intake: the form and role as `resolve` finds them (from FormCache first), then `submit`.
@@ -220,7 +159,7 @@ export class SubmissionsService {
           const clash = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
           if (clash) return this.duplicateOrConflict(m, clash, hash, form, ownerName, input.files, stored, user, role);
           const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version });
-          await this.storeAttachments(m, form, ownerName, updated, record, input.files, stored, 'edit');
+          await this.attachments.store(m, form, ownerName, updated, record, input.files, stored, 'edit');
           event = { type: 'submission.updated', formId: form.id, submissionId: updated.id, instanceUuid: instanceId };
           await this.outbox.record(m, event);
           return { outcome: 'updated' as const, submission: updated, form };
@@ -239,7 +178,7 @@ export class SubmissionsService {
         const existing = await this.repo.findByUuidForUpdate(m, form.id, instanceId);
         return this.duplicateOrConflict(m, existing!, hash, form, ownerName, input.files, stored, user, role);
       }
-      const present = await this.storeAttachments(m, form, ownerName, created, record, input.files, stored, 'new', reserved);
+      const present = await this.attachments.store(m, form, ownerName, created, record, input.files, stored, 'new', reserved);
       event = { type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId };
       // The outbox rows of the rest services, in this transaction (SubmissionOutbox port, docs/restservices.md).
       // An OpenRosa submission split over several POSTs: its forward waits for the rest (docs/restservices.md, "Media wait").
@@ -255,7 +194,7 @@ export class SubmissionsService {
         } catch (err) {
           // Remove our files while the transaction still holds their rows: after the rollback
           // another submission may take the same path.
-          await this.removeFiles(stored.splice(0));
+          await this.attachments.removeFiles(stored.splice(0));
           throw err;
         }
       });
@@ -263,7 +202,7 @@ export class SubmissionsService {
       if (event) this.events.committed(event);
       return result;
     } catch (err) {
-      await this.removeFiles(stored.splice(0)); // only non-empty when the commit itself failed
+      await this.attachments.removeFiles(stored.splice(0)); // only non-empty when the commit itself failed
       throw err;
     }
   }
@@ -301,29 +240,8 @@ export class SubmissionsService {
       if (isAttachmentPathTaken(err)) return null;
       throw err;
     } finally {
-      if (!kept) await this.removeFiles(written);
+      if (!kept) await this.attachments.removeFiles(written);
     }
-  }
-
-  /**
-   * Writes `file` to `path` unless something is there (true); false: the path is another
-   * submission's (local storage: another intake created the file first, its row follows).
-   */
-  private async place(path: string, file: UploadedFile): Promise<boolean> {
-    const s = this.storage;
-    if (file.bytes) {
-      if (s.putBytesIfAbsent) return s.putBytesIfAbsent(path, file.bytes, file.mimetype);
-      await s.putBytes(path, file.bytes, file.mimetype);
-      return true;
-    }
-    // Local storage links a spooled file (exclusive); upload.cleanup() removes the spooled one.
-    if (s.copyFileIfAbsent) return s.copyFileIfAbsent(path, file.tmpPath, file.mimetype);
-    file.taken = await s.moveFile(path, file.tmpPath, file.mimetype);
-    return true;
-  }
-
-  private async removeFiles(paths: string[]): Promise<void> {
-    await Promise.all(paths.map((p) => this.storage.delete(p).catch((e: unknown) => this.logger.warn({ err: e, path: p }, 'could not remove stored file'))));
   }
 
   private async duplicateOrConflict(
@@ -344,52 +262,10 @@ export class SubmissionsService {
       }
     }
     const before = stored.length;
-    const present = await this.storeAttachments(m, form, owner, existing, existing.json, files, stored, 'existing');
+    const present = await this.attachments.store(m, form, owner, existing, existing.json, files, stored, 'existing');
     // A later POST of a split submission: the created event waiting for these files may go now.
     if (stored.length > before) await this.outbox.attachmentsAdded(m, existing.id, missingMedia(existing.json, form, present));
     return { outcome: 'duplicate', submission: existing, form };
-  }
-
-  private async storeAttachments(
-    m: EntityManager, form: FormEntity, owner: string, submission: SubmissionEntity, record: SubmissionRecord, files: UploadedFile[], stored: string[],
-    kind: 'new' | 'existing' | 'edit', reserved: Set<string> = new Set(),
-  ): Promise<Set<string>> {
-    // Nothing to store: the callers only read the names after storing something.
-    if (!files.length && kind !== 'edit') return new Set();
-    const isEdit = kind === 'edit';
-    // A row inserted by this transaction has no attachments yet.
-    const live = kind === 'new' ? [] : await this.repo.liveAttachmentsOf([submission.id], m);
-    const answers = answersByValue(record);
-    const uploadedNames = new Set(files.map((f) => f.name));
-    if (isEdit) {
-      // An edit keeps files still named by an answer and not re-uploaded; others are hidden.
-      await this.repo.hideAttachments(m, live.filter((a) => uploadedNames.has(a.name) || !answers.has(a.name)).map((a) => a.id));
-    }
-    const keep = new Set(isEdit ? live.filter((a) => !uploadedNames.has(a.name) && answers.has(a.name)).map((a) => a.name) : live.map((a) => a.name));
-    for (const { file, row } of attachmentPlan(form, owner, answers, files, keep)) {
-      keep.add(file.name);
-      // The row reserves the path (unique index) before the file is written: a concurrent
-      // submission with the same file name waits for our commit and then takes a suffixed
-      // name, so no two records ever share (or overwrite) a file. The checked insert may have
-      // reserved it already (`reserved`).
-      // On local storage the file must also be created new (place): a path whose file exists
-      // belongs to another submission (the one-statement path writes its files before its rows),
-      // so the row is given back and another name tried.
-      let path = row.filename;
-      let mine = reserved.has(path);
-      for (let attempt = 0; ; attempt++) {
-        if (!mine) mine = await this.repo.reserveAttachment(m, { ...row, submissionId: submission.id, formId: form.id, filename: path });
-        if (mine) {
-          if (await this.place(path, file)) break;
-          await this.repo.releaseAttachment(m, submission.id, path);
-          mine = false;
-        }
-        if (attempt >= 5) throw new Error(`no free storage path for ${row.filename}`);
-        path = withSuffix(row.filename, randomBytes(4).toString('hex'));
-      }
-      stored.push(path);
-    }
-    return keep;
   }
 
   /** Soft delete: `_deleted_at` set, attachments hidden, `submission.deleted` emitted. */
@@ -469,49 +345,3 @@ function renderOrKeep(form: FormEntity, record: SubmissionRecord, instanceId: st
   return renderInstanceXml(form, record, meta, keys);
 }
 
-/** Each answer value and the first question (xpath) that gives it. */
-function answersByValue(record: SubmissionRecord): Map<string, string> {
-  const answers = new Map<string, string>();
-  for (const [xpath, value] of valuesOf(record)) if (!answers.has(value)) answers.set(value, xpath);
-  return answers;
-}
-
-/**
- * The attachment rows of `files` not among `keep`, one per name (the first part of a name wins),
- * at their plain storage paths; `fieldXpath` is the question whose answer names the file (`answers`).
- */
-function attachmentPlan(form: FormEntity, owner: string, answers: Map<string, string>, files: UploadedFile[], keep: Set<string>): Array<{ file: UploadedFile; row: AttachmentReservation }> {
-  const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}`;
-  const seen = new Set(keep);
-  const plan: Array<{ file: UploadedFile; row: AttachmentReservation }> = [];
-  for (const file of files) {
-    if (seen.has(file.name)) continue;
-    seen.add(file.name);
-    plan.push({ file, row: { filename: `${dir}/${safeStorageSegment(file.name)}`, name: file.name, mimetype: file.mimetype, size: file.size, fieldXpath: answers.get(file.name) ?? null } });
-  }
-  return plan;
-}
-
-/** Announced attachments (media answers) not among `present`. */
-function missingMedia(record: SubmissionRecord, form: FormEntity, present: Set<string>): string[] {
-  return [...announcedMedia(record, form.fields)].filter((name) => !present.has(name));
-}
-
-/**
- * The storage path `plain`, else a suffixed one, that `create` could create (false: taken). A few
- * attempts, then an error (random suffixes do not collide in practice).
- */
-async function claimStoragePath(plain: string, create: (path: string) => Promise<boolean>): Promise<string> {
-  let path = plain;
-  for (let attempt = 0; !(await create(path)); attempt++) {
-    if (attempt >= 5) throw new Error(`no free storage path for ${plain}`);
-    path = withSuffix(plain, randomBytes(4).toString('hex'));
-  }
-  return path;
-}
-
-function withSuffix(path: string, suffix: string): string {
-  const slash = path.lastIndexOf('/');
-  const dot = path.lastIndexOf('.');
-  return dot > slash + 1 ? `${path.slice(0, dot)}-${suffix}${path.slice(dot)}` : `${path}-${suffix}`;
-}

@@ -1,6 +1,6 @@
 import { escapeXml } from '../../openrosa/xml.js';
 import type { SubmissionJson } from '../../submissions/submission-json.js';
-import { renderInstanceXml } from '../../submissions/submission-record.js';
+import { renderInstanceXml } from '../../submissions/instance-xml.js';
 import type { Forwarder } from './forwarder.js';
 import { isXmlMetadata, selectFields } from './payload-fields.js';
 

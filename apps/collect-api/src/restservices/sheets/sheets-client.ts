@@ -1,4 +1,4 @@
-import { parseRetryAfter, type SendResult } from '../delivery-sender.js';
+import { parseRetryAfter, type SendResult } from '../delivery/delivery-sender.js';
 
 /** The few Google Sheets API v4 calls the spreadsheet sync needs, against SHEETS_API_BASE_URL. */
 export interface SheetsCall extends SendResult {

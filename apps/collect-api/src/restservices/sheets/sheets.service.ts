@@ -5,9 +5,9 @@ import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.
 import type { FormEntity } from '../../forms/form.entity.js';
 import { FormsRepository } from '../../forms/forms.repository.js';
 import type { SubmissionJson } from '../../submissions/submission-json.js';
-import type { SendResult } from '../delivery-sender.js';
+import type { SendResult } from '../delivery/delivery-sender.js';
 import type { DeliveryEntity, RestServiceEntity } from '../restservice.entities.js';
-import { ReplayService } from '../replay.service.js';
+import { ReplayService } from '../replay/replay.service.js';
 import { RestServicesRepository } from '../restservices.repository.js';
 import { firstRowOf, SheetsClient, type SheetsCall } from './sheets-client.js';
 import { SheetsRepository } from './sheets.repository.js';

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { backoffMs, deliveryHeaders, isRetryable, parseRetryAfter, webhookSignature } from './delivery-sender.js';
-import { fillTemplate, templateValues } from './forwarders/health.forwarder.js';
-import { datasetRow } from './forwarders/dataset.forwarder.js';
-import { flowExtra, splitContacts } from './forwarders/messaging.forwarder.js';
+import { fillTemplate, templateValues } from '../forwarders/health.forwarder.js';
+import { datasetRow } from '../forwarders/dataset.forwarder.js';
+import { flowExtra, splitContacts } from '../forwarders/messaging.forwarder.js';
 
 describe('delivery rules', () => {
   it('retries 408, 425, 429, 5xx and transport errors only', () => {

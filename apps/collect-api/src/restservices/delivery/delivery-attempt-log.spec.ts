@@ -1,6 +1,6 @@
 import { mockOf } from '@collect/testing';
 import { DeliveryAttemptLog } from './delivery-attempt-log.js';
-import type { AttemptRecord, RestServicesRepository } from './restservices.repository.js';
+import type { AttemptRecord, RestServicesRepository } from '../restservices.repository.js';
 
 /**
  * The attempt log's batches with the repository mocked: which ends go in one statement. The

@@ -3,9 +3,9 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
-import type { DestinationAgents } from './destination-agents.js';
-import type { NetworkGuard } from './network-guard.js';
-import type { OutgoingRequest } from './forwarders/index.js';
+import type { DestinationAgents } from '../destinations/destination-agents.js';
+import type { NetworkGuard } from '../destinations/network-guard.js';
+import type { OutgoingRequest } from '../forwarders/index.js';
 
 export const USER_AGENT = 'collect-api-restservices/1.0';
 const EXCERPT_CHARS = 1_000;

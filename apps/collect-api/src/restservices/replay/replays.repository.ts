@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
-import { DELIVERY_CHANNEL } from './delivery-outbox.js';
-import { snapshotOfRowSql } from './delivery-snapshot.js';
-import { ReplayEntity, type ReplayFilters } from './restservice.entities.js';
+import { DELIVERY_CHANNEL } from '../delivery/delivery-outbox.js';
+import { snapshotOfRowSql } from '../delivery/delivery-snapshot.js';
+import { ReplayEntity, type ReplayFilters } from '../restservice.entities.js';
 
 /** One WHERE clause for counting and for writing a replay's outbox rows ($1 form, $2 service, $3..$8 filters). */
 const MATCHING = `s.form_id = $1 AND s.deleted_at IS NULL

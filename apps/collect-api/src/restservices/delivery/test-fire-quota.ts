@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { RequesterRate } from '../cache/requester-rate.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { RequesterRate } from '../../cache/requester-rate.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
 
 /**
  * Test-fires per user: TEST_FIRE_PER_USER_PER_MINUTE, then 429 with `Retry-After`

@@ -1,5 +1,5 @@
 import { effectiveRateLimit } from './destination-limits.js';
-import { SERVICE_NAMES } from './restservice.entities.js';
+import { SERVICE_NAMES } from '../restservice.entities.js';
 
 describe('effectiveRateLimit: every kind of destination is paced unless the operator says otherwise', () => {
   it.each(SERVICE_NAMES.map((name) => [name]))('%s with no limit of its own has one in force', (name) => {

@@ -1,4 +1,4 @@
-import type { DeliveryEvent, ServiceName, ServiceOptions } from './restservice.entities.js';
+import type { DeliveryEvent, ServiceName, ServiceOptions } from '../restservice.entities.js';
 
 export const DELIVERY_EVENTS: readonly DeliveryEvent[] = ['created', 'updated', 'deleted'];
 

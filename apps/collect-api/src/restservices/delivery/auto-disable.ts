@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
 import { deliveryMetrics } from './delivery-metrics.js';
-import { PeriodicTask } from '../jobs/periodic-task.js';
-import { RestServicesRepository } from './restservices.repository.js';
+import { PeriodicTask } from '../../jobs/periodic-task.js';
+import { RestServicesRepository } from '../restservices.repository.js';
 
 /**
  * Auto-disable (docs/restservices.md, "Auto-disable"): a service whose every attempt has failed

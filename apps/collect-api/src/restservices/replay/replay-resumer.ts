@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { PeriodicTask } from '../jobs/periodic-task.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { PeriodicTask } from '../../jobs/periodic-task.js';
 import { ReplayService } from './replay.service.js';
 import { ReplaysRepository } from './replays.repository.js';
 

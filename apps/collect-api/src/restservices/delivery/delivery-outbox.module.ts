@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { SUBMISSION_OUTBOX } from '../submissions/submission-outbox.js';
+import { SUBMISSION_OUTBOX } from '../../submissions/submission-outbox.js';
 import { DeliveryOutbox } from './delivery-outbox.js';
 
 /**

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { preparedQuery, preparedQueryIn } from '../database/prepared-query.js';
-import type { SubmissionEvent } from '../submissions/submission-events.js';
-import type { SubmissionOutbox } from '../submissions/submission-outbox.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { preparedQuery, preparedQueryIn } from '../../database/prepared-query.js';
+import type { SubmissionEvent } from '../../submissions/submission-events.js';
+import type { SubmissionOutbox } from '../../submissions/submission-outbox.js';
 import { attachmentsSql, snapshotForServiceSql, snapshotSql } from './delivery-snapshot.js';
-import type { DeliveryEvent } from './restservice.entities.js';
+import type { DeliveryEvent } from '../restservice.entities.js';
 
 /** NOTIFY channel of new outbox rows; the worker's relay LISTENs on it (delivery-relay.ts). */
 export const DELIVERY_CHANNEL = 'rest_deliveries';

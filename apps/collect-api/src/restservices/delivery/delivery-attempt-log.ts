@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { RestServicesRepository, type AttemptRecord } from './restservices.repository.js';
+import { RestServicesRepository, type AttemptRecord } from '../restservices.repository.js';
 
 /**
  * How long an attempt's end may wait for the other sends of its claim before it is written.

@@ -1,8 +1,8 @@
-import type { FormEntity } from '../forms/form.entity.js';
-import { buildSubmissionJson, type SubmissionJson } from '../submissions/submission-json.js';
-import { formatSubmissionTime } from '../wire-formats/api-time.js';
-import type { AttachmentEntity, SubmissionEntity } from '../submissions/submission.entity.js';
-import type { DeliveryEvent } from './restservice.entities.js';
+import type { FormEntity } from '../../forms/form.entity.js';
+import { buildSubmissionJson, type SubmissionJson } from '../../submissions/submission-json.js';
+import { formatSubmissionTime } from '../../wire-formats/api-time.js';
+import type { AttachmentEntity, SubmissionEntity } from '../../submissions/submission.entity.js';
+import type { DeliveryEvent } from '../restservice.entities.js';
 
 /**
  * The submission as it was when its event was recorded, stored on each outbox row by the outbox

@@ -1,4 +1,4 @@
-import { loadCollectConfig } from '../config/collect-config.js';
+import { loadCollectConfig } from '../../config/collect-config.js';
 import { DestinationGate, type GateDecision } from './destination-gate.js';
 
 /** The gate on the test run's real Redis: many slots in one round trip are the slots of as many single calls. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { PeriodicTask } from '../jobs/periodic-task.js';
-import { RestServicesRepository } from './restservices.repository.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { PeriodicTask } from '../../jobs/periodic-task.js';
+import { RestServicesRepository } from '../restservices.repository.js';
 
 const BATCH = 5_000;
 /** One run never holds the worker's database connection for long; the next run continues. */

@@ -1,23 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestException, Inject, Injectable, Logger } from '@nestjs/common';
 import { TooManyRequestsError } from '@collect/contracts';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import type { FormEntity, FormField } from '../forms/form.entity.js';
-import { buildSubmissionJson } from '../submissions/submission-json.js';
-import { renderInstanceXml } from '../submissions/submission-record.js';
-import type { SubmissionEntity, SubmissionRecord } from '../submissions/submission.entity.js';
-import { SubmissionsService } from '../submissions/submissions.service.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import type { FormEntity, FormField } from '../../forms/form.entity.js';
+import { buildSubmissionJson } from '../../submissions/submission-json.js';
+import { renderInstanceXml } from '../../submissions/instance-xml.js';
+import type { SubmissionEntity, SubmissionRecord } from '../../submissions/submission.entity.js';
+import { SubmissionsService } from '../../submissions/submissions.service.js';
 import { deliveryMetrics } from './delivery-metrics.js';
 import { deliveryHeaders, sendOnce } from './delivery-sender.js';
-import { DestinationGate } from './destination-gate.js';
-import { FORWARDERS } from './forwarders/index.js';
-import type { NetworkGuard } from './network-guard.js';
-import type { TestFireBody } from './restservice.dto.js';
-import type { RestServiceEntity } from './restservice.entities.js';
-import { RestServicesRepository } from './restservices.repository.js';
-import { NETWORK_GUARD } from './restservices.tokens.js';
+import { DestinationGate } from '../destinations/destination-gate.js';
+import { FORWARDERS } from '../forwarders/index.js';
+import type { NetworkGuard } from '../destinations/network-guard.js';
+import type { TestFireBody } from '../restservice.dto.js';
+import type { RestServiceEntity } from '../restservice.entities.js';
+import { RestServicesRepository } from '../restservices.repository.js';
+import { NETWORK_GUARD } from '../restservices.tokens.js';
 import { TestFireQuota } from './test-fire-quota.js';
-import { maskHeaders, ServiceCredentials, withServiceAuth } from './service-credentials.js';
+import { maskHeaders, ServiceCredentials, withServiceAuth } from '../service-credentials.js';
 
 /**
  * Test-fire (docs/restservices.md, "Test-fire"): one request exactly as a delivery of the

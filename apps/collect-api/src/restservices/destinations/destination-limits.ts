@@ -1,4 +1,4 @@
-import type { RestServiceEntity, ServiceName } from './restservice.entities.js';
+import type { RestServiceEntity, ServiceName } from '../restservice.entities.js';
 
 /**
  * Requests per minute a destination gets when its service sets no `rate_limit_per_minute`

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { deliveryMetrics } from './delivery-metrics.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { deliveryMetrics } from '../delivery/delivery-metrics.js';
 import { effectiveRateLimit } from './destination-limits.js';
-import type { RestServiceEntity } from './restservice.entities.js';
+import type { RestServiceEntity } from '../restservice.entities.js';
 
 /**
  * `count` atomic steps of a destination's schedule in one round trip (GCRA, the token bucket

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import pg from 'pg';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
 import { DELIVERY_CHANNEL } from './delivery-outbox.js';
 import { DeliveryService } from './delivery.service.js';
 

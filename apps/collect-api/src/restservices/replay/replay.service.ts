@@ -1,12 +1,12 @@
 import { BadRequestException, ConflictException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { NOT_FOUND_DETAIL, TooManyRequestsError } from '@collect/contracts';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
-import { JobQueue } from '../jobs/job-queue.js';
-import type { JobData } from '../jobs/job.types.js';
-import { OnJob } from '../jobs/on-job.decorator.js';
+import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { JobQueue } from '../../jobs/job-queue.js';
+import type { JobData } from '../../jobs/job.types.js';
+import { OnJob } from '../../jobs/on-job.decorator.js';
 import type { ReplayBody, ReplayDto } from './replay.dto.js';
 import { ReplaysRepository } from './replays.repository.js';
-import type { ReplayEntity, ReplayFilters, RestServiceEntity } from './restservice.entities.js';
+import type { ReplayEntity, ReplayFilters, RestServiceEntity } from '../restservice.entities.js';
 
 /** Outbox rows written per statement: one short transaction each. */
 const BATCH = 1_000;

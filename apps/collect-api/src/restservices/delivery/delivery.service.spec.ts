@@ -1,19 +1,19 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mockOf } from '@collect/testing';
-import { loadCollectConfig } from '../config/collect-config.js';
-import type { FormEntity } from '../forms/form.entity.js';
-import type { FormsRepository } from '../forms/forms.repository.js';
-import type { SubmissionsService } from '../submissions/submissions.service.js';
-import type { SubmissionEntity } from '../submissions/submission.entity.js';
+import { loadCollectConfig } from '../../config/collect-config.js';
+import type { FormEntity } from '../../forms/form.entity.js';
+import type { FormsRepository } from '../../forms/forms.repository.js';
+import type { SubmissionsService } from '../../submissions/submissions.service.js';
+import type { SubmissionEntity } from '../../submissions/submission.entity.js';
 import { DeliveryAttemptLog } from './delivery-attempt-log.js';
 import type { DeliveryOutbox } from './delivery-outbox.js';
 import { DeliveryService } from './delivery.service.js';
-import { DestinationGate } from './destination-gate.js';
-import { NetworkGuard } from './network-guard.js';
-import type { AttemptStatus, RestServiceEntity } from './restservice.entities.js';
-import type { ClaimedDelivery, RestServicesRepository } from './restservices.repository.js';
-import type { SheetsService } from './sheets/sheets.service.js';
+import { DestinationGate } from '../destinations/destination-gate.js';
+import { NetworkGuard } from '../destinations/network-guard.js';
+import type { AttemptStatus, RestServiceEntity } from '../restservice.entities.js';
+import type { ClaimedDelivery, RestServicesRepository } from '../restservices.repository.js';
+import type { SheetsService } from '../sheets/sheets.service.js';
 
 /**
  * Retry classification of DeliveryService with its repository and the submission loader mocked.
