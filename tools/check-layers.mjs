@@ -27,6 +27,7 @@ export const LAYERS = {
     ['form-media'],
     ['forms'],
     ['form-encryption'],
+    ['entities'],
     ['submissions'],
     ['datasets'],
     ['media'],

@@ -17,6 +17,7 @@ import { ExportsModule } from './exports/exports.module.js';
 import { MetadataModule } from './metadata/metadata.module.js';
 import { FormEncryptionModule } from './form-encryption/form-encryption.module.js';
 import { EntityAttachmentsModule } from './entity-attachments/entity-attachments.module.js';
+import { EntitiesModule } from './entities/entities.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
 export const featureModules: Array<Type | DynamicModule> = [RootModule, AuthModule, OAuth2Module, ProfilesModule];
@@ -30,3 +31,4 @@ featureModules.push(RateLimitModule);
 featureModules.push(MetadataModule);
 featureModules.push(FormEncryptionModule);
 featureModules.push(EntityAttachmentsModule);
+featureModules.push(EntitiesModule);

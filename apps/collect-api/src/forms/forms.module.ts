@@ -7,6 +7,7 @@ import { FormsRepository } from './forms.repository.js';
 import { FormListController } from './form-list.controller.js';
 import { FormsController } from './forms.controller.js';
 import { FormsService } from './forms.service.js';
+import { FormPublishHooks } from './form-publish-hooks.js';
 import { XlsFormConversion } from './xlsform-conversion.js';
 import { UsersModule } from '../users/users.module.js';
 import { FormMediaStoreModule } from '../form-media/form-media-store.module.js';
@@ -18,7 +19,7 @@ import { FormMediaStoreModule } from '../form-media/form-media-store.module.js';
 @Module({
   imports: [TypeOrmModule.forFeature([FormEntity, FormRoleEntity, FormVersionEntity]), UsersModule, FormMediaStoreModule],
   controllers: [FormsController, FormListController],
-  providers: [FormsRepository, FormAccessService, FormsService, XlsFormConversion, FormCache],
-  exports: [FormsRepository, FormAccessService, FormsService, FormCache],
+  providers: [FormsRepository, FormAccessService, FormsService, XlsFormConversion, FormCache, FormPublishHooks],
+  exports: [FormsRepository, FormAccessService, FormsService, FormCache, FormPublishHooks],
 })
 export class FormsModule {}

@@ -12,6 +12,7 @@ import { FormAccessService, PERMISSION_DENIED } from './form-access.service.js';
 import { fieldsOfAllVersions, parseJsonForm, type JsonFormDefinition, type ParsedForm } from './form-definition.js';
 import type { FormBody, ShareFormDto, UpdateFormDto } from './form.dto.js';
 import { FormsRepository } from './forms.repository.js';
+import { FormPublishHooks } from './form-publish-hooks.js';
 import { MIN_ROLE, roleRank, type FormRole } from './roles.js';
 import { XlsFormConversion } from './xlsform-conversion.js';
 import { FormMediaStore } from '../form-media/form-media.store.js';
@@ -28,6 +29,7 @@ export class FormsService {
     private readonly users: UsersService,
     private readonly xlsforms: XlsFormConversion,
     private readonly media: FormMediaStore,
+    private readonly publishHooks: FormPublishHooks,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {}
 
@@ -37,12 +39,14 @@ export class FormsService {
     if (await this.forms.findLiveByOwnerAndIdString(user.id, parsed.idString)) {
       throw new FieldValidationError({ id_string: [`You already have a form with id_string "${parsed.idString}".`] });
     }
+    this.publishHooks.check(parsed);
     const uuid = randomUUID();
     const form = await this.forms.insertWithOwner({
       uuid, idString: parsed.idString, title: parsed.title, ownerId: user.id, rootName: parsed.rootName, version: parsed.version,
       xml: servedXForm(parsed, uuid), jsonDefinition: parsed.jsonDefinition, fields: parsed.fields,
     });
     await this.attachItemsets(form, user.username, parsed.itemsetsCsv);
+    await this.publishHooks.published(form);
     return this.present(form, 'owner', user.username, undefined);
   }
 
@@ -60,6 +64,7 @@ export class FormsService {
     if (parsed.idString !== form.idString) {
       throw new FieldValidationError({ id_string: [`The new definition's id_string "${parsed.idString}" must match the form's id_string "${form.idString}".`] });
     }
+    this.publishHooks.check(parsed);
     await this.forms.replaceDefinition(form.id, (usedVersions) => {
       let { version, xml, jsonDefinition } = parsed;
       if (!version || usedVersions.has(version)) {
@@ -70,6 +75,8 @@ export class FormsService {
       return { version, title: parsed.title, rootName: parsed.rootName, xml: servedXForm({ ...parsed, xml }, form.uuid), jsonDefinition, fields: parsed.fields };
     });
     await this.attachItemsets(form, (await this.forms.findOwners([form.ownerId])).get(form.ownerId) ?? String(form.ownerId), parsed.itemsetsCsv);
+    const replaced = await this.forms.findLive(form.id);
+    if (replaced) await this.publishHooks.published(replaced);
     return this.get(user, String(form.id));
   }
 

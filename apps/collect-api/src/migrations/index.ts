@@ -33,6 +33,7 @@ import { Lz4Compression1764960000000 } from './1764960000000-lz4-compression.js'
 import { FormVersionChoices1765100000000 } from './1765100000000-form-version-choices.js';
 import { ExportJobSize1765100000001 } from './1765100000001-export-job-size.js';
 import { FormEncryptionKeys1765100600000 } from './1765100600000-form-encryption-keys.js';
+import { Entities1765200200000 } from './1765200200000-entities.js';
 import { EntityDeliveries1765200300000 } from './1765200300000-entity-deliveries.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
@@ -61,4 +62,5 @@ migrations.push(DeliverySnapshotOnChange1764950000000);
 migrations.push(Lz4Compression1764960000000);
 migrations.push(FormVersionChoices1765100000000, ExportJobSize1765100000001);
 migrations.push(FormEncryptionKeys1765100600000);
+migrations.push(Entities1765200200000);
 migrations.push(EntityDeliveries1765200300000);
