@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { engineNode, engineNodes, followUpXForm, installDom, plainXForm, registrationSubmission, registrationXForm, type EngineNode } from './entity-forms.js';
+import { engineNode, engineNodes, followUpXForm, installDom, lookupXForm, plainXForm, registrationSubmission, registrationXForm, type EngineNode } from './entity-forms.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
@@ -160,7 +160,10 @@ describe('follow-up forms get their entity list as a generated attachment', () =
   });
 
   it('a form that loads a CSV its owner has no list for gets no list file; others may not read it', async () => {
-    const orphan = await publish(followUpXForm('orphan_followup', 'unknown_list'));
+    // A form that only looks the list up (no entity block) gets it too.
+    const lookup = await publish(lookupXForm('tree_lookup', 'trees'));
+    expect((await manifest(lookup)).map((f) => [f.type, f.filename])).toEqual([['entityList', 'trees.csv']]);
+    const orphan = await publish(lookupXForm('orphan_lookup', 'unknown_list'));
     expect(await manifest(orphan)).toEqual([]);
     expect((await follow(`${sut.url}/xformsMedia/${orphan}/entity-list/unknown_list.csv`)).status).toBe(404);
     expect((await follow(`${sut.url}/xformsMedia/${followUpId}/entity-list/bushes.csv`)).status).toBe(404);

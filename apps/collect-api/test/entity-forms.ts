@@ -75,7 +75,15 @@ export function followUpXForm(idString = 'tree_followup', list = 'trees', versio
 </h:html>`;
 }
 
-/** A form of the same shape that names no list (the manifest bench's and tests' baseline). */
+/** The follow-up form without its entity block: it only reads `<list>.csv` (a lookup). */
+export function lookupXForm(idString: string, list: string): string {
+  return followUpXForm(idString, list)
+    .replace(/<entity [^>]*\/>/, '')
+    .replace(/<bind [^>]*meta\/entity[^>]*\/>/g, '')
+    .replace(/ entities:saveto="[^"]*"/g, '');
+}
+
+/** A form of the same shape that names no list (the tests' baseline). */
 export function plainXForm(idString = 'tree_plain'): string {
   return followUpXForm(idString, 'trees')
     .replace(/ entities:entities-version="[^"]*"/, '')

@@ -26,9 +26,10 @@ describe('the list CSV', () => {
     expect(await csvOf(['a'], [[{ name: 'u', label: 'L', version: 1, values: ['=1+1'] }]], guard)).toBe("name,label,__version,a\nu,L,1,'=1+1\n");
   });
 
-  it('the hash follows the list id and revision only', () => {
-    expect(listHash({ id: 1, revision: 4 })).toMatch(/^md5:[0-9a-f]{32}$/);
-    expect(listHash({ id: 1, revision: 4 })).toBe(listHash({ id: 1, revision: 4 }));
-    expect(new Set([listHash({ id: 1, revision: 4 }), listHash({ id: 1, revision: 5 }), listHash({ id: 2, revision: 4 }), listHash({ id: 14, revision: 1 }), listHash({ id: 1, revision: 41 })]).size).toBe(5);
+  it('the hash follows the list id, revision and properties only', () => {
+    const h = (id: number, revision: number, properties = ['a']) => listHash({ id, revision, properties });
+    expect(h(1, 4)).toMatch(/^md5:[0-9a-f]{32}$/);
+    expect(h(1, 4)).toBe(h(1, 4));
+    expect(new Set([h(1, 4), h(1, 5), h(2, 4), h(14, 1), h(1, 41), h(1, 4, ['a', 'b']), h(1, 4, ['a,b'])]).size).toBe(7);
   });
 });

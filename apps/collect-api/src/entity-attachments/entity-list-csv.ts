@@ -8,13 +8,13 @@ import type { ListCsvRow, ListHead } from './entity-list-attachments.repository.
 export const LIST_CSV_FIXED_COLUMNS = ['name', 'label', '__version'] as const;
 
 /**
- * The manifest hash of a list (`md5:<hex>`): the list's id and revision, which the entities
- * side raises in the same transaction as every change of the list's entities or properties, so
- * the hash changes exactly when the CSV would, and computing it reads no entity
+ * The manifest hash of a list (`md5:<hex>`): the list's id, its revision (raised in the same
+ * transaction as every create, update and delete of its entities) and its properties (the CSV's
+ * columns), so the hash changes exactly when the CSV would, and computing it reads no entity
  * (docs/entities.md, "The list's hash").
  */
-export function listHash(head: Pick<ListHead, 'id' | 'revision'>): string {
-  return `md5:${createHash('md5').update(`entity-list:${head.id}:${head.revision}`).digest('hex')}`;
+export function listHash(head: Pick<ListHead, 'id' | 'revision' | 'properties'>): string {
+  return `md5:${createHash('md5').update(JSON.stringify(['entity-list', head.id, head.revision, head.properties])).digest('hex')}`;
 }
 
 /** The header row of a list's CSV. */

@@ -6,7 +6,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 import { FormAccessService } from '../forms/form-access.service.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { PageRequest } from '../submissions/submissions.service.js';
-import { defaultEvents } from './delivery/delivery-events.js';
+import { defaultEvents, isEntityEvent } from './delivery/delivery-events.js';
 import { DeliveryOutbox } from './delivery/delivery-outbox.js';
 import { FORWARDERS } from './forwarders/index.js';
 import type { NetworkGuard } from './destinations/network-guard.js';
@@ -208,6 +208,8 @@ export class RestServicesService {
       const unknown = input.fields.filter((f) => !known.has(f));
       if (unknown.length) throw new FieldValidationError({ fields: [`Not fields of this form: ${unknown.slice(0, 10).join(', ')}.`] });
     }
+    // Entity events have one wire format, the entity object as JSON (docs/entities.md, "Entity events to rest services").
+    if (input.name !== 'generic_json' && input.events.some(isEntityEvent)) throw new FieldValidationError({ events: ['Entity events (entity_created, entity_updated, entity_deleted) go to generic_json services only.'] });
     if (input.basicAuth && !input.basicAuth.username) throw new FieldValidationError({ basic_auth_username: ['This field is required with basic_auth_password.'] });
     if (input.basicAuth && !input.basicAuth.password) throw new FieldValidationError({ basic_auth_password: ['This field is required with basic_auth_username.'] });
     const headerNames = input.headers !== undefined ? Object.keys(input.headers ?? {}) : (current?.headerNames ?? []);
