@@ -81,6 +81,9 @@ interface Fixture {
   dataviewId: number;
   mergedId: number;
   appId: number;
+  /** An entity list of the owner that the form uses (every role reads it), with one entity. */
+  listId: number;
+  entityId: number;
   /** Only in the shared fixture (the routes that use them have no `fresh` row). */
   shared?: SharedExtras;
 }
@@ -247,6 +250,17 @@ const TABLE: RouteCase[] = [
   // Dataviews
   { route: 'POST /api/v1/dataviews', call: (f) => ({ path: '/api/v1/dataviews', body: { name: 'v', xform: f.formId, columns: ['name'], query: [] } }), expect: atLeast('editor', 201) },
   { route: 'GET /api/v1/dataviews', call: () => ({ path: '/api/v1/dataviews' }), expect: anyUser(200) },
+  // Entity lists (docs/entities.md "Permissions"): a role on a form that uses the list reads; the owner and managers write.
+  { route: 'POST /api/v2/entity-lists', call: () => ({ path: '/api/v2/entity-lists', body: { name: `l${uniq()}` } }), expect: anyUser(201) },
+  { route: 'GET /api/v2/entity-lists', call: () => ({ path: '/api/v2/entity-lists' }), expect: anyUser(200) },
+  { route: 'GET /api/v2/entity-lists/:pk', call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}` }), expect: atLeast('readonly', 200) },
+  { route: 'DELETE /api/v2/entity-lists/:pk', fresh: true, call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}` }), expect: atLeast('manager', 204) },
+  { route: 'GET /api/v2/entity-lists/:pk/entities', call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}/entities` }), expect: atLeast('readonly', 200) },
+  { route: 'POST /api/v2/entity-lists/:pk/entities', call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}/entities`, body: { label: 'tree' } }), expect: atLeast('manager', 201) },
+  { route: 'GET /api/v2/entity-lists/:pk/entities/:id', call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}/entities/${f.entityId}` }), expect: atLeast('readonly', 200) },
+  { route: 'PATCH /api/v2/entity-lists/:pk/entities/:id', call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}/entities/${f.entityId}`, body: { label: 'renamed' } }), expect: atLeast('manager', 200) },
+  { route: 'DELETE /api/v2/entity-lists/:pk/entities/:id', fresh: true, call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}/entities/${f.entityId}` }), expect: atLeast('manager', 204) },
+  { route: 'DELETE /api/v2/entity-lists/:pk/entities', fresh: true, call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}/entities`, body: { entity_ids: [f.entityId] } }), expect: atLeast('manager', 204) },
   { route: 'GET /api/v1/dataviews/:pk', call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/dataviews/:pk/data', call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}/data` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/dataviews/:pk/data.csv', call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}/data.csv` }), expect: atLeast('readonly', 200) },
@@ -356,7 +370,11 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     const mergedId = (await request(sut.url).post('/api/v1/merged-datasets').set('Authorization', ownerAuth).send({ name: 'm', xforms: [formId, otherFormId] }).expect(201)).body.id as number;
     const app = (await request(sut.url).post('/api/v1/oauth-applications').set('Authorization', ownerAuth).send({ name: 'a', redirect_uris: 'https://c.example/cb' }).expect(201)).body as { id: number; client_secret: string };
     ownerSecrets.add(app.client_secret);
-    const f: Fixture = { owner: creds.owner.username, formId, idString, otherFormId, submissionId, dataviewId, mergedId, appId: app.id };
+    // An entity list the form uses (a follow-up form reads it): linked as publishing links a form that reads `<list>.csv`.
+    const listId = (await request(sut.url).post('/api/v2/entity-lists').set('Authorization', ownerAuth).send({ name: `l${uniq()}` }).expect(201)).body.id as number;
+    await sut.app.get(DataSource).query(`INSERT INTO entity_list_forms (list_id, form_id, actions) VALUES ($1, $2, '{}')`, [listId, formId]);
+    const entityId = (await request(sut.url).post(`/api/v2/entity-lists/${listId}/entities`).set('Authorization', ownerAuth).send({ label: 'tree' }).expect(201)).body.id as number;
+    const f: Fixture = { owner: creds.owner.username, formId, idString, otherFormId, submissionId, dataviewId, mergedId, appId: app.id, listId, entityId };
     if (withShared) f.shared = await sharedExtras(f);
     return f;
   }

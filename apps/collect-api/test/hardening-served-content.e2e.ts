@@ -36,6 +36,9 @@ interface Fixture {
   media: Array<{ id: number; filename: string; mimetype: string }>;
   /** Form media files (metadata ids) whose names and bytes carry the marker. */
   formMedia: number[];
+  /** An entity list and an entity whose label carries the marker. */
+  listId: number;
+  entityId: number;
 }
 
 interface Call {
@@ -81,6 +84,9 @@ const CALLS: Record<string, (f: Fixture) => Call[]> = {
   'GET /:username/xformsManifest/:pk': (f) => [{ path: `/${f.owner.username}/xformsManifest/${f.formId}` }],
   'GET /xformsMedia/:pk/:mediaId': (f) => f.formMedia.map((id) => ({ path: `/xformsMedia/${f.formId}/${id}` })),
   'GET /:username/xformsMedia/:pk/:mediaId': (f) => f.formMedia.map((id) => ({ path: `/${f.owner.username}/xformsMedia/${f.formId}/${id}` })),
+  'GET /api/v2/entity-lists/:pk': (f) => [{ path: `/api/v2/entity-lists/${f.listId}` }],
+  'GET /api/v2/entity-lists/:pk/entities': (f) => [{ path: `/api/v2/entity-lists/${f.listId}/entities` }],
+  'GET /api/v2/entity-lists/:pk/entities/:id': (f) => [{ path: `/api/v2/entity-lists/${f.listId}/entities/${f.entityId}` }],
 };
 
 /** Routes that serve stored bytes as they are: each must be seen carrying the marker, so the check cannot pass empty. */
@@ -147,7 +153,9 @@ describe('hardening: every answer with stored bytes is inert', () => {
     for (const [name, bytes] of [[`page_${MARK}.html`, `<html><script>alert("${MARK}")</script></html>`], [`img_${MARK}.svg`, svg.toString()], [`lookup_${MARK}.csv`, `name,label\n${MARK},x\n`]]) {
       formMedia.push((await auth(api().post('/api/v1/metadata')).field('xform', String(formId)).field('data_type', 'media').field('data_value', name).attach('data_file', Buffer.from(bytes), name).expect(201)).body.id as number);
     }
-    f = { owner, formId, submissionId, mergedId, dataviewId, serviceId, appId, exportId, media, formMedia };
+    const listId = (await auth(api().post('/api/v2/entity-lists')).send({ name: `list_${MARK}` }).expect(201)).body.id as number;
+    const entityId = (await auth(api().post(`/api/v2/entity-lists/${listId}/entities`)).send({ label: `<script>alert("${MARK}")</script>` }).expect(201)).body.id as number;
+    f = { owner, formId, submissionId, mergedId, dataviewId, serviceId, appId, exportId, media, formMedia, listId, entityId };
   });
   afterAll(() => sut.close());
 

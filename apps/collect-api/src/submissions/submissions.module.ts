@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { FormsModule } from '../forms/forms.module.js';
+import { EntitiesModule } from '../entities/entities.module.js';
 import { AttachmentEntity, SubmissionEntity } from './submission.entity.js';
 import { SubmissionEvents } from './submission-events.js';
 import { SubmissionsRepository } from './submissions.repository.js';
@@ -18,7 +19,7 @@ import { SubmissionController } from './submission.controller.js';
  * SubmissionEvents (created/updated/deleted, in-transaction hook + after-commit listeners).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([SubmissionEntity, AttachmentEntity]), FormsModule],
+  imports: [TypeOrmModule.forFeature([SubmissionEntity, AttachmentEntity]), FormsModule, EntitiesModule],
   controllers: [SubmissionController, DataController],
   providers: [SubmissionEvents, SubmissionsRepository, SubmissionsService, SubmissionAttachmentStore, SubmissionFormResolver, SubmissionDataRepository, SubmissionDataService, DataPageCache],
   exports: [SubmissionEvents, SubmissionsService, SubmissionsRepository, SubmissionDataRepository, SubmissionDataService, FormsModule],

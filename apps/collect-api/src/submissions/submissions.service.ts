@@ -22,6 +22,7 @@ import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
 import { SUBMISSION_OUTBOX, type SubmissionOutbox } from './submission-outbox.js';
 import { isAttachmentPathTaken, SubmissionsRepository, type AttachmentReservation } from './submissions.repository.js';
 import type { SubmissionAck } from './submission.dto.js';
+import { EntityIntakeService } from '../entities/intake/entity-intake.service.js';
 
 export interface SubmissionResult {
   outcome: 'created' | 'updated' | 'duplicate';
@@ -57,6 +58,7 @@ export class SubmissionsService {
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
     private readonly attachments: SubmissionAttachmentStore,
+    private readonly entities: EntityIntakeService,
   ) {}
 
   /**
@@ -117,7 +119,8 @@ export class SubmissionsService {
 
     const row = { formId: form.id, uuid: instanceId, json: record, jsonText, xml, contentHash: hash, submittedById: user.id, version };
     const check = { version: form.version, superuser: user.isSuperuser, roles: SUBMIT_ROLES };
-    const isNew = !deprecatedId || deprecatedId === instanceId;
+    // A form with entity blocks takes the transactional path: its entity work commits with the row (docs/entities.md "Submissions").
+    const isNew = (!deprecatedId || deprecatedId === instanceId) && !this.entities.declares(form);
     // (An OpenRosa instance naming attachments still to come waits for them: the transactional path.)
     if (!input.files.length && isNew && !(input.xml && missingMedia(record, form, new Set()).length)) {
       // A new instance without attachments (every JSON submission): ONE statement stores the row
@@ -160,6 +163,7 @@ export class SubmissionsService {
           if (clash) return this.duplicateOrConflict(m, clash, hash, form, ownerName, input.files, stored, user, role);
           const updated = await this.repo.replaceContent(m, old.id, { uuid: instanceId, json: record, xml, contentHash: hash, version });
           await this.attachments.store(m, form, ownerName, updated, record, input.files, stored, 'edit');
+          await this.entities.afterStore(m, form, updated, record, input.xml);
           event = { type: 'submission.updated', formId: form.id, submissionId: updated.id, instanceUuid: instanceId };
           await this.outbox.record(m, event);
           return { outcome: 'updated' as const, submission: updated, form };
@@ -179,6 +183,7 @@ export class SubmissionsService {
         return this.duplicateOrConflict(m, existing!, hash, form, ownerName, input.files, stored, user, role);
       }
       const present = await this.attachments.store(m, form, ownerName, created, record, input.files, stored, 'new', reserved);
+      await this.entities.afterStore(m, form, created, record, input.xml);
       event = { type: 'submission.created', formId: form.id, submissionId: created.id, instanceUuid: instanceId };
       // The outbox rows of the rest services, in this transaction (SubmissionOutbox port, docs/restservices.md).
       // An OpenRosa submission split over several POSTs: its forward waits for the rest (docs/restservices.md, "Media wait").

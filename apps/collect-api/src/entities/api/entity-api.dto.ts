@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ValidateIf } from 'class-validator';
 import { AnyObject, Bool, Check, Int, IntList, MAX_DB_ID, Text } from '@collect/contracts';
 import { RejectUnknownFields } from '@collect/platform';
 
@@ -71,6 +72,7 @@ export class CreateEntitiesDto {
   @AnyObject()
   data?: Record<string, unknown>;
 
+  @ValidateIf((_dto: object, v: unknown) => v !== undefined)
   @Check((v) => Array.isArray(v) && v.length >= 1 && v.length <= MAX_BULK, { message: `A list of 1 to ${MAX_BULK} entities.` })
   @ApiPropertyOptional({ type: 'array', items: { type: 'object' }, maxItems: MAX_BULK })
   entities?: unknown[];

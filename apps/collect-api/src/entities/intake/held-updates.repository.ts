@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { returned } from '../records/entities.repository.js';
 import type { EntityItem } from './entity-item.js';
 
 export interface HeldUpdate {
@@ -36,24 +37,24 @@ export class HeldUpdatesRepository {
    * a branch id), the branch update that starts from version 1. Taken out of the hold.
    */
   async takeNext(m: EntityManager, listId: number, uuid: string, branchId: string | null, branchBaseVersion: number): Promise<HeldUpdate | null> {
-    const rows: HeldUpdate[] = await m.query(
+    const rows = returned<HeldUpdate>(await m.query(
       `DELETE FROM entity_held_updates WHERE id = (
          SELECT id FROM entity_held_updates WHERE list_id = $1 AND entity_uuid = $2 AND branch_base_version = $3 AND ($4::uuid IS NULL OR branch_id = $4)
          ORDER BY id LIMIT 1 FOR UPDATE)
        RETURNING id::float8 AS id, submission_id, item`,
       [listId, uuid, branchId === null ? 1 : branchBaseVersion, branchId],
-    );
+    ));
     return rows[0] ?? null;
   }
 
   /** Held updates of the list older than `days` days, taken out of the hold (the time bound). */
   async takeExpired(m: EntityManager, listId: number, days: number): Promise<HeldUpdate[]> {
-    return m.query(
+    return returned(await m.query(
       `DELETE FROM entity_held_updates WHERE id IN (
          SELECT id FROM entity_held_updates WHERE list_id = $1 AND held_at < now() - make_interval(days => $2) ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED)
        RETURNING id::float8 AS id, submission_id, item`,
       [listId, days],
-    );
+    ));
   }
 
   /**

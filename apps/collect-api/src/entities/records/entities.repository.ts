@@ -50,6 +50,14 @@ type Query = Pick<EntityManager, 'query'>;
 const ENTITY_COLUMNS = `e.id::float8 AS id, e.list_id, e.uuid::text AS uuid, e.label, e.data, e.version, e.conflict, e.creator_submission_id, e.creator_id,
   e.date_created, e.date_modified, e.deleted_at`;
 
+/**
+ * The rows of an `UPDATE`/`DELETE ... RETURNING` through EntityManager.query, which answers those
+ * as `[rows, count]` (and an `INSERT`/`SELECT` as the rows).
+ */
+export function returned<T>(result: unknown): T[] {
+  return (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number' ? result[0] : result) as T[];
+}
+
 /** `%`, `_` and `\` taken literally in an ILIKE pattern. */
 export function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -151,10 +159,10 @@ export class EntitiesRepository {
 
   /** A new current version of an existing entity (label, data and version follow it); the entity's conflict becomes `entityConflict`. */
   async addVersion(m: EntityManager, entityId: number, v: NewVersion, entityConflict: Conflict): Promise<EntityRow> {
-    const rows: EntityRow[] = await m.query(
+    const rows = returned<EntityRow>(await m.query(
       `UPDATE entities AS e SET label = $2, data = $3, version = $4, conflict = $5, date_modified = clock_timestamp() WHERE e.id = $1 RETURNING ${ENTITY_COLUMNS}`,
       [entityId, v.label, v.data, v.version, entityConflict],
-    );
+    ));
     await this.insertVersion(m, entityId, v);
     return rows[0]!;
   }
@@ -170,7 +178,7 @@ export class EntitiesRepository {
 
   /** The entity's conflict cleared (or set) without a new version. */
   async setConflict(m: EntityManager, entityId: number, conflict: Conflict): Promise<EntityRow> {
-    const rows: EntityRow[] = await m.query(`UPDATE entities AS e SET conflict = $2, date_modified = clock_timestamp() WHERE e.id = $1 RETURNING ${ENTITY_COLUMNS}`, [entityId, conflict]);
+    const rows = returned<EntityRow>(await m.query(`UPDATE entities AS e SET conflict = $2, date_modified = clock_timestamp() WHERE e.id = $1 RETURNING ${ENTITY_COLUMNS}`, [entityId, conflict]));
     return rows[0]!;
   }
 
@@ -206,10 +214,10 @@ export class EntitiesRepository {
 
   /** Soft delete of live entities of the list among `ids`; the deleted ones. */
   async softDelete(m: EntityManager, listId: number, ids: number[]): Promise<Array<{ id: number; uuid: string; version: number }>> {
-    return m.query(
+    return returned(await m.query(
       `UPDATE entities SET deleted_at = clock_timestamp(), date_modified = clock_timestamp()
        WHERE list_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL RETURNING id::float8 AS id, uuid::text AS uuid, version`,
       [listId, ids],
-    );
+    ));
   }
 }
