@@ -22,7 +22,7 @@ describe('entity events reach rest services through the outbox', () => {
   let formId: number;
   let listId: number;
 
-  withWorkerAppAndReceiver({ ...FAST_FORWARDING, FORWARD_MAX_ATTEMPTS: '10', LOG_LEVEL: 'error' }, async (suite) => {
+  withWorkerAppAndReceiver({ ...FAST_FORWARDING, FORWARD_MAX_ATTEMPTS: '10' }, async (suite) => {
     ({ sut, owner, rx } = suite);
     formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', owner.token).attach('xml_file', Buffer.from(registrationXForm('event_trees', 'event_trees')), 'form.xml').expect(201)).body.formid;
     const [row] = (await sut.app.get(DataSource).query(`SELECT id FROM entity_lists WHERE owner_id = $1 AND name = 'event_trees'`, [owner.id])) as Array<{ id: number }>;
