@@ -75,10 +75,15 @@ export class EntityAttachmentsService {
       await close();
       throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     }
+    // A writer that stops early (its client left) ends the cursor at once, whatever it awaits next.
     async function* batches(): AsyncGenerator<ListCsvRow[]> {
-      if (first.done) return;
-      yield first.value;
-      for (let next = await rows.next(); !next.done; next = await rows.next()) yield next.value;
+      try {
+        if (first.done) return;
+        yield first.value;
+        for (let next = await rows.next(); !next.done; next = await rows.next()) yield next.value;
+      } finally {
+        await close();
+      }
     }
     return { head: seen, batches: batches(), close };
   }

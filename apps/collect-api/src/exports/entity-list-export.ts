@@ -20,6 +20,8 @@ export async function writeEntityListXlsx(properties: readonly string[], batches
     for (const row of batch) sheet.addRow(listCsvRecord(row)).commit();
     await sheetDrained(sheet, out);
   }
+  // A client that left: nothing more to write (the zip's end would wait for a socket that is gone).
+  if (out.destroyed) return;
   sheet.commit();
   await workbook.commit();
 }
