@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { EntityApplyService, HELD_DAYS, MAX_HELD_PER_LIST } from '../src/entities/intake/entity-apply.service.js';
+import { EntityListsRepository } from '../src/entities/lists/entity-lists.repository.js';
 import { FOLLOW_UP_XFORM, followUpInstance, REGISTRATION_XFORM, registrationInstance, REPEAT_XFORM, repeatInstance } from './entities-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
@@ -121,6 +123,55 @@ describe('Entities from submissions', () => {
     expect((await submissionJson(followUpPk, instanceId))._entity_errors).toBeUndefined();
     await register(id, 'ash', '60');
     expect(await entityByUuid(id)).toMatchObject({ version: 2, conflict: null, data: { species: 'ash', health_status: 'checked' } });
+    expect(await heldCount()).toBe(0);
+  });
+
+  it(`an update held longer than ${HELD_DAYS} days is applied on the current version, or refused into _entity_errors when its entity never came`, async () => {
+    const id = randomUUID();
+    await register(id);
+    const gap = randomUUID();
+    const never = randomUUID();
+    await submit(followUpInstance({ instanceId: gap, entityId: id, baseVersion: '3', trunkVersion: '1', branchId: randomUUID(), health: 'late' }));
+    await submit(followUpInstance({ instanceId: never, entityId: randomUUID(), baseVersion: '1', branchId: randomUUID(), health: 'lost' }));
+    expect(await heldCount()).toBe(2);
+    const db = sut.app.get(DataSource);
+    await db.query(`UPDATE entity_held_updates SET held_at = now() - make_interval(days => $1)`, [HELD_DAYS + 1]);
+    const list = (await sut.app.get(EntityListsRepository).find(listId))!;
+    expect(await db.transaction((m) => sut.app.get(EntityApplyService).expireHeld(m, list))).toBe(2);
+    expect(await heldCount()).toBe(0);
+    expect(await entityByUuid(id)).toMatchObject({ version: 2, data: { health_status: 'late' } });
+    const followUpPk = (await api().get('/api/v1/forms').set('Authorization', owner.token).expect(200)).body.find((f: { id_string: string }) => f.id_string === 'trees_followup').formid as number;
+    expect((await submissionJson(followUpPk, never))._entity_errors).toEqual([expect.objectContaining({ list: 'trees', error: expect.stringContaining('never arrived') })]);
+  });
+
+  it(`at most ${MAX_HELD_PER_LIST} updates are held per list: a further one is refused into _entity_errors`, async () => {
+    const db = sut.app.get(DataSource);
+    const [{ id: anySubmission }] = (await db.query(`SELECT id FROM submissions ORDER BY id LIMIT 1`)) as Array<{ id: number }>;
+    await db.query(
+      `INSERT INTO entity_held_updates (list_id, submission_id, entity_uuid, branch_id, branch_base_version, item)
+       SELECT $1, $2, gen_random_uuid(), gen_random_uuid(), 2, '{}'::jsonb FROM generate_series(1, $3)`,
+      [listId, anySubmission, MAX_HELD_PER_LIST],
+    );
+    try {
+      const instanceId = randomUUID();
+      await submit(followUpInstance({ instanceId, entityId: randomUUID(), baseVersion: '1', branchId: randomUUID(), health: 'waiting' }));
+      const followUpPk = (await api().get('/api/v1/forms').set('Authorization', owner.token).expect(200)).body.find((f: { id_string: string }) => f.id_string === 'trees_followup').formid as number;
+      expect((await submissionJson(followUpPk, instanceId))._entity_errors).toEqual([expect.objectContaining({ error: expect.stringContaining('was not kept') })]);
+      expect(await heldCount()).toBe(MAX_HELD_PER_LIST);
+    } finally {
+      await db.query(`DELETE FROM entity_held_updates WHERE item = '{}'::jsonb`);
+    }
+  });
+
+  it('an offline create and its update arriving at the same time are both applied, whichever runs first', async () => {
+    for (let round = 0; round < 3; round++) {
+      const id = randomUUID();
+      await Promise.all([
+        submit(registrationInstance({ instanceId: randomUUID(), entityId: id, species: 'yew', circumference: '5' })),
+        submit(followUpInstance({ instanceId: randomUUID(), entityId: id, baseVersion: '1', branchId: randomUUID(), health: 'fine' })),
+      ]);
+      expect(await entityByUuid(id)).toMatchObject({ version: 2, data: { species: 'yew', health_status: 'fine' } });
+    }
     expect(await heldCount()).toBe(0);
   });
 

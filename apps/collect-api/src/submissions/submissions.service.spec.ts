@@ -18,6 +18,7 @@ import { SubmissionsRepository } from './submissions.repository.js';
 import { SubmissionAttachmentStore } from './submission-attachments.js';
 import { SubmissionFormResolver } from './submission-form-resolver.js';
 import { SubmissionsService } from './submissions.service.js';
+import type { EntityIntakeService } from '../entities/intake/entity-intake.service.js';
 
 const config = loadCollectConfig({});
 const alice: AuthenticatedUser = { id: 2, username: 'alice', isSuperuser: false, scheme: 'token' };
@@ -40,6 +41,8 @@ function makeSut(deps: { repo?: SubmissionsRepository; forms?: FormsRepository; 
   return new SubmissionsService(
     repo, deps.forms ?? mockOf<FormsRepository>(), mockOf<FormAccessService>(), deps.cache ?? mockOf<FormCache>(), events, outbox, storage, config,
     new SubmissionAttachmentStore(repo, storage),
+    // These forms have no entity blocks (entities/intake/entity-intake.service.ts).
+    mockOf<EntityIntakeService>({ declares: () => false, afterStore: () => Promise.resolve() }),
   );
 }
 

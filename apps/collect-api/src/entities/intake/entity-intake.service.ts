@@ -21,6 +21,8 @@ export interface EntityError {
 export interface StoredSubmission {
   id: number;
   submittedById: number | null;
+  /** Set once the submission was edited (the row replaced through `meta/deprecatedID`). */
+  edited: boolean;
 }
 
 /** How often, per list and process, held updates are checked against the time bound. */
@@ -73,7 +75,8 @@ export class EntityIntakeService {
   async afterStore(m: EntityManager, form: FormEntity, submission: StoredSubmission, record: object, xml: string | undefined): Promise<void> {
     const declared = this.declarations(form);
     if (!declared) return;
-    if ((await this.entities.submissionActed(m, submission.id)) || (await this.held.isHeld(m, submission.id))) return;
+    // Only an edit can find entity work of its submission done before (a new row has none).
+    if (submission.edited && ((await this.entities.submissionActed(m, submission.id)) || (await this.held.isHeld(m, submission.id)))) return;
     let root: XmlNode;
     try {
       root = xml ? parseXml(xml) : recordTree(record as Parameters<typeof recordTree>[0]);
@@ -94,7 +97,8 @@ export class EntityIntakeService {
         errors.splice(0, errors.length, ...blocks.map((b) => ({ list: b.dataset ?? '', uuid: b.id ?? '', error: 'The entity could not be stored.' })));
       }
     }
-    await this.held.setSubmissionErrors(m, submission.id, errors);
+    // A new row has no `_entity_errors` yet; an edit's are replaced.
+    if (errors.length || submission.edited) await this.held.setSubmissionErrors(m, submission.id, errors);
   }
 
   private async applyBlocks(m: EntityManager, ownerId: number, blocks: RawEntityBlock[], declared: FormEntities, submission: StoredSubmission, errors: EntityError[]): Promise<void> {

@@ -63,7 +63,8 @@ export class EntityListsRepository {
 
   /**
    * The owner's list `name`, created when missing, with `properties` added (in order, after the
-   * ones it has). Locks the list row until the transaction ends.
+   * ones it has; new ones raise `revision`: a served copy gains columns). Locks the list row
+   * until the transaction ends.
    */
   async ensure(m: EntityManager, ownerId: number, name: string, properties: string[]): Promise<number> {
     const rows: Array<{ id: number }> = await m.query(
@@ -71,7 +72,8 @@ export class EntityListsRepository {
        ON CONFLICT (owner_id, name) DO UPDATE SET
          properties = entity_lists.properties || ARRAY(SELECT p FROM unnest(EXCLUDED.properties) WITH ORDINALITY AS x(p, i)
                                                        WHERE p <> ALL (entity_lists.properties) ORDER BY i),
-         date_modified = CASE WHEN EXCLUDED.properties <@ entity_lists.properties THEN entity_lists.date_modified ELSE now() END
+         date_modified = CASE WHEN EXCLUDED.properties <@ entity_lists.properties THEN entity_lists.date_modified ELSE now() END,
+         revision = entity_lists.revision + CASE WHEN EXCLUDED.properties <@ entity_lists.properties THEN 0 ELSE 1 END
        RETURNING id`,
       [ownerId, name, properties],
     );
