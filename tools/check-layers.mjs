@@ -31,6 +31,7 @@ export const LAYERS = {
     ['submissions'],
     ['datasets'],
     ['media'],
+    ['entity-attachments'],
     ['restservices', 'metadata', 'exports', 'briefcase'],
     ['root', 'rate-limit', 'health', 'seed', 'encryption-export'],
     ['entities.ts', 'feature-modules.ts'],

@@ -20,6 +20,7 @@ import { ApiTokensModule } from './api-tokens/api-tokens.module.js';
 import { EncryptedSubmissionsModule } from './encrypted-submissions/encrypted-submissions.module.js';
 import { BriefcaseModule } from './briefcase/briefcase.module.js';
 import { EncryptionExportModule } from './encryption-export/encryption-export.module.js';
+import { EntityAttachmentsModule } from './entity-attachments/entity-attachments.module.js';
 import { EntitiesModule } from './entities/entities.module.js';
 
 /** The feature modules of collect-api, one per folder. Append new ones (one line each). */
@@ -37,4 +38,5 @@ featureModules.push(ApiTokensModule);
 featureModules.push(EncryptedSubmissionsModule);
 featureModules.push(BriefcaseModule);
 featureModules.push(EncryptionExportModule);
+featureModules.push(EntityAttachmentsModule);
 featureModules.push(EntitiesModule);

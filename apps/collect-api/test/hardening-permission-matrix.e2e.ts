@@ -120,6 +120,8 @@ interface Fixture {
   appId: number;
   /** An entity list of the owner that the form uses (every role reads it), with one entity. */
   listId: number;
+  /** Its name: the form loads it as `<listName>.csv` (its list attachment). */
+  listName: string;
   entityId: number;
   /** Only in the shared fixture (the routes that use them have no `fresh` row). */
   shared?: SharedExtras;
@@ -345,6 +347,12 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v2/entity-lists/:pk/entities/:id', call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}/entities/${f.entityId}` }), expect: atLeast('readonly', 200) },
   { route: 'PATCH /api/v2/entity-lists/:pk/entities/:id', call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}/entities/${f.entityId}`, body: { label: 'renamed' } }), expect: atLeast('manager', 200) },
   { route: 'DELETE /api/v2/entity-lists/:pk/entities/:id', fresh: true, call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}/entities/${f.entityId}` }), expect: atLeast('manager', 204) },
+  // An entity list as a file (docs/entities.md): the form's list attachment, readonly and above as the form's media; the downloads, whoever reads the list.
+  { route: 'GET /xformsMedia/:pk/entity-list/:file', call: (f) => ({ path: `/xformsMedia/${f.formId}/entity-list/${f.listName}.csv` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /:username/xformsMedia/:pk/entity-list/:file', call: (f) => ({ path: `/${f.owner}/xformsMedia/${f.formId}/entity-list/${f.listName}.csv` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v2/entity-lists/:pk.csv', call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}.csv` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v2/entity-lists/:pk/download', call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}/download` }), expect: atLeast('readonly', 200) },
+  { route: 'GET /api/v2/entity-lists/:pk.xlsx', call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}.xlsx` }), expect: atLeast('readonly', 200) },
   { route: 'DELETE /api/v2/entity-lists/:pk/entities', fresh: true, call: (f) => ({ path: `/api/v2/entity-lists/${f.listId}/entities`, body: { entity_ids: [f.entityId] } }), expect: atLeast('manager', 204) },
   { route: 'GET /api/v1/dataviews/:pk', call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}` }), expect: atLeast('readonly', 200) },
   { route: 'GET /api/v1/dataviews/:pk/data', call: (f) => ({ path: `/api/v1/dataviews/${f.dataviewId}/data` }), expect: atLeast('readonly', 200) },
@@ -460,8 +468,11 @@ describe('hardening: one permission matrix for every collect-api route', () => {
 
   async function fixture(withShared = false): Promise<Fixture> {
     const ownerAuth = auth('owner')!;
+    // The form loads the list as `<name>.csv` (select_one_from_file): its manifest offers the list.
+    const listName = `l${uniq()}`;
     const make = async (idString: string) => {
-      const formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', ownerAuth).set('Content-Type', 'application/xml').send(demoXForm(idString)).expect(201)).body.formid as number;
+      const xml = demoXForm(idString).replace('</instance>', `</instance><instance id="lst" src="jr://file-csv/${listName}.csv"/>`);
+      const formId = (await request(sut.url).post('/api/v1/forms').set('Authorization', ownerAuth).set('Content-Type', 'application/xml').send(xml).expect(201)).body.formid as number;
       await Promise.all(ROLES.slice(1).map((role) => request(sut.url).put(`/api/v1/forms/${formId}/share`).set('Authorization', ownerAuth).send({ username: creds[role].username, role }).expect(204)));
       return formId;
     };
@@ -474,10 +485,10 @@ describe('hardening: one permission matrix for every collect-api route', () => {
     const app = (await request(sut.url).post('/api/v1/oauth-applications').set('Authorization', ownerAuth).send({ name: 'a', redirect_uris: 'https://c.example/cb' }).expect(201)).body as { id: number; client_secret: string };
     ownerSecrets.add(app.client_secret);
     // An entity list the form uses (a follow-up form reads it): linked as publishing links a form that reads `<list>.csv`.
-    const listId = (await request(sut.url).post('/api/v2/entity-lists').set('Authorization', ownerAuth).send({ name: `l${uniq()}` }).expect(201)).body.id as number;
+    const listId = (await request(sut.url).post('/api/v2/entity-lists').set('Authorization', ownerAuth).send({ name: listName }).expect(201)).body.id as number;
     await sut.app.get(DataSource).query(`INSERT INTO entity_list_forms (list_id, form_id, actions) VALUES ($1, $2, '{}')`, [listId, formId]);
     const entityId = (await request(sut.url).post(`/api/v2/entity-lists/${listId}/entities`).set('Authorization', ownerAuth).send({ label: 'tree' }).expect(201)).body.id as number;
-    const f: Fixture = { owner: creds.owner.username, formId, idString, otherFormId, submissionId, submissionUuid, dataviewId, mergedId, appId: app.id, listId, entityId };
+    const f: Fixture = { owner: creds.owner.username, formId, idString, otherFormId, submissionId, submissionUuid, dataviewId, mergedId, appId: app.id, listId, listName, entityId };
     if (withShared) f.shared = await sharedExtras(f);
     return f;
   }

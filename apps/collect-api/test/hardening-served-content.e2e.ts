@@ -42,6 +42,8 @@ interface Fixture {
   /** An entity list and an entity whose label carries the marker. */
   listId: number;
   entityId: number;
+  /** A form that loads the list as `list_<marker>.csv` (a follow-up form's list attachment). */
+  lookupFormId: number;
 }
 
 interface Call {
@@ -94,6 +96,12 @@ const CALLS: Record<string, (f: Fixture) => Call[]> = {
   'GET /api/v2/entity-lists/:pk': (f) => [{ path: `/api/v2/entity-lists/${f.listId}` }],
   'GET /api/v2/entity-lists/:pk/entities': (f) => [{ path: `/api/v2/entity-lists/${f.listId}/entities` }],
   'GET /api/v2/entity-lists/:pk/entities/:id': (f) => [{ path: `/api/v2/entity-lists/${f.listId}/entities/${f.entityId}` }],
+  // An entity list as a file (docs/entities.md): the follow-up form's attachment and the downloads.
+  'GET /xformsMedia/:pk/entity-list/:file': (f) => [{ path: `/xformsMedia/${f.lookupFormId}/entity-list/list_${MARK}.csv` }],
+  'GET /:username/xformsMedia/:pk/entity-list/:file': (f) => [{ path: `/${f.owner.username}/xformsMedia/${f.lookupFormId}/entity-list/list_${MARK}.csv` }],
+  'GET /api/v2/entity-lists/:pk.csv': (f) => [{ path: `/api/v2/entity-lists/${f.listId}.csv` }],
+  'GET /api/v2/entity-lists/:pk/download': (f) => [{ path: `/api/v2/entity-lists/${f.listId}/download` }],
+  'GET /api/v2/entity-lists/:pk.xlsx': (f) => [{ path: `/api/v2/entity-lists/${f.listId}.xlsx` }],
 };
 
 /** Routes that serve stored bytes as they are: each must be seen carrying the marker, so the check cannot pass empty. */
@@ -118,6 +126,10 @@ const STORED_BYTES_ROUTES = [
   'GET /:username/view/downloadSubmission',
   'GET /xformsMedia/:pk/:mediaId',
   'GET /:username/xformsMedia/:pk/:mediaId',
+  'GET /xformsMedia/:pk/entity-list/:file',
+  'GET /:username/xformsMedia/:pk/entity-list/:file',
+  'GET /api/v2/entity-lists/:pk.csv',
+  'GET /api/v2/entity-lists/:pk/download',
 ];
 
 /** An XForm whose title and head carry the marker, with an XHTML script a browser would run inline. */
@@ -166,7 +178,9 @@ describe('hardening: every answer with stored bytes is inert', () => {
     }
     const listId = (await auth(api().post('/api/v2/entity-lists')).send({ name: `list_${MARK}` }).expect(201)).body.id as number;
     const entityId = (await auth(api().post(`/api/v2/entity-lists/${listId}/entities`)).send({ label: `<script>alert("${MARK}")</script>` }).expect(201)).body.id as number;
-    f = { owner, formId, submissionId, instanceId, idString, mergedId, dataviewId, serviceId, appId, exportId, media, formMedia, listId, entityId };
+    const lookup = markedXForm(`${idString}_3`).replace('</instance>', `</instance><instance id="lst" src="jr://file-csv/list_${MARK}.csv"/>`);
+    const lookupFormId = (await auth(api().post('/api/v1/forms')).set('Content-Type', 'application/xml').send(lookup).expect(201)).body.formid as number;
+    f = { owner, formId, submissionId, instanceId, idString, mergedId, dataviewId, serviceId, appId, exportId, media, formMedia, listId, entityId, lookupFormId };
   });
   afterAll(() => sut.close());
 

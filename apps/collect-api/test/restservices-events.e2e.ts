@@ -49,7 +49,7 @@ describe('rest services: events, fidelity, ordering, media wait', () => {
     expect((await made({ name: 'generic_json', service_url: `${rx.url}/c6`, events: ['deleted', 'created'] })).events).toEqual(['created', 'deleted']);
     const patched = await api().patch(`/api/v1/restservices/${flow.id}`).set('Authorization', owner.token).send({ events: ['created', 'updated'] }).expect(200);
     expect(patched.body.events).toEqual(['created', 'updated']);
-    expect((await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/c7`, events: ['edited'] }).expect(400)).body).toEqual({ events: ['One of created, updated, deleted.'] });
+    expect((await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/c7`, events: ['edited'] }).expect(400)).body).toEqual({ events: ['One of created, updated, deleted, entity_created, entity_updated, entity_deleted.'] });
     expect((await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/c7`, events: [] }).expect(400)).body).toEqual({ events: [expect.stringContaining('at least 1')] });
     expect((await create({ xform: form, name: 'generic_json', service_url: `${rx.url}/c7`, events: ['created', 'created'] }).expect(400)).body).toEqual({ events: ['The items of this list must differ.'] });
   });

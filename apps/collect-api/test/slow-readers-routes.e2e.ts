@@ -4,6 +4,7 @@ import type pg from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { FILE_STORAGE, type FileStorage } from '../src/storage/file-storage.js';
+import { demoXForm } from './forms-fixtures.js';
 import { mediaFormDefinition, submitMedia } from './media-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
@@ -52,6 +53,16 @@ describe('every streamed route: clients that stop reading leave the API to the o
       [exportId, owner.id, ids.form, `exports/${exportId}.csv`, big.length],
     );
     ids.export = exportId;
+    // An entity list of 10,000 entities of about 2 KB each, and a form that loads it (its list attachment).
+    ids.list = (await api().post('/api/v2/entity-lists').set('Authorization', owner.token).send({ name: 'axes_list' }).expect(201)).body.id;
+    await sut.app.get(DataSource).query(`UPDATE entity_lists SET properties = '{pad}' WHERE id = $1`, [ids.list]);
+    await sut.app.get(DataSource).query(
+      `INSERT INTO entities (list_id, uuid, label, data) SELECT $1, gen_random_uuid(), 'e' || i,
+         jsonb_build_object('pad', (SELECT string_agg(md5(i::text || '-' || j), '') FROM generate_series(1, 60) j)) FROM generate_series(1, 10000) AS i`,
+      [ids.list],
+    );
+    const lookup = demoXForm('axes_lookup').replace('</instance>', '</instance><instance id="l" src="jr://file-csv/axes_list.csv"/>');
+    ids.lookup = (await api().post('/api/v1/forms').set('Authorization', owner.token).set('Content-Type', 'application/xml').send(lookup).expect(201)).body.formid;
     db = await watcher(sut.config.DATABASE_URL);
   }, 300_000);
   afterAll(async () => {
@@ -70,6 +81,8 @@ describe('every streamed route: clients that stop reading leave the API to the o
     ['media archive', () => `/api/v1/media.zip?xform=${ids.media}`],
     ['export file download', () => `/api/v1/export/${ids.export}/download`],
     ['media file download', () => `/api/v1/media/${ids.attachment}.avi`],
+    ['entity list attachment', () => `/xformsMedia/${ids.lookup}/entity-list/axes_list.csv`],
+    ['entity list XLSX', () => `/api/v2/entity-lists/${ids.list}.xlsx`],
   ];
 
   it.each(ROUTES)('%s: three readers that stop reading; others are answered; connections bounded, then given back', async (_name, path) => {

@@ -45,7 +45,7 @@ interface SheetStream {
  * (docs/exports.md, "Streaming and memory"). Waiting for that stream's `drain` after each
  * batch keeps about one batch of XML in memory.
  */
-async function sheetDrained(sheet: unknown, out: Writable): Promise<void> {
+export async function sheetDrained(sheet: unknown, out: Writable): Promise<void> {
   for (const pipe of (sheet as { stream?: SheetStream }).stream?.pipes ?? []) {
     const full = pipe.writableNeedDrain ?? pipe._writableState?.needDrain ?? false;
     if (full && !out.destroyed) await Promise.race([once(pipe, 'drain'), once(pipe, 'close'), once(out, 'close')]);

@@ -21,6 +21,12 @@ export class ExportQueryDto {
   escape_formulas?: boolean;
 }
 
+/** Query options of an entity list's CSV (docs/entities.md, "Exports of a list"). */
+export class EntityListExportQueryDto {
+  @Bool({ fromString: true, description: "`'` before a cell that a spreadsheet would run as a formula (as the submission CSV). Default `true`; `false` writes the values as stored, as follow-up forms get them." })
+  escape_formulas?: boolean;
+}
+
 export function exportOptions(q: ExportQueryDto): ExportOptions {
   return {
     splitSelectMultiples: q.split_select_multiples ?? false,

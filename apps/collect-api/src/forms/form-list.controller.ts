@@ -15,6 +15,7 @@ import { FormListQueryDto } from './form-list.dto.js';
 import { setInertHeaders } from '../storage/served-content.js';
 import { setOpenRosaHeaders } from '../openrosa/openrosa-headers.js';
 import { escapeXml } from '../openrosa/xml.js';
+import { externalCsvNames } from './external-instances.js';
 
 /** OpenAPI of an OpenRosa XML answer. */
 const XmlAnswer = (description: string) => applyDecorators(ApiProduces('text/xml'), ApiOkResponse({ schema: { type: 'string', description } }));
@@ -82,7 +83,11 @@ export class FormListController {
       .map(({ form }) => form);
   }
 
-  /** Forms with media files get a `manifestUrl` (docs/forms.md, "Form media and the OpenRosa manifest"). */
+  /**
+   * Forms with media files get a `manifestUrl` (docs/forms.md, "Form media and the OpenRosa
+   * manifest"), and so do forms that load a CSV file, which may be an entity list generated for
+   * the form (docs/entities.md, "Follow-up forms and their list attachment").
+   */
   private async sendList(res: Res, forms: FormEntity[], downloadPath: (form: FormEntity) => string, manifestPath: (form: FormEntity) => string): Promise<void> {
     const withMedia = await this.forms.formsWithMedia(forms.map((f) => f.id));
     const items = forms.map((form) =>
@@ -93,7 +98,7 @@ export class FormListController {
         `<version>${escapeXml(form.version)}</version>`,
         `<hash>md5:${createHash('md5').update(form.xml).digest('hex')}</hash>`,
         `<downloadUrl>${escapeXml(`${this.config.PUBLIC_BASE_URL}${downloadPath(form)}`)}</downloadUrl>`,
-        withMedia.has(form.id) ? `<manifestUrl>${escapeXml(`${this.config.PUBLIC_BASE_URL}${manifestPath(form)}`)}</manifestUrl>` : '',
+        withMedia.has(form.id) || externalCsvNames(form.xml).length ? `<manifestUrl>${escapeXml(`${this.config.PUBLIC_BASE_URL}${manifestPath(form)}`)}</manifestUrl>` : '',
         '</xform>',
       ].join(''),
     );

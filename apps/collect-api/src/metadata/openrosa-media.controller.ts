@@ -10,6 +10,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import { FormsService } from '../forms/forms.service.js';
+import { EntityAttachmentsService } from '../entity-attachments/entity-attachments.service.js';
 import { sendStoredFile } from '../media/media-download.js';
 import { escapeXml } from '../openrosa/xml.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
@@ -33,6 +34,7 @@ const MediaDocs = (summary: string) =>
 export class OpenRosaMediaController {
   constructor(
     private readonly metadata: MetadataService,
+    private readonly entityLists: EntityAttachmentsService,
     private readonly forms: FormsService,
     private readonly formsRepo: FormsRepository,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
@@ -73,10 +75,22 @@ export class OpenRosaMediaController {
     return form;
   }
 
-  private async sendManifest(res: ServerResponse, form: FormEntity, downloadPath: (mediaId: number) => string): Promise<void> {
-    const files = (await this.metadata.ofForm(form)).map((row) =>
-      `<mediaFile><filename>${escapeXml(row.dataValue)}</filename><hash>${row.fileHash}</hash><downloadUrl>${escapeXml(`${this.config.PUBLIC_BASE_URL}${downloadPath(row.id)}`)}</downloadUrl></mediaFile>`,
+  /**
+   * The form's media files, then the entity lists it loads (`type="entityList"`, generated from
+   * the list: docs/entities.md, "Follow-up forms and their list attachment"); a list takes the
+   * place of an uploaded file of the same name. Their URLs sit beside the media ones
+   * (`<media path>/entity-list/<file>`).
+   */
+  private async sendManifest(res: ServerResponse, form: FormEntity, downloadPath: (mediaId: number | string) => string): Promise<void> {
+    const [media, lists] = await Promise.all([this.metadata.ofForm(form), this.entityLists.ofForm(form)]);
+    const listed = new Set(lists.map((l) => l.filename));
+    const url = (path: string) => escapeXml(`${this.config.PUBLIC_BASE_URL}${path}`);
+    const files = media.filter((row) => !listed.has(row.dataValue)).map((row) =>
+      `<mediaFile><filename>${escapeXml(row.dataValue)}</filename><hash>${row.fileHash}</hash><downloadUrl>${url(downloadPath(row.id))}</downloadUrl></mediaFile>`,
     );
+    for (const l of lists) {
+      files.push(`<mediaFile type="entityList"><filename>${escapeXml(l.filename)}</filename><hash>${l.hash}</hash><downloadUrl>${url(downloadPath(`entity-list/${encodeURIComponent(l.filename)}`))}</downloadUrl></mediaFile>`);
+    }
     res.setHeader('X-OpenRosa-Version', '1.0');
     setInertHeaders(res, 'manifest.xml');
     res.setHeader('Content-Type', 'text/xml; charset=utf-8');

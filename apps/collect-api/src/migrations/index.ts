@@ -38,6 +38,7 @@ import { PersonalTokens1765200400000 } from './1765200400000-personal-tokens.js'
 import { SubmissionEnvelopes1765200000000 } from './1765200000000-submission-envelopes.js';
 import { RestServiceEncryptedSubmissions1765200000001 } from './1765200000001-rest-service-encrypted-submissions.js';
 import { Entities1765200200000 } from './1765200200000-entities.js';
+import { EntityDeliveries1765200300000 } from './1765200300000-entity-deliveries.js';
 
 /** Every migration, in order. Append new ones at the end (one line each). */
 export const migrations = [Users1763800000000, AuthTokens1763900000000, OAuth21763900000001];
@@ -67,5 +68,6 @@ migrations.push(FormVersionChoices1765100000000, ExportJobSize1765100000001);
 migrations.push(FormEncryptionKeys1765100600000);
 migrations.push(SubmissionEnvelopes1765200000000, RestServiceEncryptedSubmissions1765200000001);
 migrations.push(Entities1765200200000);
+migrations.push(EntityDeliveries1765200300000);
 migrations.push(PersonalTokens1765200400000);
 migrations.push(FormDatasetId1765200500000);

@@ -145,8 +145,9 @@ export class RestServiceDto {
   active?: boolean;
 
   @TextList({
-    nullable: true, minItems: 1, maxItems: DELIVERY_EVENTS.length, unique: true, pattern: /^(created|updated|deleted)$/, patternMessage: 'One of created, updated, deleted.',
-    description: 'The submission events sent to this service (header `X-Submission-Event`). Missing or null: the kind\'s default (messaging, health_forwarder: created; generic_json, generic_xml, dataset_service: created and updated; spreadsheet: created, plus updated and deleted with sync_updates).',
+    nullable: true, minItems: 1, maxItems: DELIVERY_EVENTS.length, unique: true, pattern: /^(created|updated|deleted|entity_created|entity_updated|entity_deleted)$/,
+    patternMessage: 'One of created, updated, deleted, entity_created, entity_updated, entity_deleted.',
+    description: 'The events sent to this service (header `X-Submission-Event`). Missing or null: the kind\'s default (messaging, health_forwarder: created; generic_json, generic_xml, dataset_service: created and updated; spreadsheet: created, plus updated and deleted with sync_updates). `entity_*`: changes of the entities of the lists the form uses (generic_json only; docs/entities.md).',
   })
   events?: DeliveryEvent[] | null;
 }

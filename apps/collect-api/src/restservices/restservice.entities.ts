@@ -120,14 +120,17 @@ export interface DeliverySnapshot {
 }
 
 /** The submission events a service may take (`events`); docs/restservices.md, "Events". */
-export type DeliveryEvent = 'created' | 'updated' | 'deleted';
+export type DeliveryEvent = 'created' | 'updated' | 'deleted' | EntityDeliveryEvent;
+
+/** Events of an entity (docs/entities.md, "Entity events to rest services"): generic_json services only. */
+export type EntityDeliveryEvent = 'entity_created' | 'entity_updated' | 'entity_deleted';
 /**
  * Row states: pending/retrying (due at next_attempt_at; leased by a worker while it sends, `leaseUntil`)
  * → final. `sending`: a row claimed by a worker older than migration 1764940000000.
  */
 export type DeliveryRowStatus = 'pending' | 'retrying' | 'sending' | 'success' | 'failed' | 'skipped';
 
-/** The outbox: one row per (submission event, active service), written in the submission's transaction. */
+/** The outbox: one row per (submission or entity event, active service), written in the transaction of the change. */
 @Entity({ name: 'rest_deliveries' })
 export class DeliveryEntity {
   @Column({ primary: true, type: 'bigint', generated: 'increment', transformer: bigintAsNumber })
@@ -140,8 +143,13 @@ export class DeliveryEntity {
   @Column({ name: 'service_id', type: 'int' })
   serviceId: number;
 
-  @Column({ name: 'submission_id', type: 'int' })
+  /** The submission of a submission event; null on a row about an entity (entityId). */
+  @Column({ name: 'submission_id', type: 'int', nullable: true })
   submissionId: number;
+
+  /** The entity of an entity event (docs/entities.md, "Entity events to rest services"); null otherwise. */
+  @Column({ name: 'entity_id', type: 'bigint', nullable: true, transformer: bigintAsNumber })
+  entityId: number | null;
 
   @Column({ type: 'varchar', length: 16 })
   event: DeliveryEvent;

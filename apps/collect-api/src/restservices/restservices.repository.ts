@@ -24,11 +24,12 @@ const OPEN = `('pending', 'retrying', 'sending')`;
  * Scalar subqueries probed per row, not `NOT EXISTS`: in the generic plan of a prepared claim
  * PostgreSQL may turn an EXISTS into a hash of every live submission.
  */
-const CLAIMED = `d.id, d.delivery_id, d.service_id, d.submission_id, d.event, d.attempts, d.attempt_base, d.body, d.replay_id,
+const CLAIMED = `d.id, d.delivery_id, d.service_id, d.submission_id, d.entity_id, d.event, d.attempts, d.attempt_base, d.body, d.replay_id,
   COALESCE(d.snapshot, CASE WHEN d.event <> 'deleted' THEN ${liveSnapshotSql('d.submission_id', '(SELECT r.name FROM rest_services r WHERE r.id = d.service_id)')} END) AS snapshot,
-  COALESCE((SELECT s.deleted_at IS NOT NULL OR f.deleted_at IS NOT NULL FROM submissions s JOIN forms f ON f.id = s.form_id WHERE s.id = d.submission_id), true) AS submission_gone,
+  d.entity_id IS NULL AND COALESCE((SELECT s.deleted_at IS NOT NULL OR f.deleted_at IS NOT NULL FROM submissions s JOIN forms f ON f.id = s.form_id WHERE s.id = d.submission_id), true) AS submission_gone,
   (SELECT r.date_modified::text FROM rest_services r WHERE r.id = d.service_id) AS service_version,
-  EXISTS (SELECT 1 FROM rest_deliveries n WHERE n.submission_id = d.submission_id AND n.service_id = d.service_id AND n.id > d.id AND n.status IN ${OPEN}) AS has_successor`;
+  EXISTS (SELECT 1 FROM rest_deliveries n WHERE n.submission_id = d.submission_id AND n.service_id = d.service_id AND n.id > d.id AND n.status IN ${OPEN})
+    OR EXISTS (SELECT 1 FROM rest_deliveries n WHERE n.entity_id = d.entity_id AND n.service_id = d.service_id AND n.id > d.id AND n.entity_id IS NOT NULL AND n.status IN ${OPEN}) AS has_successor`;
 
 /**
  * Due rows a claim looks at beyond the ones it wants: room for rows held back by an earlier
@@ -77,16 +78,20 @@ export const CLAIM_PLANNER = '-c enable_bitmapscan=off -c enable_seqscan=off -c 
  * for its tests (the update is in place; its plan). A row whose attempts are spent (an earlier
  * claim's send ended without recording its attempt: the worker died or the send threw) is taken
  * with `exhausted` and its count left as it is: the worker closes it as failed without sending
- * (docs/restservices.md, "Delivery model"), so no row is sent past its attempt limit.
+ * (docs/restservices.md, "Delivery model"), so no row is sent past its attempt limit. A row
+ * waits for the earlier open rows of its submission, or of its entity (docs/entities.md, "Entity
+ * events to rest services"), for the same service.
  */
 export const CLAIM_SQL = `WITH claim AS (
     SELECT c.id, c.attempts >= c.attempt_base + $3::int AS exhausted
-    FROM (SELECT id, next_attempt_at, submission_id, service_id, replay_id FROM rest_deliveries
+    FROM (SELECT id, next_attempt_at, submission_id, entity_id, service_id, replay_id FROM rest_deliveries
      WHERE status IN ${OPEN} AND next_attempt_at <= now() AND ${CLAIMABLE('rest_deliveries')} ORDER BY next_attempt_at LIMIT $1 + ${CANDIDATES}) o
     JOIN rest_deliveries c ON c.id = o.id
     WHERE c.status NOT IN ${FINISHED} AND c.next_attempt_at <= now() AND ${CLAIMABLE('c')}
       AND (SELECT 1 FROM rest_deliveries e WHERE e.submission_id = o.submission_id AND e.service_id = o.service_id AND e.id < o.id
         AND e.status IN ${OPEN} LIMIT 1) IS NULL
+      AND (SELECT 1 FROM rest_deliveries e WHERE e.entity_id = o.entity_id AND e.service_id = o.service_id AND e.id < o.id
+        AND e.entity_id IS NOT NULL AND e.status IN ${OPEN} LIMIT 1) IS NULL
       AND NOT (o.replay_id IS NOT NULL
         AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = o.service_id AND r.name = 'spreadsheet')
         AND EXISTS (SELECT 1 FROM rest_deliveries e WHERE e.replay_id = o.replay_id AND e.id < o.id AND e.status IN ${OPEN}))
@@ -248,7 +253,7 @@ export class RestServicesRepository implements OnApplicationShutdown {
 
   private claimed(raw: Record<string, unknown>): ClaimedDelivery {
     return Object.assign(this.deliveries.create({
-      id: Number(raw.id), deliveryId: raw.delivery_id as string, serviceId: raw.service_id as number, submissionId: raw.submission_id as number,
+      id: Number(raw.id), deliveryId: raw.delivery_id as string, serviceId: raw.service_id as number, submissionId: raw.submission_id as number, entityId: raw.entity_id === null || raw.entity_id === undefined ? null : Number(raw.entity_id),
       event: raw.event as DeliveryEvent, status: 'sending', attempts: raw.attempts as number, attemptBase: raw.attempt_base as number,
       snapshot: (raw.snapshot as DeliverySnapshot | null) ?? null, body: (raw.body as Buffer | null) ?? null, replayId: (raw.replay_id as number | null) ?? null,
     }), { submissionGone: raw.submission_gone as boolean, hasSuccessor: raw.has_successor as boolean, serviceVersion: (raw.service_version as string | null) ?? null, exhausted: raw.exhausted === true });

@@ -8,7 +8,7 @@ import { FormAccessService } from '../forms/form-access.service.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import { MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { PageRequest } from '../submissions/submissions.service.js';
-import { defaultEvents } from './delivery/delivery-events.js';
+import { defaultEvents, isEntityEvent } from './delivery/delivery-events.js';
 import { DeliveryOutbox } from './delivery/delivery-outbox.js';
 import { FORWARDERS } from './forwarders/index.js';
 import type { NetworkGuard } from './destinations/network-guard.js';
@@ -212,6 +212,8 @@ export class RestServicesService {
       const unknown = input.fields.filter((f) => !known.has(f));
       if (unknown.length) throw new FieldValidationError({ fields: [`Not fields of this form: ${unknown.slice(0, 10).join(', ')}.`] });
     }
+    // Entity events have one wire format, the entity object as JSON (docs/entities.md, "Entity events to rest services").
+    if (input.name !== 'generic_json' && input.events.some(isEntityEvent)) throw new FieldValidationError({ events: ['Entity events (entity_created, entity_updated, entity_deleted) go to generic_json services only.'] });
     if (input.encryptedSubmissions) {
       const { form } = await this.access.requireRole(user, input.xform, MIN_ROLE.view);
       const problem = await this.envelopeForwarding.policyProblem(input.encryptedSubmissions, input.name, form);

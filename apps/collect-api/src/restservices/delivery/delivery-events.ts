@@ -1,6 +1,11 @@
-import type { DeliveryEvent, ServiceName, ServiceOptions } from '../restservice.entities.js';
+import type { DeliveryEvent, EntityDeliveryEvent, ServiceName, ServiceOptions } from '../restservice.entities.js';
 
-export const DELIVERY_EVENTS: readonly DeliveryEvent[] = ['created', 'updated', 'deleted'];
+export const ENTITY_EVENTS: readonly EntityDeliveryEvent[] = ['entity_created', 'entity_updated', 'entity_deleted'];
+export const DELIVERY_EVENTS: readonly DeliveryEvent[] = ['created', 'updated', 'deleted', ...ENTITY_EVENTS];
+
+export function isEntityEvent(event: DeliveryEvent): event is EntityDeliveryEvent {
+  return event.startsWith('entity_');
+}
 
 /**
  * The events a service takes when it names none (docs/restservices.md, "Events"): a flow start

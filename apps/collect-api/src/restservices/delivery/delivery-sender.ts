@@ -6,6 +6,7 @@ import { urlToHttpOptions } from 'node:url';
 import type { DestinationAgents } from '../destinations/destination-agents.js';
 import type { NetworkGuard } from '../destinations/network-guard.js';
 import type { OutgoingRequest } from '../forwarders/index.js';
+import type { DeliveryEvent } from '../restservice.entities.js';
 
 export const USER_AGENT = 'collect-api-restservices/1.0';
 const EXCERPT_CHARS = 1_000;
@@ -14,7 +15,8 @@ const MAX_READ_BYTES = 64 * 1024;
 export interface DeliveryHeaders {
   deliveryId: string;
   attempt: number;
-  event: 'created' | 'updated' | 'deleted';
+  /** `X-Submission-Event`: a submission event, or an entity one (`entity_created`, ...). */
+  event: DeliveryEvent;
   /** `whsec_<base64>` or null. */
   signingSecret: string | null;
 }

@@ -15,7 +15,9 @@ import { deliveryMetrics } from './delivery-metrics.js';
 import { DestinationGate, type GateDecision } from '../destinations/destination-gate.js';
 import { ServiceCredentials, withServiceAuth } from '../service-credentials.js';
 import { backoffMs, deliveryHeaders, isRetryable, sendOnce, type SendResult } from './delivery-sender.js';
-import { FORWARDERS } from '../forwarders/index.js';
+import { FORWARDERS, type OutgoingRequest } from '../forwarders/index.js';
+import { entityRequest, type EntitySnapshot } from '../forwarders/entity-json.forwarder.js';
+import { isEntityEvent } from './delivery-events.js';
 import { NETWORK_GUARD } from '../restservices.tokens.js';
 import type { NetworkGuard } from '../destinations/network-guard.js';
 import type { AttemptStatus, RestServiceEntity } from '../restservice.entities.js';
@@ -176,18 +178,22 @@ export class DeliveryService implements OnApplicationShutdown {
     const reserved = slot!;
     if (!reserved.send) return this.repo.release(row.id, reserved.retryAt);
 
-    let loaded = await this.payloadOf(row, XML_SERVICES.includes(service.name));
-    if (!loaded) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
-    // An encrypted submission goes as the service's encrypted_submissions says (docs/encryption.md "Forwarding").
-    const sealed = await this.envelopes.verdict(service, loaded.submission, loaded.json, row.event);
-    if (sealed.action === 'skip') return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: sealed.reason, responseExcerpt: null, retryAfterMs: null });
-    if (sealed.action === 'wait') return this.repo.release(row.id, sealed.retryAt);
-    if (sealed.action === 'envelope') loaded = { ...loaded, json: sealed.json };
-    if (sealed.action === 'decrypted') loaded = (await this.submissions.loadSubmissionJson(row.submissionId)) ?? loaded;
-
     const secrets = this.credentials.secrets(service);
-    // Extra headers and Basic credentials go on at send time only (service-credentials.ts).
-    const built = forwarder!.build({ service, authToken: secrets.authToken, submission: loaded.submission, form: loaded.form, json: loaded.json, event: row.event });
+    let built: OutgoingRequest;
+    // An entity event sends its snapshot as the entity object (docs/entities.md, "Entity events to rest services").
+    if (isEntityEvent(row.event)) built = entityRequest(service, row.snapshot as unknown as EntitySnapshot, this.config.PUBLIC_BASE_URL);
+    else {
+      let loaded = await this.payloadOf(row, XML_SERVICES.includes(service.name));
+      if (!loaded) return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: 'submission deleted before delivery', responseExcerpt: null, retryAfterMs: null });
+      // An encrypted submission goes as the service's encrypted_submissions says (docs/encryption.md "Forwarding").
+      const sealed = await this.envelopes.verdict(service, loaded.submission, loaded.json, row.event);
+      if (sealed.action === 'skip') return this.record(row, service, 'skipped', { statusCode: null, latencyMs: 0, error: sealed.reason, responseExcerpt: null, retryAfterMs: null });
+      if (sealed.action === 'wait') return this.repo.release(row.id, sealed.retryAt);
+      if (sealed.action === 'envelope') loaded = { ...loaded, json: sealed.json };
+      if (sealed.action === 'decrypted') loaded = (await this.submissions.loadSubmissionJson(row.submissionId)) ?? loaded;
+      // Extra headers and Basic credentials go on at send time only (service-credentials.ts).
+      built = forwarder!.build({ service, authToken: secrets.authToken, submission: loaded.submission, form: loaded.form, json: loaded.json, event: row.event });
+    }
     // Every attempt of a delivery sends the bytes of the first (docs/restservices.md, "Fidelity").
     if (row.body && built.body) built.body = row.body;
     const request = withServiceAuth(built, secrets);
