@@ -282,7 +282,7 @@ const TABLE: RouteCase[] = [
   { route: 'GET /api/v1/forms/:pk/encryption', call: (f) => ({ path: `/api/v1/forms/${f.formId}/encryption` }), expect: atLeast('readonly', 404), pat: { 'pat-read-elsewhere': 403, 'pat-write-elsewhere': 403 } },
   { route: 'POST /api/v1/forms/:pk/encryption', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}/encryption`, body: { mode: 'self', public_key: SELF_PUBLIC_KEY } }), expect: atLeast('manager', 201) },
   // Decrypt exports (docs/encryption.md): readers of the form; the shared form has no key, so a private key is not its key (400).
-  { route: 'POST /api/v1/forms/:pk/decrypt', call: (f) => ({ path: `/api/v1/forms/${f.formId}/decrypt`, body: { private_key: DECRYPT_PRIVATE_KEY, format: 'csv' } }), expect: atLeast('readonly', 400) },
+  { route: 'POST /api/v1/forms/:pk/decrypt', call: (f) => ({ path: `/api/v1/forms/${f.formId}/decrypt`, body: { private_key: DECRYPT_PRIVATE_KEY, format: 'csv' } }), expect: atLeast('readonly', 400), pat: { 'pat-read-elsewhere': 403, 'pat-write-elsewhere': 403 } },
   { route: 'PATCH /api/v1/forms/:pk', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}`, body: { title: 'New' } }), expect: atLeast('manager', 200) },
   { route: 'DELETE /api/v1/forms/:pk', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}` }), expect: atLeast('manager', 204) },
   { route: 'PUT /api/v1/forms/:pk/share', fresh: true, call: (f) => ({ path: `/api/v1/forms/${f.formId}/share`, body: { username: 'admin', role: 'readonly' } }), expect: atLeast('manager', 204) },

@@ -7,12 +7,16 @@ import type { FormsRepository } from '../../forms/forms.repository.js';
 import type { SubmissionsService } from '../../submissions/submissions.service.js';
 import type { SubmissionEntity } from '../../submissions/submission.entity.js';
 import { DeliveryAttemptLog } from './delivery-attempt-log.js';
+import type { EnvelopeForwarding } from '../../encrypted-submissions/envelope-forwarding.js';
 import type { DeliveryOutbox } from './delivery-outbox.js';
 import { DeliveryService } from './delivery.service.js';
 import { DestinationGate } from '../destinations/destination-gate.js';
 import { NetworkGuard } from '../destinations/network-guard.js';
 import type { AttemptStatus, RestServiceEntity } from '../restservice.entities.js';
 import type { ClaimedDelivery, RestServicesRepository } from '../restservices.repository.js';
+
+/** Plaintext payloads go as they are (docs/encryption.md, "Forwarding"). */
+const plaintext = mockOf<EnvelopeForwarding>({ verdict: async () => ({ action: 'as-is' }) });
 import type { SheetsService } from '../sheets/sheets.service.js';
 
 /**
@@ -77,7 +81,7 @@ function makeSut(opts: { attempts: number; deleted?: boolean; active?: boolean }
   const submissions = mockOf<SubmissionsService>({
     loadSubmissionJson: async () => (opts.deleted ? null : { json: { _id: 40 }, submission: { id: 40 } as SubmissionEntity, form: { id: 1 } as FormEntity }),
   });
-  const sut = new DeliveryService(repo, submissions, mockOf<SheetsService>(), mockOf<FormsRepository>(), mockOf<DeliveryOutbox>(), new DeliveryAttemptLog(repo), gate, new NetworkGuard(['127.0.0.0/8']), config);
+  const sut = new DeliveryService(repo, submissions, mockOf<SheetsService>(), mockOf<FormsRepository>(), mockOf<DeliveryOutbox>(), new DeliveryAttemptLog(repo), gate, plaintext, new NetworkGuard(['127.0.0.0/8']), config);
   suts.push(sut);
   return { sut, repo, recorded };
 }
@@ -163,7 +167,7 @@ describe('DeliveryService: retry classification (repository mocked, real receive
       findService: () => repo.findService(row.serviceId),
       recordAttempts: async (list) => void statements.push(list.map((a) => a.deliveryRowId)),
     });
-    const sut = new DeliveryService(claimRepo, mockOf<SubmissionsService>({ loadSubmissionJson: async () => ({ json: { _id: 40 }, submission: { id: 40 } as SubmissionEntity, form: { id: 1 } as FormEntity }) }), mockOf<SheetsService>(), mockOf<FormsRepository>(), mockOf<DeliveryOutbox>(), new PatientLog(claimRepo), gate, new NetworkGuard(['127.0.0.0/8']), config);
+    const sut = new DeliveryService(claimRepo, mockOf<SubmissionsService>({ loadSubmissionJson: async () => ({ json: { _id: 40 }, submission: { id: 40 } as SubmissionEntity, form: { id: 1 } as FormEntity }) }), mockOf<SheetsService>(), mockOf<FormsRepository>(), mockOf<DeliveryOutbox>(), new PatientLog(claimRepo), gate, plaintext, new NetworkGuard(['127.0.0.0/8']), config);
     suts.push(sut);
     await sut.sendDue(3, new AbortController().signal);
     await sut.drain();
