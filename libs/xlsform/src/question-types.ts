@@ -198,6 +198,7 @@ export const SURVEY_HEADER_ALIASES: Readonly<Record<string, string | readonly st
   requiredmsg: ['bind', 'jr:requiredMsg'],
   required_message: ['bind', 'jr:requiredMsg'],
   body: 'control',
+  save_to: ['bind', 'entities:saveto'],
 };
 
 export const SURVEY_COLUMNS: ReadonlySet<string> = new Set([

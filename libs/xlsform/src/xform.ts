@@ -19,6 +19,7 @@ const NSMAP: Array<[string, string]> = [
 ];
 
 const LAST_SAVED = '__last-saved';
+const ENTITIES_NS = 'http://www.opendatakit.org/xforms/entities';
 const RE_INDEXED_REPEAT = /indexed-repeat\([^)]+\)/g;
 const RE_INSTANCE = /instance\([^)]+.+/;
 const RE_BRACKET = /\[([^\]]+)\]/g;
@@ -42,7 +43,7 @@ export class XFormWriter {
 
   constructor(private readonly survey: Survey) {
     for (const node of descendants(survey.root)) {
-      if (node.kind === 'external') continue;
+      if (node.kind === 'external' || node.kind === 'entity' || node.kind === 'attribute' || node.parent?.kind === 'entity') continue;
       this.byName.set(node.name, this.byName.has(node.name) ? null : node);
     }
   }
@@ -52,7 +53,7 @@ export class XFormWriter {
     this.setupTranslations();
     this.setupMedia();
     this.addEmptyTranslations();
-    const model = el('model', { 'odk:xforms-version': '1.0.0' });
+    const model = el('model', { 'odk:xforms-version': '1.0.0', 'entities:entities-version': s.entityVersion });
     if (s.submissionUrl || s.publicKey || s.autoSend || s.autoDelete) {
       model.append(
         el('submission', {
@@ -71,7 +72,7 @@ export class XFormWriter {
       if (node.kind === 'external') continue;
       const bind = this.bindElement(node);
       if (bind) model.append(bind);
-      if (node.kind === 'question') for (const a of this.actions(node, false)) model.append(a);
+      if (node.kind === 'question' || node.kind === 'attribute') for (const a of this.actions(node, false)) model.append(a);
     }
     const html = new XmlElement('h:html');
     for (const [k, v] of this.namespaces()) html.attr(k, v);
@@ -92,6 +93,7 @@ export class XFormWriter {
         if (!out.some(([k]) => k === key)) out.push([key, parts[1].replace(/["']/g, '')]);
       }
     }
+    if (this.survey.entityVersion && !out.some(([k]) => k === 'xmlns:entities')) out.push(['xmlns:entities', ENTITIES_NS]);
     return out;
   }
 
@@ -348,6 +350,14 @@ export class XFormWriter {
   }
 
   private instanceOf(node: FormNode, inRepeat = false): XmlElement {
+    if (node.kind === 'entity') {
+      const entity = el(node.name);
+      for (const c of node.children) {
+        if (c.kind === 'attribute') entity.attr(c.name.slice(1), c.value ?? '');
+        else entity.append(this.instanceOf(c));
+      }
+      return entity;
+    }
     if (isSection(node)) return this.sectionInstance(node, inRepeat);
     if (node.default && !defaultIsDynamic(node.default, node.type)) return el(node.name, {}, node.default);
     return el(node.name);
@@ -487,7 +497,8 @@ export class XFormWriter {
     for (const a of node.actions) {
       if ((!inRepeat && a.event === 'odk-new-repeat') || (inRepeat && a.event !== 'odk-new-repeat')) continue;
       let value: string | undefined;
-      if (node.dynamicDefault || (node.default && defaultIsDynamic(node.default, node.type))) value = this.insertXpaths(node.default!, node);
+      if (a.value !== undefined) value = a.value;
+      else if (node.dynamicDefault || (node.default && defaultIsDynamic(node.default, node.type))) value = this.insertXpaths(node.default!, node);
       else if (node.default) value = node.default;
       const action = el(a.name, { ref: xpathOf(node), event: a.event });
       if (a.name === 'setvalue' && value) action.attr('value', value);
@@ -527,7 +538,7 @@ export class XFormWriter {
     for (const [k, v] of Object.entries(node.control ?? {})) repeat.attr(k, this.insertXpaths(v, node));
     for (const c of node.children) repeat.append(this.control(c));
     for (const d of descendants(node)) {
-      if (d === node || d.kind !== 'question') continue;
+      if (d === node || (d.kind !== 'question' && d.kind !== 'attribute')) continue;
       if (nearestRepeat(d) !== node) continue;
       for (const a of this.actions(d, true)) repeat.append(a);
     }

@@ -80,6 +80,17 @@ export function readSurveyRows(s: RowState, settings: Settings, choicesGrouped: 
         checkUniqueName(name, top, rowNumber, warnings);
       }
 
+      const rowBind = row.bind !== undefined && typeof row.bind !== 'string' ? row.bind : undefined;
+      if (s.entities.concerns(rowBind)) {
+        s.entities.row({
+          path: s.stack.map((e) => (e.controlType ? { name: e.node.name, type: e.controlType } : { name: 'survey', type: 'survey' })),
+          row: rowNumber,
+          questionName: end ? undefined : name,
+          containerRow: begin !== null || end !== null,
+          bind: rowBind,
+        });
+      }
+
       if (end) {
         const controlType = CONTROL_TYPES[end[3]];
         if (top.controlType !== controlType || s.stack.length === 1) {
