@@ -23,6 +23,11 @@ export class EntityCollector {
     return new EntityCollector(sheet && sheet.rows.length > 0 ? readEntityDeclarations(sheet) : undefined);
   }
 
+  /** Whether the entities sheet declares this list (a secondary instance name, for reference-geometry). */
+  hasList(name: string): boolean {
+    return this.declarations?.has(name) ?? false;
+  }
+
   /** Whether a row can matter: it has a save_to, or entities are declared. */
   concerns(bind: Record<string, unknown> | undefined): boolean {
     return this.declarations !== undefined || bind?.['entities:saveto'] !== undefined;

@@ -60,5 +60,6 @@ export function beginControl(s: RowState, node: FormNode, begin: RegExpExecArray
   }
   if (node.bind && Object.keys(node.bind).length === 0) delete node.bind;
   attach(top.node, node);
-  s.stack.push({ node, controlType, childNames: new Set(), childNamesLower: new Set(), row: rowNumber });
+  // 'meta' is reserved in every container, not only at the survey level (pyxform's unique names check).
+  s.stack.push({ node, controlType, childNames: new Set(['meta']), childNamesLower: new Set(), row: rowNumber });
 }

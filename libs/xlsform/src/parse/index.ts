@@ -11,6 +11,7 @@ import { validateReferences } from './references.js';
 import type { RowState } from './row-state.js';
 import { readSettings, type Settings } from './settings.js';
 import { readSurveyRows } from './survey-rows.js';
+import { validateReferenceGeometry } from './checks.js';
 
 export { parseParameters } from './parameters.js';
 
@@ -62,8 +63,10 @@ function build(workbook: WorkbookData, opts: { fallbackFormName?: string }, erro
     tableList: null,
     orOtherSeen: false,
     entities,
+    secondaryNames: new Set(),
   };
   const surveyGrouped = readSurveyRows(state, settings, choicesGrouped, errors);
+  if (errors.length === 0) validateReferenceGeometry(state, errors);
   if (errors.length === 0) entities.apply(survey);
   addMeta(state, settings, errors);
   validateReferences(workbook, surveyGrouped, choicesGrouped, state.elementNames, errors);

@@ -7,7 +7,7 @@ import { defaultIsDynamic, isXmlTag } from '../expression.js';
 import { groupSheet, type GroupedSheet } from '../headers.js';
 import { newNode } from '../model.js';
 import { CONTROL_TYPES, QUESTION_TYPES, SELECT_COMMANDS, SETTINGS_ALIASES, SURVEY_COLUMNS, SURVEY_HEADER_ALIASES, TYPE_ALIASES } from '../question-types.js';
-import { attach, str, sub } from './cells.js';
+import { attach, splitext, str, sub } from './cells.js';
 import { checkUniqueName, parseTrigger, saveTrigger, validateAuditName } from './checks.js';
 import { beginControl } from './groups.js';
 import { applyAuditParameters, applyTypeParameters, parseParameters } from './parameters.js';
@@ -145,6 +145,7 @@ export function readSurveyRows(s: RowState, settings: Settings, choicesGrouped: 
 
       if (!(type in QUESTION_TYPES)) throw new XlsFormProblem(`${rowPrefix(rowNumber)} Unknown question type '${type}'.`);
       if (type === 'xml-external' || type === 'csv-external') {
+        s.secondaryNames.add(splitext(name!));
         node.kind = 'external';
         attach(top.node, node);
         continue;
