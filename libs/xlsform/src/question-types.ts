@@ -151,8 +151,9 @@ export const SELECT_COMMANDS: Readonly<Record<string, string>> = {
   rank: 'rank',
 };
 
-export const CONTROL_TYPES: Readonly<Record<string, 'group' | 'repeat'>> = {
+export const CONTROL_TYPES: Readonly<Record<string, 'group' | 'repeat' | 'loop'>> = {
   group: 'group',
+  loop: 'loop',
   lgroup: 'repeat',
   repeat: 'repeat',
   'looped group': 'repeat',

@@ -7,7 +7,7 @@ import { XlsFormProblem } from '../errors.js';
 import { RESERVED_PREFIX, type EntityDeclaration } from './declarations.js';
 import { ENTITY_MESSAGES as M } from './messages.js';
 
-export type ContainerType = 'survey' | 'group' | 'repeat';
+export type ContainerType = 'survey' | 'group' | 'repeat' | 'loop';
 export interface ContainerNode {
   name: string;
   type: ContainerType;

@@ -9,7 +9,7 @@ const GEO_TYPES = new Set(['geopoint', 'geotrace', 'geoshape']);
 
 export interface StackEntry {
   node: FormNode;
-  controlType: 'group' | 'repeat' | null;
+  controlType: 'group' | 'repeat' | 'loop' | null;
   childNames: Set<string>;
   childNamesLower: Set<string>;
   row?: number;

@@ -30,7 +30,14 @@ export function beginControl(s: RowState, node: FormNode, begin: RegExpExecArray
       s.warnings.push(`${rowPrefix(rowNumber)} Repeat has no label: {'name': '${name}', 'type': '${type}'}`);
     }
   }
-  node.kind = controlType;
+  if (controlType === 'loop') {
+    // `begin loop over LIST`: one group per choice of LIST, filled in after the rows (loops.ts).
+    const list = begin[6];
+    if (!list) throw new XlsFormProblem(`${rowPrefix(rowNumber)} Repeat loop without list name.`);
+    if (!s.survey.choices.has(list)) throw new XlsFormProblem(`${rowPrefix(rowNumber)} List name not in columns sheet: ${list}`);
+    node.listName = list;
+  }
+  node.kind = controlType === 'loop' ? 'group' : controlType;
   node.type = controlType;
   node.control = { ...(node.control ?? {}) };
   if (Object.keys(node.control).length === 0) delete node.control;

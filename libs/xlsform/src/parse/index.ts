@@ -12,6 +12,7 @@ import type { RowState } from './row-state.js';
 import { readSettings, type Settings } from './settings.js';
 import { readSurveyRows } from './survey-rows.js';
 import { validateReferenceGeometry } from './checks.js';
+import { expandLoops } from './loops.js';
 
 export { parseParameters } from './parameters.js';
 
@@ -70,6 +71,7 @@ function build(workbook: WorkbookData, opts: { fallbackFormName?: string }, erro
   if (errors.length === 0) entities.apply(survey);
   addMeta(state, settings, errors);
   validateReferences(workbook, surveyGrouped, choicesGrouped, state.elementNames, errors);
+  if (errors.length === 0) expandLoops(survey.root, survey);
   return survey;
 }
 
