@@ -10,7 +10,7 @@ import { XlsFormProblem, XlsFormReadError } from './errors.js';
 import type { XlsFormLimits } from './limits.js';
 import { uncompressedZipSize, unpackZipCapped } from './zip.js';
 
-export const SUPPORTED_SHEETS = ['survey', 'choices', 'settings', 'external_choices', 'entities'] as const;
+export const SUPPORTED_SHEETS = ['survey', 'choices', 'settings', 'external_choices', 'entities', 'osm'] as const;
 export type SheetName = (typeof SUPPORTED_SHEETS)[number];
 
 export interface SheetRow {

@@ -598,6 +598,7 @@ export class XFormWriter {
       result.attr('query', pred ? `instance('${node.query}')/root/item[${pred}]` : `instance('${node.query}')/root/item`);
     }
     if (isSelect(node)) this.selectItems(node, result);
+    for (const tag of node.tags ?? []) result.append(el('tag', { key: tag.name }, tag.label ? el('label', {}, tag.label) : el('label')));
     if (tag === 'range' && node.itemset) {
       const list = s.choices.get(node.itemset);
       result.append(itemsetElement(`instance('${node.itemset}')/root/item`, 'name', list?.requiresItext ? 'jr:itext(itextId)' : 'label'));
