@@ -80,6 +80,7 @@ export class XFormWriter {
     const body = el('h:body', { class: s.style || undefined });
     for (const c of s.root.children) body.append(this.control(c));
     html.append(body);
+    this.checkPrefixes(html);
     return serializeDocument(html);
   }
 
@@ -95,6 +96,27 @@ export class XFormWriter {
     }
     if (this.survey.entityVersion && !out.some(([k]) => k === 'xmlns:entities')) out.push(['xmlns:entities', ENTITIES_NS]);
     return out;
+  }
+
+  // A column such as `bind::esri:fieldLength` writes an attribute with a namespace prefix; pyxform
+  // writes it even when no `namespaces` setting declares the prefix, which gives XML no parser
+  // reads. Such a form is refused here, naming the row and the setting that fixes it.
+  private checkPrefixes(html: XmlElement): void {
+    const declared = new Set(['xml', 'xmlns', ...html.attrs.map(([k]) => k).filter((k) => k.startsWith('xmlns:')).map((k) => k.slice(6))]);
+    const rows = new Map<string, number | undefined>();
+    for (const n of descendants(this.survey.root)) rows.set(xpathOf(n), n.row);
+    const walk = (e: XmlElement) => {
+      for (const [k] of e.attrs) {
+        const colon = k.indexOf(':');
+        if (colon <= 0 || declared.has(k.slice(0, colon))) continue;
+        const row = rows.get(e.getAttr('nodeset') ?? e.getAttr('ref') ?? '');
+        throw new XlsFormProblem(
+          `${rowPrefix(row)} The attribute '${k}' uses the namespace prefix '${k.slice(0, colon)}', which the form does not declare. Declare it in the 'namespaces' column of the settings sheet (e.g. ${k.slice(0, colon)}="https://example.org/${k.slice(0, colon)}"), or remove the column.`,
+        );
+      }
+      for (const c of e.children) if (typeof c !== 'string') walk(c);
+    };
+    walk(html);
   }
 
   // ---------- references ----------

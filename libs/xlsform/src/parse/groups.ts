@@ -40,6 +40,8 @@ export function beginControl(s: RowState, node: FormNode, begin: RegExpExecArray
   node.kind = controlType === 'loop' ? 'group' : controlType;
   node.type = controlType;
   node.control = { ...(node.control ?? {}) };
+  // An `intent` column on a group row launches an external app for the group (pyxform).
+  if (typeof row.intent === 'string' && row.intent !== '') node.control.intent = row.intent;
   if (Object.keys(node.control).length === 0) delete node.control;
   const count = node.control?.['jr:count'];
   if (count && !isReference(count)) {
