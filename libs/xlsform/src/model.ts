@@ -61,6 +61,8 @@ export interface FormNode {
   query?: string;
   /** The meta group has no body control. */
   bodyless?: boolean;
+  /** `instance::NAME` columns: attributes of the node's primary-instance element (`${}` resolved). */
+  instanceAttrs?: Record<string, string>;
   /** `osm LIST`: the OSM sheet's tags of LIST, written as <tag key=".."> children of the upload. */
   tags?: Array<{ name: string; label?: string }>;
   /** The fixed value of an entity attribute (`dataset`, `create`, `update`). */

@@ -200,6 +200,7 @@ export const SURVEY_HEADER_ALIASES: Readonly<Record<string, string | readonly st
   required_message: ['bind', 'jr:requiredMsg'],
   body: 'control',
   save_to: ['bind', 'entities:saveto'],
+  compact_tag: ['instance', 'odk:tag'],
 };
 
 export const SURVEY_COLUMNS: ReadonlySet<string> = new Set([

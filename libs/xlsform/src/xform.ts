@@ -339,7 +339,8 @@ export class XFormWriter {
             text.append(el('value', {}, ...content));
           } else if (plain !== '-') {
             const prefix = form === 'image' || form === 'big-image' ? 'images' : form;
-            text.append(el('value', { form }, `jr://${prefix}/${plain}`));
+            const ctx = typeof value === 'string' ? undefined : value.context;
+            text.append(el('value', { form }, ...this.outputs(`jr://${prefix}/${plain}`, ctx)));
           }
         }
         tr.append(text);
@@ -363,6 +364,7 @@ export class XFormWriter {
   // repeat's own instance they do not (pyxform's append_template flag).
   private sectionInstance(node: FormNode, inRepeat = false): XmlElement {
     const out = el(node.name);
+    this.instanceAttributes(node, out);
     for (const child of node.children) {
       if (child.kind === 'external') continue;
       if (child.kind === 'repeat' && !inRepeat) out.append(this.template(child));
@@ -381,11 +383,17 @@ export class XFormWriter {
       return entity;
     }
     if (isSection(node)) return this.sectionInstance(node, inRepeat);
-    if (node.default && !defaultIsDynamic(node.default, node.type)) return el(node.name, {}, node.default);
-    return el(node.name);
+    const out = node.default && !defaultIsDynamic(node.default, node.type) ? el(node.name, {}, node.default) : el(node.name);
+    return this.instanceAttributes(node, out);
+  }
+
+  private instanceAttributes(node: FormNode, out: XmlElement): XmlElement {
+    for (const [k, v] of Object.entries(node.instanceAttrs ?? {})) out.attr(k, this.insertXpaths(v, node));
+    return out;
   }
 
   private template(node: FormNode): XmlElement {
+    // pyxform writes a repeat's template without its instance:: attributes.
     const out = el(node.name, { 'jr:template': '' });
     for (const child of node.children) {
       if (child.kind === 'external') continue;

@@ -32,6 +32,11 @@ export function applyCommon(node: FormNode, row: GroupedRow): void {
     // A deeper header (`body:esri:style`) is written as pyxform writes a dict: its Python repr.
     for (const [k, v] of Object.entries(control)) node.control[k] = typeof v === 'string' ? v : pythonRepr(v);
   }
+  const instanceAttrs = sub(row, 'instance');
+  if (Object.keys(instanceAttrs).length > 0) {
+    node.instanceAttrs = {};
+    for (const [k, v] of Object.entries(instanceAttrs)) node.instanceAttrs[k] = typeof v === 'string' ? v : pythonRepr(v);
+  }
   node.default = str(row.default);
   node.choiceFilter = str(row.choice_filter);
   if (node.control?.appearance === 'label' && !node.label) node.label = ' ';
