@@ -63,6 +63,8 @@ export interface FormNode {
   bodyless?: boolean;
   /** `instance::NAME` columns: attributes of the node's primary-instance element (`${}` resolved). */
   instanceAttrs?: Record<string, string>;
+  /** A bare `media` column (no media type): pyxform then writes an empty label rather than refusing. */
+  bareMedia?: boolean;
   /** `osm LIST`: the OSM sheet's tags of LIST, written as <tag key=".."> children of the upload. */
   tags?: Array<{ name: string; label?: string }>;
   /** The fixed value of an entity attribute (`dataset`, `create`, `update`). */

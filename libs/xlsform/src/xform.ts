@@ -146,7 +146,7 @@ export class XFormWriter extends XFormModel {
 
   private labelAndHint(node: FormNode): XmlElement[] {
     const out: XmlElement[] = [];
-    const hasMedia = node.media !== undefined && Object.keys(node.media).length > 0;
+    const hasMedia = (node.media !== undefined && Object.keys(node.media).length > 0) || node.bareMedia === true;
     if (node.label || hasMedia) out.push(this.label(node));
     if (node.hint || node.guidanceHint) {
       if (out.length === 0) out.push(this.label(node));

@@ -17,6 +17,7 @@ export function applyCommon(node: FormNode, row: GroupedRow): void {
   node.hint = translatable(row.hint);
   node.guidanceHint = translatable(row.guidance_hint);
   const media = row.media;
+  if (typeof media === 'string' && media !== '') node.bareMedia = true;
   if (media !== undefined && typeof media !== 'string') {
     node.media = {};
     for (const [k, v] of Object.entries(media)) node.media[k] = translatable(v)!;
