@@ -238,4 +238,28 @@ describe('forms: XLSForm uploads (xls_file), converted in a worker thread', () =
     const res = await post().set('Content-Type', 'application/xml').send(big).expect(400);
     expect(res.body).toEqual({ xml_file: [expect.stringContaining('Malformed XML')] });
   });
+
+  describe('a workbook that needs more memory than a conversion may use', () => {
+    let small: TestCollectApp;
+    let smallOwner: TestUser;
+    beforeAll(async () => {
+      small = await startTestCollectApp({ XLSFORM_CONVERT_MAX_HEAP_MB: '64' });
+      smallOwner = await createTestUser(small.app);
+    });
+    afterAll(() => small.close());
+
+    it('fails as a 400 for that upload, and the API process keeps serving the next ones', async () => {
+      // 4,000 questions in 40 languages: 160,000 translated labels from a 1 MB workbook.
+      const langs = Array.from({ length: 40 }, (_, i) => `L${i}`);
+      const survey = [['type', 'name', ...langs.map((l) => `label::${l}`)]];
+      for (let i = 0; i < 4000; i++) survey.push(['text', `q${i}`, ...langs.map((l) => `Q${i} ${l}`)]);
+      const hostile = Buffer.from(await tablesToXlsx({ survey }));
+      const res = await request(small.url).post('/api/v1/forms').set('Authorization', smallOwner.token).attach('xls_file', hostile, 'hostile.xlsx').expect(400);
+      expect(res.body.errors).toEqual(['The XLSForm could not be converted: the workbook needs more than 64 MB of memory to convert.']);
+      await request(small.url).get('/health/live').expect(200);
+      const ok = await request(small.url).post('/api/v1/forms').set('Authorization', smallOwner.token).attach('xls_file', Buffer.from(await tablesToXlsx(HOUSEHOLD)), 'household.xlsx').expect(201);
+      expect(ok.body.id_string).toBe('household_xls');
+    });
+  });
 });
+

@@ -1,4 +1,5 @@
 // Every corpus form, in a stable order.
+import { entityForms } from './entities.mjs';
 import { externalForms } from './external.mjs';
 import { languageForms } from './languages.mjs';
 import { questionForms } from './questions.mjs';
@@ -6,4 +7,4 @@ import { selectForms } from './selects.mjs';
 import { structureForms } from './structure.mjs';
 
 /** @type {import('./types').CorpusForm[]} */
-export const corpus = [...questionForms, ...selectForms, ...structureForms, ...languageForms, ...externalForms];
+export const corpus = [...questionForms, ...selectForms, ...structureForms, ...languageForms, ...externalForms, ...entityForms];

@@ -12,6 +12,10 @@ export interface CorpusForm {
     title?: string;
     version?: string;
     instance: string[];
+    /** Attributes of primary-instance elements below the root, `path@name=value` (meta/entity's). */
+    instanceAttributes?: string[];
+    /** Attributes of the model element; `odk:xforms-version` alone when not given. */
+    modelAttributes?: Record<string, string>;
     templates?: string[];
     instanceValues?: Record<string, string>;
     rootAttributes?: Record<string, string>;

@@ -7,6 +7,8 @@ export interface FormAction {
   name: 'setvalue' | 'odk:setgeopoint' | 'odk:recordaudio';
   event: 'odk-instance-first-load' | 'odk-instance-load' | 'odk-new-repeat' | 'xforms-value-changed';
   quality?: string;
+  /** A fixed value (the entity id's `uuid()`); otherwise the question's default. */
+  value?: string;
 }
 
 export interface Choice {
@@ -26,7 +28,10 @@ export interface ChoiceList {
   usedBySearch: boolean;
 }
 
-export type NodeKind = 'survey' | 'group' | 'repeat' | 'question' | 'external';
+// `entity` is the meta/entity element of an entities declaration; its `attribute` children are
+// written as XML attributes of it (their names start with `@`, so their paths are XPath
+// attribute steps).
+export type NodeKind = 'survey' | 'group' | 'repeat' | 'question' | 'external' | 'entity' | 'attribute';
 
 export interface FormNode {
   kind: NodeKind;
@@ -56,6 +61,14 @@ export interface FormNode {
   query?: string;
   /** The meta group has no body control. */
   bodyless?: boolean;
+  /** `instance::NAME` columns: attributes of the node's primary-instance element (`${}` resolved). */
+  instanceAttrs?: Record<string, string>;
+  /** A bare `media` column (no media type): pyxform then writes an empty label rather than refusing. */
+  bareMedia?: boolean;
+  /** `osm LIST`: the OSM sheet's tags of LIST, written as <tag key=".."> children of the upload. */
+  tags?: Array<{ name: string; label?: string }>;
+  /** The fixed value of an entity attribute (`dataset`, `create`, `update`). */
+  value?: string;
   /** Cached absolute path. */
   xpath?: string;
 }
@@ -74,6 +87,8 @@ export interface Survey {
   autoDelete?: string;
   style?: string;
   namespaces?: string;
+  /** `entities:entities-version` of the model when the form declares entities. */
+  entityVersion?: string;
   choices: Map<string, ChoiceList>;
   /** Triggering question name -> [target question name, calculation]. */
   setvaluesByTrigger: Map<string, Array<[string, string]>>;

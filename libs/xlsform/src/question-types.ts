@@ -151,8 +151,9 @@ export const SELECT_COMMANDS: Readonly<Record<string, string>> = {
   rank: 'rank',
 };
 
-export const CONTROL_TYPES: Readonly<Record<string, 'group' | 'repeat'>> = {
+export const CONTROL_TYPES: Readonly<Record<string, 'group' | 'repeat' | 'loop'>> = {
   group: 'group',
+  loop: 'loop',
   lgroup: 'repeat',
   repeat: 'repeat',
   'looped group': 'repeat',
@@ -198,6 +199,8 @@ export const SURVEY_HEADER_ALIASES: Readonly<Record<string, string | readonly st
   requiredmsg: ['bind', 'jr:requiredMsg'],
   required_message: ['bind', 'jr:requiredMsg'],
   body: 'control',
+  save_to: ['bind', 'entities:saveto'],
+  compact_tag: ['instance', 'odk:tag'],
 };
 
 export const SURVEY_COLUMNS: ReadonlySet<string> = new Set([

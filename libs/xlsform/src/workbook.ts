@@ -10,7 +10,7 @@ import { XlsFormProblem, XlsFormReadError } from './errors.js';
 import type { XlsFormLimits } from './limits.js';
 import { uncompressedZipSize, unpackZipCapped } from './zip.js';
 
-export const SUPPORTED_SHEETS = ['survey', 'choices', 'settings', 'external_choices'] as const;
+export const SUPPORTED_SHEETS = ['survey', 'choices', 'settings', 'external_choices', 'entities', 'osm'] as const;
 export type SheetName = (typeof SUPPORTED_SHEETS)[number];
 
 export interface SheetRow {
@@ -151,6 +151,9 @@ export function tablesToWorkbook(tables: WorkbookTables, limits: XlsFormLimits):
 }
 
 const SHEET_ENTRY = /^xl\/worksheets\/[^/]+\.xml$/;
+const FORMULAS = /<f\b[^>]*?(?:\/>|>[^<]*<\/f>)/g;
+// A cached string result (`t="str"`) with its formula gone, written as an inline string.
+const STRING_RESULT = /(<c\b[^>]*?)t="str"([^>]*>)<v>([^<]*)<\/v>/g;
 const CELL_RANGE_BLOCKS = /<(dataValidations|conditionalFormatting)\b[^>]*?(?:\/>|>[\s\S]*?<\/\1>)/g;
 
 /**
@@ -162,8 +165,14 @@ const CELL_RANGE_BLOCKS = /<(dataValidations|conditionalFormatting)\b[^>]*?(?:\/
 function withoutCellRanges(name: string, data: Uint8Array): Uint8Array {
   if (!SHEET_ENTRY.test(name)) return data;
   const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('latin1');
-  if (!text.includes('<dataValidations') && !text.includes('<conditionalFormatting')) return data;
-  return Buffer.from(text.replace(CELL_RANGE_BLOCKS, ''), 'latin1');
+  const ranges = text.includes('<dataValidations') || text.includes('<conditionalFormatting');
+  const formulas = text.includes('<f>') || text.includes('<f ');
+  if (!ranges && !formulas) return data;
+  let out = ranges ? text.replace(CELL_RANGE_BLOCKS, '') : text;
+  // A formula cell is read as its cached value, as pyxform's reader (openpyxl, data only) reads
+  // it: exceljs otherwise keeps the formula and loses a boolean result.
+  if (formulas) out = out.replace(FORMULAS, '').replace(STRING_RESULT, '$1t="inlineStr"$2<is><t>$3</t></is>');
+  return Buffer.from(out, 'latin1');
 }
 
 /** exceljs, imported on first use. */

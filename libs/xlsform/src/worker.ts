@@ -1,27 +1,66 @@
-// Conversion off the event loop: each call runs in a node:worker_threads worker, so a large
-// spreadsheet never holds the caller's event loop (docs/xlsform.md, "Converting off the event loop").
+// Conversion off the event loop and out of the caller's process: each call runs in a child
+// process with its own heap limit, so a large spreadsheet never holds the caller's event loop and
+// a hostile one that exhausts memory ends only that child, never the API process (a worker
+// thread shares the process: some V8 out-of-memory paths abort the whole process from a worker).
+// docs/xlsform.md, "Converting off the event loop".
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type ConversionResult, type ConvertOptions } from './convert.js';
 import { XlsFormConversionError } from './errors.js';
 
 export interface WorkerOptions extends ConvertOptions {
-  /** The worker is stopped and the call rejected after this long (default 60 s). */
+  /** The conversion is stopped and the call rejected after this long (default 60 s). */
   timeoutMs?: number;
-  /** Heap limit of the worker in MiB (default 512). */
+  /** Heap limit of the converting process in MiB (default 512). */
   maxHeapMb?: number;
 }
 
 // Built code runs dist/worker.js beside dist/worker-entry.js; under ts-jest the sources run from
-// src/ and the worker runs the built entry (pnpm test builds first).
+// src/ and the child runs the built entry (pnpm test builds first).
 const entry = import.meta.url.endsWith('.ts') ? new URL('../dist/worker-entry.js', import.meta.url) : new URL('./worker-entry.js', import.meta.url);
 
-/** Converts an .xlsx file in a worker thread; resolves with the same result as convertXlsForm. */
+/** Raised when the converting process ends without an answer: out of memory, killed, or too slow. */
+export class XlsFormWorkerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'XlsFormWorkerError';
+  }
+}
+
+/** Converts an .xlsx file in a child process; resolves with the same result as convertXlsForm. */
 export function convertXlsFormInWorker(data: Uint8Array, options: WorkerOptions = {}): Promise<ConversionResult> {
   const { timeoutMs = 60_000, maxHeapMb = 512, ...convert } = options;
-  const copy = new Uint8Array(data);
-  return runInWorker<{ ok: true; result: ConversionResult } | { ok: false; error: string }>(entry, { data: copy, options: convert }, { timeoutMs, maxHeapMb, transferList: [copy.buffer] }).then((msg) => {
-    if (!msg.ok) throw new Error(msg.error);
-    return msg.result;
+  return new Promise((resolve, reject) => {
+    const child = fork(fileURLToPath(entry), [], {
+      execArgv: [`--max-old-space-size=${maxHeapMb}`, `--max-semi-space-size=${Math.max(1, Math.min(16, Math.floor(maxHeapMb / 32)))}`],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (c: Buffer) => {
+      if (stderr.length < 4096) stderr += c.toString('utf8');
+    });
+    let settled = false;
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      fn();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    };
+    const timer = setTimeout(() => finish(() => reject(new XlsFormWorkerError(`the conversion took longer than ${timeoutMs} ms`))), timeoutMs);
+    child.once('message', (msg: { ok: true; result: ConversionResult } | { ok: false; error: string }) =>
+      finish(() => (msg.ok ? resolve(msg.result) : reject(new Error(msg.error)))),
+    );
+    child.once('error', (err) => finish(() => reject(err)));
+    child.once('exit', (code, signal) =>
+      finish(() => {
+        const oom = /heap out of memory|Allocation failed|invalid table size|invalid array length/i.test(stderr);
+        reject(new XlsFormWorkerError(oom ? `the workbook needs more than ${maxHeapMb} MB of memory to convert` : `the converting process ended (${signal ?? `exit code ${code}`})`));
+      }),
+    );
+    child.send({ data, options: convert });
   });
 }
 

@@ -50,6 +50,8 @@ function checkFacts(form: CorpusForm, xml: string, result: { formId: string | nu
   if (e.version !== undefined) expect(result.version).toBe(e.version);
   expect(f.rootAttributes).toEqual(e.rootAttributes ?? { id: e.formId ?? 'data' });
   expect(f.instance).toEqual(e.instance);
+  expect(f.instanceAttributes).toEqual(e.instanceAttributes ?? []);
+  expect(f.modelAttributes).toEqual(e.modelAttributes ?? { 'odk:xforms-version': '1.0.0' });
   expect(f.templates).toEqual(e.templates ?? []);
   for (const [path, value] of Object.entries(e.instanceValues ?? {})) expect([path, f.instanceValues[path]]).toEqual([path, value]);
   expect(f.binds).toEqual({ ...e.binds, [`${root}/meta/instanceID`]: { type: 'string', readonly: 'true()', 'jr:preload': 'uid' } });

@@ -41,3 +41,19 @@ describe('reading the workbook', () => {
     expect(sizeRefusals).toEqual([]);
   });
 });
+
+describe('formula cells', () => {
+  it('are read as their cached values, booleans included, as pyxform reads them', async () => {
+    const { default: ExcelJS } = await import('exceljs');
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet('survey');
+    ws.addRow(['type', 'name', 'label', 'required']);
+    ws.addRow(['text', 'q1', { formula: 'CONCAT("Your ","name")', result: 'Your name' }, { formula: 'FALSE()', result: false }]);
+    ws.addRow(['text', { formula: 'LOWER("Q2")', result: 'q2' }, 'Second', { formula: 'TRUE()', result: true }]);
+    const result = await convertXlsForm(new Uint8Array(await wb.xlsx.writeBuffer()));
+    expect(result.errors).toEqual([]);
+    expect(result.xml).toContain('<label>Your name</label>');
+    expect(result.xml).toContain('<bind nodeset="/data/q2" type="string" required="true()"/>');
+    expect(result.xml).toContain('<bind nodeset="/data/q1" type="string" required="false()"/>');
+  });
+});

@@ -10,6 +10,10 @@ export interface XFormFacts {
   title: string;
   rootAttributes: Record<string, string>;
   instance: string[];
+  /** Attributes of primary-instance elements below the root (e.g. meta/entity's), `path@name=value`. */
+  instanceAttributes: string[];
+  /** Attributes of the model element (`odk:xforms-version`, `entities:entities-version`). */
+  modelAttributes: Record<string, string>;
   templates: string[];
   instanceValues: Record<string, string>;
   binds: Record<string, Record<string, string>>;
@@ -76,6 +80,8 @@ export function xformFacts(xml: string): XFormFacts {
     title: elements(head).find((e) => e.tagName === 'h:title')!.textContent ?? '',
     rootAttributes: {},
     instance: [],
+    instanceAttributes: [],
+    modelAttributes: attrs(model),
     templates: [],
     instanceValues: {},
     binds: {},
@@ -104,6 +110,7 @@ export function xformFacts(xml: string): XFormFacts {
         if (!seen.has(path)) {
           seen.add(path);
           facts.instance.push(path);
+          if (e !== root) for (const [k, v] of Object.entries(attrs(e, ['jr:template']))) facts.instanceAttributes.push(`${path}@${k}=${v}`);
         }
         if (!template && elements(e).length === 0 && !(path in facts.instanceValues)) facts.instanceValues[path] = e.textContent ?? '';
         for (const c of elements(e)) walk(c, `${path}/${c.tagName}`, template);

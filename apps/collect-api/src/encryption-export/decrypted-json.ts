@@ -1,6 +1,6 @@
-import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { DecryptedSubmission } from './decrypted-submissions.js';
+import { drainOrClose } from '../database/drain.js';
 
 /**
  * `format: "json"`: an array of the decrypted answers (by xpath, as the data API gives them) with
@@ -36,7 +36,7 @@ export async function writeDecryptedJson(idString: string, passes: AsyncIterable
       })
       .join('');
     out.write(text);
-    if (out.writableNeedDrain && !out.destroyed) await Promise.race([once(out, 'drain'), once(out, 'close')]);
+    if (out.writableNeedDrain && !out.destroyed) await drainOrClose(out);
   }
   if (!out.destroyed) out.end(']');
 }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import type { ListCsvRow, ListHead } from './entity-list-attachments.repository.js';
+import { drainOrClose } from '../database/drain.js';
 
 /** The columns before the properties, as ODK Central serves a list to a follow-up form. */
 export const LIST_CSV_FIXED_COLUMNS = ['name', 'label', '__version'] as const;
@@ -42,7 +42,7 @@ export async function writeListCsv(properties: readonly string[], batches: Async
   for await (const batch of batches) {
     if (out.destroyed) break;
     out.write(stringify(batch.map((r) => cells(listCsvRecord(r))), CSV_OPTIONS));
-    if (out.writableNeedDrain && !out.destroyed) await Promise.race([once(out, 'drain'), once(out, 'close')]);
+    if (out.writableNeedDrain && !out.destroyed) await drainOrClose(out);
   }
   if (!out.destroyed) out.end();
 }

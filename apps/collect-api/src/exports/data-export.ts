@@ -8,6 +8,7 @@ import {
   type Choice, type Column, type ExportMetadata, type ExportOptions, type RepeatScope,
 } from './export-columns.js';
 import { formulaGuard } from './spreadsheet-cells.js';
+import { drainOrClose } from '../database/drain.js';
 
 /** What the writers read: the export's fields, choices, repeat sizes and a fresh row stream per pass. */
 export interface ExportPlan {
@@ -26,7 +27,7 @@ const metadataOf = (r: SubmissionExportRow): ExportMetadata => ({ _id: r.id, _uu
 
 /** Waits while the destination holds more than its buffer (backpressure towards PostgreSQL's cursor). */
 async function drained(out: Writable): Promise<void> {
-  if (out.writableNeedDrain && !out.destroyed) await Promise.race([once(out, 'drain'), once(out, 'close')]);
+  if (out.writableNeedDrain && !out.destroyed) await drainOrClose(out);
 }
 
 /**
@@ -48,7 +49,7 @@ interface SheetStream {
 export async function sheetDrained(sheet: unknown, out: Writable): Promise<void> {
   for (const pipe of (sheet as { stream?: SheetStream }).stream?.pipes ?? []) {
     const full = pipe.writableNeedDrain ?? pipe._writableState?.needDrain ?? false;
-    if (full && !out.destroyed) await Promise.race([once(pipe, 'drain'), once(pipe, 'close'), once(out, 'close')]);
+    if (full && !out.destroyed) await drainOrClose(pipe, out);
   }
   await drained(out);
 }

@@ -27,8 +27,9 @@ export function conversionFailure(errors: string[], warnings: string[] = []): Ba
 }
 
 /**
- * Converts uploaded XLSForms with @collect/xlsform, each in a worker thread of its own so the
- * event loop keeps answering (docs/xlsform.md, "Converting off the event loop"), and reads large
+ * Converts uploaded XLSForms with @collect/xlsform, each in a child process of its own so the
+ * event loop keeps answering and a workbook that exhausts memory ends only that process
+ * (docs/xlsform.md, "Converting off the event loop"), and reads large
  * XForms in a worker thread as well; at most XLSFORM_CONVERT_CONCURRENCY at once per process,
  * the others wait their turn.
  */
@@ -56,7 +57,8 @@ export class XlsFormConversion {
         limits: { maxFileBytes: this.config.FORM_MAX_BYTES },
       });
     } catch (err) {
-      // A timeout or a worker over its heap limit: the workbook is too much to convert here.
+      // A timeout or a converting process over its heap limit: the workbook is too much to convert
+      // here. The process that ran out is a child of its own; this one carries on.
       this.logger.warn({ err }, 'XLSForm conversion failed');
       throw conversionFailure([`The XLSForm could not be converted: ${(err as Error).message}.`]);
     } finally {

@@ -1,5 +1,5 @@
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
+import { drainOrClose } from '../database/drain.js';
 
 export type JsonResponse = Pick<ServerResponse, 'setHeader' | 'write' | 'end' | 'destroy' | 'destroyed' | 'statusCode' | 'writableEnded' | 'on' | 'once' | 'removeListener' | 'emit'>;
 
@@ -51,7 +51,7 @@ export async function sendJsonArray(res: JsonResponse, headers: Record<string, s
       if (!batch.length) continue;
       const ok = res.write(`${first ? '' : ','}${batch.join(',')}`);
       first = false;
-      if (!ok && !closed) await Promise.race([once(res as never, 'drain'), once(res as never, 'close')]);
+      if (!ok && !closed) await drainOrClose(res as never);
     }
     if (!closed) res.end(']');
   } catch (err) {

@@ -38,6 +38,15 @@ export function csvCell(v: string): string {
   return `"${v.replace(/"/g, '""')}"`;
 }
 
+/** Python's os.path.splitext(name)[0]: the name without its last extension (leading dots kept). */
+export function splitext(name: string): string {
+  const dot = name.lastIndexOf('.');
+  const slash = name.lastIndexOf('/');
+  if (dot <= slash + 1) return name;
+  if (name.slice(slash + 1, dot).replace(/\./g, '') === '') return name;
+  return name.slice(0, dot);
+}
+
 export function attach(parent: FormNode, child: FormNode): void {
   parent.children.push(child);
   child.parent = parent;

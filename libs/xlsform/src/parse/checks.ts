@@ -1,12 +1,15 @@
 // Checks of one survey row that pyxform makes while it reads: audit names, unique names within
 // a parent, trigger references; and where a triggered question is recorded.
 import { rowPrefix, XlsFormProblem } from '../errors.js';
-import { MalformedReference, parseReferences } from '../expression.js';
-import type { FormNode, Survey } from '../model.js';
+import { isReference, MalformedReference, parseReferences } from '../expression.js';
+import { descendants, type FormNode, type Survey } from '../model.js';
+import type { RowState } from './row-state.js';
+
+const GEO_TYPES = new Set(['geopoint', 'geotrace', 'geoshape']);
 
 export interface StackEntry {
   node: FormNode;
-  controlType: 'group' | 'repeat' | null;
+  controlType: 'group' | 'repeat' | 'loop' | null;
   childNames: Set<string>;
   childNamesLower: Set<string>;
   row?: number;
@@ -66,4 +69,22 @@ export function saveTrigger(node: FormNode, survey: Survey): void {
   const byTrigger = node.type === 'background-geopoint' ? survey.setgeopointByTrigger : survey.setvaluesByTrigger;
   const calculation = node.bind?.calculate;
   for (const t of node.trigger) byTrigger.set(t, [...(byTrigger.get(t) ?? []), [node.name, typeof calculation === 'string' ? calculation : '']]);
+}
+
+const REFERENCE_GEOMETRY = (row: number | undefined) =>
+  `${rowPrefix(row)} On the 'survey' sheet, the 'parameters' value is invalid. The 'reference-geometry' parameter must either match a secondary instance name (a choices list_name, an entities list_name, or the base name of an attached file), or be a reference variable containing the name of a repeat.`;
+
+/**
+ * A geo question's `reference-geometry` must name a secondary instance (a choice list, an entity
+ * list, an external file's base name) or be `${repeat}`; checked after all rows, as pyxform.
+ */
+export function validateReferenceGeometry(s: RowState, errors: string[]): void {
+  for (const node of descendants(s.survey.root)) {
+    if (node.kind !== 'question' || !GEO_TYPES.has(node.type) || node.itemset === undefined) continue;
+    const target = node.itemset;
+    if (s.secondaryNames.has(target) || s.survey.choices.has(target) || s.entities.hasList(target)) continue;
+    const whole = /^\$\{([^}]*)\}$/.exec(target.trim());
+    if (whole && isReference(target.trim()) && s.repeatNames.has(whole[1].trim())) continue;
+    errors.push(REFERENCE_GEOMETRY(node.row));
+  }
 }

@@ -71,7 +71,9 @@ export function externalListNames(workbook: WorkbookData): Set<string> {
   const external = new Set<string>();
   if (workbook.sheets.external_choices) {
     for (const r of workbook.sheets.external_choices.rows) {
-      const list = r.cells.get('list_name') ?? r.cells.get('list name');
+      // Headers in any letter case, as pyxform reads them (`LIST_NAME`).
+      let list: string | undefined;
+      for (const [header, value] of r.cells) if (['list_name', 'list name'].includes(header.toLowerCase())) list ??= value;
       if (list) external.add(list);
     }
   }

@@ -30,9 +30,18 @@ export function beginControl(s: RowState, node: FormNode, begin: RegExpExecArray
       s.warnings.push(`${rowPrefix(rowNumber)} Repeat has no label: {'name': '${name}', 'type': '${type}'}`);
     }
   }
-  node.kind = controlType;
+  if (controlType === 'loop') {
+    // `begin loop over LIST`: one group per choice of LIST, filled in after the rows (loops.ts).
+    const list = begin[6];
+    if (!list) throw new XlsFormProblem(`${rowPrefix(rowNumber)} Repeat loop without list name.`);
+    if (!s.survey.choices.has(list)) throw new XlsFormProblem(`${rowPrefix(rowNumber)} List name not in columns sheet: ${list}`);
+    node.listName = list;
+  }
+  node.kind = controlType === 'loop' ? 'group' : controlType;
   node.type = controlType;
   node.control = { ...(node.control ?? {}) };
+  // An `intent` column on a group row launches an external app for the group (pyxform).
+  if (typeof row.intent === 'string' && row.intent !== '') node.control.intent = row.intent;
   if (Object.keys(node.control).length === 0) delete node.control;
   const count = node.control?.['jr:count'];
   if (count && !isReference(count)) {
@@ -60,5 +69,6 @@ export function beginControl(s: RowState, node: FormNode, begin: RegExpExecArray
   }
   if (node.bind && Object.keys(node.bind).length === 0) delete node.bind;
   attach(top.node, node);
-  s.stack.push({ node, controlType, childNames: new Set(), childNamesLower: new Set(), row: rowNumber });
+  // 'meta' is reserved in every container, not only at the survey level (pyxform's unique names check).
+  s.stack.push({ node, controlType, childNames: new Set(['meta']), childNamesLower: new Set(), row: rowNumber });
 }

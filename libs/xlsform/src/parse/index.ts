@@ -1,6 +1,7 @@
 // Spreadsheet rows to the form tree, following pyxform's xls2json: the settings sheet, the
 // choices sheet, the survey sheet row by row, the meta block, then the references between them
 // (docs/xlsform.md, "Parsing").
+import { EntityCollector } from '../entities/index.js';
 import { XlsFormProblem } from '../errors.js';
 import { newNode, type FormNode, type Survey } from '../model.js';
 import type { WorkbookData } from '../workbook.js';
@@ -10,6 +11,8 @@ import { validateReferences } from './references.js';
 import type { RowState } from './row-state.js';
 import { readSettings, type Settings } from './settings.js';
 import { readSurveyRows } from './survey-rows.js';
+import { validateReferenceGeometry } from './checks.js';
+import { expandLoops } from './loops.js';
 
 export { parseParameters } from './parameters.js';
 
@@ -44,6 +47,11 @@ function build(workbook: WorkbookData, opts: { fallbackFormName?: string }, erro
   }
   const { settings, survey } = readSettings(workbook, opts, warnings);
   const choicesGrouped = readChoices(workbook, survey, settings, errors, warnings);
+  const entities = EntityCollector.read(workbook);
+  if (!workbook.sheets.entities) {
+    const similar = misspelling('entities', workbook.sheetNames);
+    if (similar) warnings.push(`${similar} If you do not mean to include a sheet, to suppress this message, prefix the sheet name with an underscore. For example 'setting' becomes '_setting'.`);
+  }
   const state: RowState = {
     workbook, survey, warnings,
     external: externalListNames(workbook),
@@ -55,10 +63,15 @@ function build(workbook: WorkbookData, opts: { fallbackFormName?: string }, erro
     repeatNames: new Set(),
     tableList: null,
     orOtherSeen: false,
+    entities,
+    secondaryNames: new Set(),
   };
   const surveyGrouped = readSurveyRows(state, settings, choicesGrouped, errors);
+  if (errors.length === 0) validateReferenceGeometry(state, errors);
+  if (errors.length === 0) entities.apply(survey);
   addMeta(state, settings, errors);
   validateReferences(workbook, surveyGrouped, choicesGrouped, state.elementNames, errors);
+  if (errors.length === 0) expandLoops(survey.root, survey);
   return survey;
 }
 
@@ -81,9 +94,13 @@ function addMeta(s: RowState, settings: Settings, errors: string[]): void {
     metaChildren.push(n);
   }
   if (metaChildren.length > 0) {
-    const meta = newNode('group', 'meta', 'group');
-    meta.bodyless = true;
+    // The survey-level entity block, when there is one, already opened the meta group.
+    let meta = survey.root.children.find((c) => c.name === 'meta' && c.kind === 'group');
+    if (!meta) {
+      meta = newNode('group', 'meta', 'group');
+      meta.bodyless = true;
+      attach(survey.root, meta);
+    }
     for (const c of metaChildren) attach(meta, c);
-    attach(survey.root, meta);
   }
 }

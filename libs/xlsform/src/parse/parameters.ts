@@ -105,7 +105,11 @@ export function applyTypeParameters(
       } else {
         warnings.push(`${rowPrefix(row)} Use the max-pixels parameter to speed up submission sending and save storage space. Learn more: https://xlsform.org/#image`);
       }
-      if ('app' in p && (appearance === undefined || appearance === 'annotate')) control.intent = p.app;
+      if ('app' in p && (appearance === undefined || appearance === 'annotate')) {
+        const problem = androidPackageProblem(p.app);
+        if (problem) throw new XlsFormProblem(`${rowPrefix(row)} Parameter 'app' has an invalid Android package name - ${problem}`);
+        control.intent = p.app;
+      }
       return;
     case 'audio':
     case 'background-audio': {
@@ -203,10 +207,22 @@ function applyRange(node: FormNode, p: Record<string, string>, appearance: strin
         `${rowPrefix(row)} On the 'survey' sheet, the 'parameters' value is invalid. For the 'range' question type, the parameter 'tick_labelset' must be a choice list name from the 'list_name' column on the choices sheet.`,
       );
     }
+    const noTicksLabels = new Set<number>();
     for (const c of list.choices) {
       if (!numeric(c.name)) throw problem(labelset, 'choice values must all be numbers.');
       const v = Number(c.name);
       if (v < Math.min(start, end) || v > Math.max(start, end)) throw problem('tick_labelset', "choices must be between the 'start' and 'end' values, inclusive.");
+      if (tick !== undefined ? !isMultiple(v - start, tick) : !isMultiple(v - start, step)) {
+        throw problem('tick_labelset', `choices' values must be equal to the start of the range plus a multiple of '${tick !== undefined ? 'tick_interval' : 'step'}'.`);
+      }
+      noTicksLabels.add(v);
+    }
+    if (appearance?.includes('no-ticks')) {
+      if (noTicksLabels.size > 2) throw problem('tick_labelset', "choice list must have only 2 items when the 'appearance' is 'no-ticks'.");
+      // pyxform's wording, its missing space included.
+      if (noTicksLabels.size !== new Set([start, end]).size || !noTicksLabels.has(start) || !noTicksLabels.has(end)) {
+        throw problem('tick_labelset', "choice list values may onlymatch the range 'start' and 'end' values when the 'appearance' is 'no-ticks'.");
+      }
     }
     delete out.tick_labelset;
     node.itemset = labelset;
@@ -214,4 +230,17 @@ function applyRange(node: FormNode, p: Record<string, string>, appearance: strin
   if ([start, end, step, tick, placeholder].some((v) => v !== undefined && !Number.isInteger(v))) node.bind!.type = 'decimal';
   Object.assign(control, out);
   node.parameters = p;
+}
+
+/** What is wrong with an image question's `app=` Android package name, as pyxform words it; undefined when it is valid. */
+function androidPackageProblem(name: string): string | undefined {
+  if (!name.trim()) return 'package name is missing.';
+  if (!name.includes('.')) return "the package name must have at least one '.' separator.";
+  if (name.endsWith('.')) return "the package name cannot end in a '.' separator.";
+  const segments = name.split('.');
+  if (segments.some((x) => x === '')) return 'package segments must be of non-zero length.';
+  if (segments.some((x) => x.startsWith('_'))) return "the character '_' cannot be the first character in a package name segment.";
+  if (segments.some((x) => /^\p{Nd}/u.test(x))) return 'a digit cannot be the first character in a package name segment.';
+  if (segments.some((x) => /[^a-zA-Z0-9._]/.test(x))) return 'the package name can only include letters (a-z, A-Z), numbers (0-9), dots (.), and underscores (_).';
+  return undefined;
 }

@@ -1,10 +1,15 @@
 // The columns every survey row shares (label, hint, media, bind, control, default) and the
 // type's own bind and control attributes.
 import { rowPrefix, XlsFormProblem } from '../errors.js';
-import type { GroupedRow } from '../headers.js';
+import type { Cell, GroupedRow } from '../headers.js';
 import type { FormNode } from '../model.js';
 import { QUESTION_TYPES } from '../question-types.js';
 import { str, sub, translatable } from './cells.js';
+
+function pythonRepr(v: Cell): string {
+  if (typeof v === 'string') return v.includes("'") && !v.includes('"') ? `"${v}"` : `'${v.replace(/'/g, "\\'")}'`;
+  return `{${Object.entries(v).map(([k, x]) => `${pythonRepr(k)}: ${pythonRepr(x)}`).join(', ')}}`;
+}
 
 /** Label, hint, media, bind, control and the other columns shared by every row kind. */
 export function applyCommon(node: FormNode, row: GroupedRow): void {
@@ -12,6 +17,7 @@ export function applyCommon(node: FormNode, row: GroupedRow): void {
   node.hint = translatable(row.hint);
   node.guidanceHint = translatable(row.guidance_hint);
   const media = row.media;
+  if (typeof media === 'string' && media !== '') node.bareMedia = true;
   if (media !== undefined && typeof media !== 'string') {
     node.media = {};
     for (const [k, v] of Object.entries(media)) node.media[k] = translatable(v)!;
@@ -24,7 +30,13 @@ export function applyCommon(node: FormNode, row: GroupedRow): void {
   const control = sub(row, 'control');
   if (Object.keys(control).length > 0) {
     node.control = {};
-    for (const [k, v] of Object.entries(control)) if (typeof v === 'string') node.control[k] = v;
+    // A deeper header (`body:esri:style`) is written as pyxform writes a dict: its Python repr.
+    for (const [k, v] of Object.entries(control)) node.control[k] = typeof v === 'string' ? v : pythonRepr(v);
+  }
+  const instanceAttrs = sub(row, 'instance');
+  if (Object.keys(instanceAttrs).length > 0) {
+    node.instanceAttrs = {};
+    for (const [k, v] of Object.entries(instanceAttrs)) node.instanceAttrs[k] = typeof v === 'string' ? v : pythonRepr(v);
   }
   node.default = str(row.default);
   node.choiceFilter = str(row.choice_filter);

@@ -1,4 +1,4 @@
-// Every `${name}` in the settings, survey and choices sheets must name exactly one element of
+// Every `${name}` in the settings, entities, survey and choices sheets must name exactly one element of
 // the survey, as pyxform checks after reading the rows.
 import { MalformedReference, parseReferences } from '../expression.js';
 import type { GroupedSheet } from '../headers.js';
@@ -38,6 +38,8 @@ export function validateReferences(
     }
   };
   if (workbook.sheets.settings) check('settings', workbook.sheets.settings.rows, () => false);
+  // The list name columns hold names, not expressions.
+  if (workbook.sheets.entities) check('entities', workbook.sheets.entities.rows, (h) => ['list_name', 'dataset', 'repeat'].includes(h));
   const surveySheet = workbook.sheets.survey!;
   const ignored = new Set(surveySheet.headers.filter((_, i) => ['type', 'name', 'trigger'].includes(survey.headers[i]?.[0] ?? '')));
   check('survey', surveySheet.rows, (h) => ignored.has(h));

@@ -1,4 +1,5 @@
 // What the survey sheet reader carries from row to row.
+import type { EntityCollector } from '../entities/index.js';
 import type { FormNode, Survey } from '../model.js';
 import type { WorkbookData } from '../workbook.js';
 import type { StackEntry } from './checks.js';
@@ -20,4 +21,8 @@ export interface RowState {
   /** Inside a table-list group: true before its first select, then that select's list name. */
   tableList: string | true | null;
   orOtherSeen: boolean;
+  /** Names of secondary instances the survey rows create (csv/xml-external, selects' lists and files). */
+  secondaryNames: Set<string>;
+  /** The entities sheet's declarations and the survey rows that refer to them. */
+  entities: EntityCollector;
 }

@@ -4,7 +4,7 @@ import { rowPrefix, XlsFormProblem } from '../errors.js';
 import { hasReference, isReference, isXmlTag } from '../expression.js';
 import { type FormNode, newNode } from '../model.js';
 import { EXTERNAL_FILE_EXTENSIONS, SELECT_COMMANDS, SELECT_FROM_FILE } from '../question-types.js';
-import { attach, misspelling } from './cells.js';
+import { attach, misspelling, splitext } from './cells.js';
 import { saveTrigger } from './checks.js';
 import { validateParameterKeys } from './parameters.js';
 import { finishQuestion } from './question.js';
@@ -43,6 +43,7 @@ if (select) {
     }
     throw new XlsFormProblem(`${rowPrefix(rowNumber)} List name not in choices sheet: ${listName}`);
   }
+  if (selectType !== 'select one external') s.secondaryNames.add(splitext(listName));
   const list = survey.choices.get(listName);
   if (selectType === 'select all that apply' && !EXTERNAL_FILE_EXTENSIONS.has(ext) && list) {
     const spaced = list.choices.find((c) => c.name.includes(' '));

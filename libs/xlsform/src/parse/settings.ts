@@ -19,7 +19,12 @@ export function readSettings(workbook: WorkbookData, opts: { fallbackFormName?: 
   let settings: GroupedRow = {};
   const settingsSheet = workbook.sheets.settings;
   if (settingsSheet) {
-    const grouped = groupSheet('settings', settingsSheet, SETTINGS_HEADER_ALIASES, SETTINGS_COLUMNS, { defaultLanguage: 'default' });
+    // `form_id` wins over `id_string` when a settings sheet has both (pyxform).
+    const hasFormId = settingsSheet.headers.some((h) => h.trim().toLowerCase() === 'form_id');
+    const sheet = hasFormId
+      ? { headers: settingsSheet.headers.filter((h) => h.trim().toLowerCase() !== 'id_string'), rows: settingsSheet.rows.map((r) => ({ row: r.row, cells: new Map([...r.cells].filter(([h]) => h.trim().toLowerCase() !== 'id_string')) })) }
+      : settingsSheet;
+    const grouped = groupSheet('settings', sheet, SETTINGS_HEADER_ALIASES, SETTINGS_COLUMNS, { defaultLanguage: 'default' });
     settings = grouped.rows[0]?.data ?? {};
     const name = str(settings.name);
     if (name !== undefined && !isXmlTag(name)) {

@@ -6,8 +6,8 @@ import { rowPrefix, XlsFormProblem } from '../errors.js';
 import { defaultIsDynamic, isXmlTag } from '../expression.js';
 import { groupSheet, type GroupedSheet } from '../headers.js';
 import { newNode } from '../model.js';
-import { CONTROL_TYPES, QUESTION_TYPES, SELECT_COMMANDS, SETTINGS_ALIASES, SURVEY_COLUMNS, SURVEY_HEADER_ALIASES, TYPE_ALIASES } from '../question-types.js';
-import { attach, str, sub } from './cells.js';
+import { CHOICES_COLUMNS, CHOICES_HEADER_ALIASES, CONTROL_TYPES, QUESTION_TYPES, SELECT_COMMANDS, SETTINGS_ALIASES, SURVEY_COLUMNS, SURVEY_HEADER_ALIASES, TYPE_ALIASES } from '../question-types.js';
+import { attach, splitext, str, sub } from './cells.js';
 import { checkUniqueName, parseTrigger, saveTrigger, validateAuditName } from './checks.js';
 import { beginControl } from './groups.js';
 import { applyAuditParameters, applyTypeParameters, parseParameters } from './parameters.js';
@@ -21,9 +21,20 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const controlAlt = Object.keys(CONTROL_TYPES).map(escapeRe).join('|');
 const RE_BEGIN = new RegExp(`^(begin)(\\s|_)(${controlAlt})( (over )?(\\S+))?$`);
 const RE_END = new RegExp(`^(end)(\\s|_)(${controlAlt})$`);
+// Not anchored, as pyxform's: any type holding "osm LIST".
+const RE_OSM = /osm (\S+)/;
 const RE_SELECT = new RegExp(
   `^(${Object.keys(SELECT_COMMANDS).map(escapeRe).join('|')}) (\\S+)( (or specify other|or_other|or other))?$`,
 );
+
+/** The tags of an `osm LIST` question: the rows of LIST on the osm sheet (name and plain label). */
+function osmTags(workbook: RowState['workbook'], list: string): Array<{ name: string; label?: string }> | undefined {
+  const sheet = workbook.sheets.osm;
+  if (!sheet) return undefined;
+  const grouped = groupSheet('osm', sheet, CHOICES_HEADER_ALIASES, CHOICES_COLUMNS, { defaultLanguage: 'default' });
+  const tags = grouped.rows.filter((r) => str(r.data['list name']) === list).map((r) => ({ name: str(r.data.name) ?? '', label: str(r.data.label) }));
+  return tags;
+}
 
 /** Reads the survey sheet into `s.survey.root`; errors of single rows go to `errors`. */
 export function readSurveyRows(s: RowState, settings: Settings, choicesGrouped: GroupedSheet | undefined, errors: string[]): GroupedSheet {
@@ -80,6 +91,17 @@ export function readSurveyRows(s: RowState, settings: Settings, choicesGrouped: 
         checkUniqueName(name, top, rowNumber, warnings);
       }
 
+      const rowBind = row.bind !== undefined && typeof row.bind !== 'string' ? row.bind : undefined;
+      if (s.entities.concerns(rowBind)) {
+        s.entities.row({
+          path: s.stack.map((e) => (e.controlType ? { name: e.node.name, type: e.controlType } : { name: 'survey', type: 'survey' })),
+          row: rowNumber,
+          questionName: end ? undefined : name,
+          containerRow: begin !== null || end !== null,
+          bind: rowBind,
+        });
+      }
+
       if (end) {
         const controlType = CONTROL_TYPES[end[3]];
         if (top.controlType !== controlType || s.stack.length === 1) {
@@ -132,8 +154,17 @@ export function readSurveyRows(s: RowState, settings: Settings, choicesGrouped: 
         continue;
       }
 
+      const osm = RE_OSM.exec(type);
+      if (osm) {
+        finishQuestion(node, 'osm', rowNumber);
+        node.tags = osmTags(s.workbook, osm[1]);
+        attach(top.node, node);
+        continue;
+      }
+
       if (!(type in QUESTION_TYPES)) throw new XlsFormProblem(`${rowPrefix(rowNumber)} Unknown question type '${type}'.`);
       if (type === 'xml-external' || type === 'csv-external') {
+        s.secondaryNames.add(splitext(name!));
         node.kind = 'external';
         attach(top.node, node);
         continue;
