@@ -3,17 +3,9 @@
 import { rowPrefix, XlsFormProblem } from '../errors.js';
 import { isReference, MalformedReference, parseReferences } from '../expression.js';
 import { descendants, type FormNode, type Survey } from '../model.js';
-import type { RowState } from './row-state.js';
+import type { RowState, StackEntry } from './row-state.js';
 
 const GEO_TYPES = new Set(['geopoint', 'geotrace', 'geoshape']);
-
-export interface StackEntry {
-  node: FormNode;
-  controlType: 'group' | 'repeat' | 'loop' | null;
-  childNames: Set<string>;
-  childNamesLower: Set<string>;
-  row?: number;
-}
 
 export function validateAuditName(name: string, row: number): string {
   if (name !== '' && name !== 'audit') {

@@ -2,7 +2,15 @@
 import type { EntityCollector } from '../entities/index.js';
 import type { FormNode, Survey } from '../model.js';
 import type { WorkbookData } from '../workbook.js';
-import type { StackEntry } from './checks.js';
+
+/** A container open while the survey rows are read: its node, what it is, the names inside it. */
+export interface StackEntry {
+  node: FormNode;
+  controlType: 'group' | 'repeat' | 'loop' | null;
+  childNames: Set<string>;
+  childNamesLower: Set<string>;
+  row?: number;
+}
 
 export interface RowState {
   workbook: WorkbookData;
