@@ -12,7 +12,7 @@ import { createTestUser } from './test-users.js';
  * kind of destination.
  */
 describe('rest services: what one user can make the platform send', () => {
-  const suite = withWorkerAppAndReceiver({ ...FAST_FORWARDING, REPLAY_MAX_OPEN_PER_USER: '2', TEST_FIRE_PER_USER_PER_MINUTE: '3' });
+  const suite = withWorkerAppAndReceiver({ ...FAST_FORWARDING, FORWARD_TIMEOUT_MS: '60000', REPLAY_MAX_OPEN_PER_USER: '2', TEST_FIRE_PER_USER_PER_MINUTE: '3' });
   const api = () => request(suite.sut.url);
 
   const newForm = async (idString: string, submissions: number): Promise<number> => {
@@ -29,7 +29,12 @@ describe('rest services: what one user can make the platform send', () => {
     const svc = await newService(formId, '/flood');
     // A new service gets nothing of what existed before it: every request below is a replay's.
     const before = suite.rx.to('/flood').length;
+    // The destination holds its answers until all ten requests are answered, so the first replay
+    // is still open for each of them however slowly a busy machine serves them.
+    let release!: () => void;
+    suite.rx.script('/flood', [{ status: 200, body: 'ok', until: new Promise<void>((r) => (release = r)) }]);
     const answers = await Promise.all(Array.from({ length: 10 }, () => api().post(`/api/v1/restservices/${svc.id}/replay`).set('Authorization', suite.owner.token).send({})));
+    release();
     const statuses = answers.map((a) => a.status).sort();
     expect(statuses).toEqual([202, 409, 409, 409, 409, 409, 409, 409, 409, 409]);
     expect(answers.find((a) => a.status === 409)!.body.detail).toMatch(/replay of this service is still open/);

@@ -37,6 +37,8 @@ export interface ReceiverReply {
   body?: string;
   /** Answer only after this many ms (a slow receiver). */
   delayMs?: number;
+  /** Answer only once this settles (a receiver held until the test lets it go). */
+  until?: Promise<unknown>;
 }
 
 /**
@@ -71,7 +73,8 @@ export class Receiver {
           this.replied++;
           this.inFlight--;
         };
-        if (reply.delayMs) setTimeout(send, reply.delayMs);
+        if (reply.until) void reply.until.finally(send);
+        else if (reply.delayMs) setTimeout(send, reply.delayMs);
         else send();
       });
     });
