@@ -249,11 +249,11 @@ describe('personal access tokens across replicas (two processes)', () => {
 
   const status = async (url: string, token: string) => (await request(url).get('/api/v1/user').set('Authorization', `Token ${token}`)).status;
 
-  /** Milliseconds from `since` until `url` first answers 401 for `token`, polled every 20 ms. */
-  const firstRefusal = async (url: string, token: string, since: number): Promise<number> => {
+  /** Milliseconds from `since` until the replica at `url` first answers 401 for `token`, polled every 20 ms. */
+  const firstRefusal = async (name: string, url: string, token: string, since: number): Promise<number> => {
     for (;;) {
       if ((await status(url, token)) === 401) return Math.round(performance.now() - since);
-      if (performance.now() - since > 30_000) throw new Error(`${url} still accepts the revoked token after 30 s`);
+      if (performance.now() - since > 30_000) throw new Error(`the ${name} replica still accepts the revoked token after 30 s`);
       await new Promise((r) => setTimeout(r, 20));
     }
   };
@@ -266,7 +266,7 @@ describe('personal access tokens across replicas (two processes)', () => {
       const on = replicas().find((r) => r.name === revoker)!;
       await request(on.url).delete(`/api/v1/api-tokens/${id}`).set('Authorization', owner.token).expect(204);
       const answered = performance.now();
-      const delays = await Promise.all(replicas().map(async ({ name, url }) => `${name} ${await firstRefusal(url, token, answered)} ms`));
+      const delays = await Promise.all(replicas().map(async ({ name, url }) => `${name} ${await firstRefusal(name, url, token, answered)} ms`));
       console.log(`personal token revoked on the ${revoker} replica; first 401 after the DELETE answered: ${delays.join(', ')}`);
       for (const { url } of replicas()) expect(await status(url, token)).toBe(401);
     },
