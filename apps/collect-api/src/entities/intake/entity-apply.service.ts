@@ -160,7 +160,8 @@ export class EntityApplyService {
    */
   private async releaseHeld(m: EntityManager, list: EntityListRow, applied: Applied, batch: IntakeChanges): Promise<void> {
     let at: Applied | null = applied;
-    while (at) {
+    // The statement that made the version said whether any update waits for this entity: none, no look.
+    while (at && at.entity.held_waiting !== false) {
       const next = await this.held.takeNext(m, list.id, at.entity.uuid, at.branchId, (at.branchBaseVersion ?? 0) + 1);
       if (!next) return;
       try {

@@ -19,6 +19,8 @@ export interface EntityRow {
   date_created: Date;
   date_modified: Date;
   deleted_at: Date | null;
+  /** Set by the statements of intake that make a version: whether updates are held for this entity (docs/entities.md "Held updates"). */
+  held_waiting?: boolean;
 }
 
 export interface EntityVersionRow {
@@ -54,7 +56,9 @@ const ENTITY_COLUMNS = `e.id::float8 AS id, e.list_id, e.uuid::text AS uuid, e.l
 // The fixed statements of intake run as named prepared statements (database/prepared-query.ts):
 // planned once per connection, not on every submission (docs/entities.md "Submissions").
 const FIND_BY_UUID_FOR_UPDATE_SQL = `SELECT ${ENTITY_COLUMNS} FROM entities e WHERE e.list_id = $1 AND e.uuid = $2 FOR UPDATE`;
-const ADD_VERSION_SQL = `UPDATE entities AS e SET label = $2, data = $3, version = $4, conflict = $5, date_modified = clock_timestamp() WHERE e.id = $1 RETURNING ${ENTITY_COLUMNS}`;
+const HELD_WAITING = `EXISTS (SELECT 1 FROM entity_held_updates h WHERE h.list_id = e.list_id AND h.entity_uuid = e.uuid) AS held_waiting`;
+const ADD_VERSION_SQL = `UPDATE entities AS e SET label = $2, data = $3, version = $4, conflict = $5, date_modified = clock_timestamp() WHERE e.id = $1
+  RETURNING ${ENTITY_COLUMNS}, ${HELD_WAITING}`;
 /** The entity and its version 1: the version is written only when the entity was (no row: the uuid is taken). */
 const CREATE_SQL = `WITH e AS (
     INSERT INTO entities AS e (list_id, uuid, label, data, version, conflict, creator_submission_id, creator_id)
@@ -63,7 +67,7 @@ const CREATE_SQL = `WITH e AS (
     INSERT INTO entity_versions (entity_id, version, label, data, data_received, base_version, trunk_version, branch_id, branch_base_version,
       conflict, conflicting_properties, source, submission_id, creator_id)
     SELECT e.id::bigint, 1, $3, $4, $7::jsonb, $8::int, $9::int, $10::uuid, $11::int, $12::varchar, $13::text[], $14::varchar, $5, $6 FROM e)
-  SELECT * FROM e`;
+  SELECT e.*, EXISTS (SELECT 1 FROM entity_held_updates h WHERE h.list_id = $1 AND h.entity_uuid = $2) AS held_waiting FROM e`;
 
 /**
  * The rows of an `UPDATE`/`DELETE ... RETURNING` through EntityManager.query, which answers those
