@@ -15,6 +15,17 @@ export const MAX_HELD_PER_LIST = 10_000;
 /** Days an update is held at most; then it is applied on the current version, or refused when the entity never came. */
 export const HELD_DAYS = 5;
 
+/**
+ * The entity changes of one submission's intake, told (EntityChanges) and counted in the lists'
+ * `revision` once, at the end of its entity work (EntityApplyService.flush): one outbox statement
+ * for all of them, and a list row locked only from there to the commit, not from the first
+ * entity on (docs/entities.md "Submissions").
+ */
+export class IntakeChanges {
+  readonly changes: EntityChange[] = [];
+  readonly lists = new Set<number>();
+}
+
 /** What applying an item did: the version made (null: held, or nothing to do). */
 export interface Applied {
   entity: EntityRow;
@@ -41,24 +52,24 @@ export class EntityApplyService {
    * and the block also creates), or create. Then the held updates that follow the new version
    * are applied, in branch order. Refusals throw EntityProblem.
    */
-  async apply(m: EntityManager, list: EntityListRow, item: EntityItem, submissionId: number, force = false): Promise<Applied | null> {
+  async apply(m: EntityManager, list: EntityListRow, item: EntityItem, submissionId: number, batch: IntakeChanges): Promise<Applied | null> {
     await this.entities.lock(m, list.id, item.uuid);
     let applied: Applied | null;
     if (item.update) {
       try {
-        applied = await this.update(m, list, item, submissionId, force);
+        applied = await this.update(m, list, item, submissionId, false, batch);
       } catch (err) {
         if (!(err instanceof EntityProblem) || !item.create || (err.kind !== 'not-found' && err.kind !== 'no-base-version')) throw err;
-        applied = await this.create(m, list, item, submissionId);
+        applied = await this.create(m, list, item, submissionId, batch);
       }
     } else if (item.create) {
-      applied = await this.create(m, list, item, submissionId);
+      applied = await this.create(m, list, item, submissionId, batch);
     } else return null;
-    if (applied) await this.releaseHeld(m, list, applied);
+    if (applied) await this.releaseHeld(m, list, applied, batch);
     return applied;
   }
 
-  private async create(m: EntityManager, list: EntityListRow, item: EntityItem, submissionId: number): Promise<Applied> {
+  private async create(m: EntityManager, list: EntityListRow, item: EntityItem, submissionId: number, batch: IntakeChanges): Promise<Applied> {
     if (!item.label) throw new EntityProblem('The entity has no label.');
     const data = onlyProperties(item.data, list.properties);
     const entity = await this.entities.create(m, list.id, item.uuid, {
@@ -66,11 +77,11 @@ export class EntityApplyService {
       branchBaseVersion: null, conflict: null, conflictingProperties: null, source: 'submission', submissionId, creatorId: item.submitterId,
     });
     if (!entity) throw new EntityProblem(`An entity with uuid ${item.uuid} exists already in list "${list.name}".`);
-    await this.changed(m, list, entity, 'entity_created', submissionId);
+    note(batch, list, entity, 'entity_created', submissionId);
     return { entity, branchId: item.branchId, branchBaseVersion: null };
   }
 
-  private async update(m: EntityManager, list: EntityListRow, item: EntityItem, submissionId: number, force: boolean): Promise<Applied | null> {
+  private async update(m: EntityManager, list: EntityListRow, item: EntityItem, submissionId: number, force: boolean, batch: IntakeChanges): Promise<Applied | null> {
     if (item.baseVersion === null) throw new EntityProblem('The entity update has no baseVersion.', 'no-base-version');
     const current = await this.entities.findByUuidForUpdate(m, list.id, item.uuid);
     if (current?.deleted_at) throw new EntityProblem(`The entity ${item.uuid} of list "${list.name}" was deleted.`);
@@ -111,7 +122,7 @@ export class EntityApplyService {
       baseVersion: base.version, trunkVersion: item.trunkVersion, branchId: item.branchId, branchBaseVersion: item.branchId ? item.baseVersion : null,
       conflict: versionConflict, conflictingProperties, source: 'submission', submissionId, creatorId: item.submitterId,
     }, conflict);
-    await this.changed(m, list, entity, 'entity_updated', submissionId);
+    note(batch, list, entity, 'entity_updated', submissionId);
     return { entity, branchId: item.branchId, branchBaseVersion: item.branchId ? item.baseVersion : null };
   }
 
@@ -147,13 +158,14 @@ export class EntityApplyService {
    * The held updates that follow `applied`, one after another in branch order; a held update
    * that fails now gets its error on its own submission.
    */
-  private async releaseHeld(m: EntityManager, list: EntityListRow, applied: Applied): Promise<void> {
+  private async releaseHeld(m: EntityManager, list: EntityListRow, applied: Applied, batch: IntakeChanges): Promise<void> {
     let at: Applied | null = applied;
-    while (at) {
+    // The statement that made the version said whether any update waits for this entity: none, no look.
+    while (at && at.entity.held_waiting !== false) {
       const next = await this.held.takeNext(m, list.id, at.entity.uuid, at.branchId, (at.branchBaseVersion ?? 0) + 1);
       if (!next) return;
       try {
-        at = await this.update(m, list, next.item, next.submission_id, false);
+        at = await this.update(m, list, next.item, next.submission_id, false, batch);
       } catch (err) {
         if (!(err instanceof EntityProblem)) throw err;
         await this.held.addSubmissionErrors(m, next.submission_id, [{ list: list.name, uuid: next.item.uuid, error: err.message }]);
@@ -165,28 +177,47 @@ export class EntityApplyService {
   /**
    * The time bound (docs/entities.md "Held updates"): updates held longer than HELD_DAYS are
    * applied on the entity's current version (a soft conflict at least), or refused into their
-   * submission's `_entity_errors` when the entity never arrived.
+   * submission's `_entity_errors` when the entity never arrived. Without `batch` (on its own)
+   * its changes are told at once; with it, they join that submission's.
    */
-  async expireHeld(m: EntityManager, list: EntityListRow): Promise<number> {
+  async expireHeld(m: EntityManager, list: EntityListRow, into?: IntakeChanges): Promise<number> {
+    const batch = into ?? new IntakeChanges();
     const expired = await this.held.takeExpired(m, list.id, HELD_DAYS);
     for (const h of expired) {
       await this.entities.lock(m, list.id, h.item.uuid);
       try {
-        const applied = await this.update(m, list, h.item, h.submission_id, true);
-        if (applied) await this.releaseHeld(m, list, applied);
+        const applied = await this.update(m, list, h.item, h.submission_id, true, batch);
+        if (applied) await this.releaseHeld(m, list, applied, batch);
       } catch (err) {
         if (!(err instanceof EntityProblem)) throw err;
         const message = err.kind === 'not-found' ? `Held ${HELD_DAYS} days for entity ${h.item.uuid}, which never arrived.` : err.message;
         await this.held.addSubmissionErrors(m, h.submission_id, [{ list: list.name, uuid: h.item.uuid, error: message }]);
       }
     }
+    if (!into) await this.flush(m, batch);
     return expired.length;
   }
 
+  /**
+   * The end of a submission's entity work: its changes told in one call, then each list's
+   * `revision` raised once, in list id order (two submissions touching the same lists lock
+   * their rows in the same order).
+   */
+  async flush(m: EntityManager, batch: IntakeChanges): Promise<void> {
+    await this.changes.record(m, batch.changes);
+    for (const listId of [...batch.lists].sort((a, b) => a - b)) await this.lists.bumpRevision(m, listId);
+  }
+
+  /** One change outside intake (the API): told and counted at once. */
   async changed(m: EntityManager, list: EntityListRow, entity: EntityRow, type: EntityChange['type'], submissionId: number | null): Promise<void> {
     await this.lists.bumpRevision(m, list.id);
     await this.changes.record(m, [{ type, listId: list.id, listName: list.name, ownerId: list.owner_id, entityId: entity.id, uuid: entity.uuid, version: entity.version, submissionId }]);
   }
+}
+
+function note(batch: IntakeChanges, list: EntityListRow, entity: EntityRow, type: EntityChange['type'], submissionId: number): void {
+  batch.changes.push({ type, listId: list.id, listName: list.name, ownerId: list.owner_id, entityId: entity.id, uuid: entity.uuid, version: entity.version, submissionId });
+  batch.lists.add(list.id);
 }
 
 /** The values of properties the list has (a form's old property the list lost is left out). */

@@ -5,7 +5,7 @@ import { parseXml, type XmlNode } from '../../openrosa/xml.js';
 import { formEntities, type FormEntities } from '../declarations/form-entities.js';
 import { EntityListsRepository, type EntityListRow } from '../lists/entity-lists.repository.js';
 import { EntitiesRepository } from '../records/entities.repository.js';
-import { EntityApplyService } from './entity-apply.service.js';
+import { EntityApplyService, IntakeChanges } from './entity-apply.service.js';
 import { entityBlocks, recordTree } from './entity-blocks.js';
 import { entityItemOf, EntityProblem, type RawEntityBlock } from './entity-item.js';
 import { HeldUpdatesRepository } from './held-updates.repository.js';
@@ -88,7 +88,9 @@ export class EntityIntakeService {
     if (blocks.length) {
       await m.query('SAVEPOINT entity_intake');
       try {
-        await this.applyBlocks(m, form.ownerId, blocks, declared, submission, errors);
+        const batch = new IntakeChanges();
+        await this.applyBlocks(m, form.ownerId, blocks, declared, submission, errors, batch);
+        await this.apply.flush(m, batch);
         await m.query('RELEASE SAVEPOINT entity_intake');
       } catch (err) {
         // Whatever went wrong, the submission stays: its entity work is undone and reported.
@@ -101,7 +103,9 @@ export class EntityIntakeService {
     if (errors.length || submission.edited) await this.held.setSubmissionErrors(m, submission.id, errors);
   }
 
-  private async applyBlocks(m: EntityManager, ownerId: number, blocks: RawEntityBlock[], declared: FormEntities, submission: StoredSubmission, errors: EntityError[]): Promise<void> {
+  private async applyBlocks(
+    m: EntityManager, ownerId: number, blocks: RawEntityBlock[], declared: FormEntities, submission: StoredSubmission, errors: EntityError[], batch: IntakeChanges,
+  ): Promise<void> {
     const lists = new Map<string, EntityListRow | null>();
     for (const block of blocks) {
       const name = block.dataset ?? '';
@@ -115,8 +119,8 @@ export class EntityIntakeService {
         for (const action of ['create', 'update'] as const) {
           if (item[action] && !allowed.has(action)) throw new EntityProblem(`The form does not ${action} entities of list "${name}".`);
         }
-        await this.expireIfDue(m, list);
-        await this.apply.apply(m, list, item, submission.id);
+        await this.expireIfDue(m, list, batch);
+        await this.apply.apply(m, list, item, submission.id, batch);
       } catch (err) {
         if (!(err instanceof EntityProblem)) throw err;
         errors.push({ list: name, uuid: block.id ?? '', error: err.message });
@@ -124,11 +128,11 @@ export class EntityIntakeService {
     }
   }
 
-  private async expireIfDue(m: EntityManager, list: EntityListRow): Promise<void> {
+  private async expireIfDue(m: EntityManager, list: EntityListRow, batch: IntakeChanges): Promise<void> {
     const now = Date.now();
     if (now - (this.expiryCheckedAt.get(list.id) ?? 0) < EXPIRY_CHECK_MS) return;
     if (this.expiryCheckedAt.size > 10_000) this.expiryCheckedAt.clear();
     this.expiryCheckedAt.set(list.id, now);
-    await this.apply.expireHeld(m, list);
+    await this.apply.expireHeld(m, list, batch);
   }
 }

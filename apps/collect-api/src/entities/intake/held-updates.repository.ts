@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { preparedQueryIn } from '../../database/prepared-query.js';
 import { returned } from '../records/entities.repository.js';
 import type { EntityItem } from './entity-item.js';
 
@@ -28,7 +29,7 @@ export class HeldUpdatesRepository {
   }
 
   async isHeld(m: EntityManager, submissionId: number): Promise<boolean> {
-    return (await m.query(`SELECT 1 FROM entity_held_updates WHERE submission_id = $1 LIMIT 1`, [submissionId])).length > 0;
+    return (await preparedQueryIn(m, `SELECT 1 FROM entity_held_updates WHERE submission_id = $1 LIMIT 1`, [submissionId])).length > 0;
   }
 
   /**
@@ -37,13 +38,15 @@ export class HeldUpdatesRepository {
    * a branch id), the branch update that starts from version 1. Taken out of the hold.
    */
   async takeNext(m: EntityManager, listId: number, uuid: string, branchId: string | null, branchBaseVersion: number): Promise<HeldUpdate | null> {
-    const rows = returned<HeldUpdate>(await m.query(
+    // A fixed text run after every entity version intake makes: a prepared statement (database/prepared-query.ts).
+    const rows = await preparedQueryIn<HeldUpdate>(
+      m,
       `DELETE FROM entity_held_updates WHERE id = (
          SELECT id FROM entity_held_updates WHERE list_id = $1 AND entity_uuid = $2 AND branch_base_version = $3 AND ($4::uuid IS NULL OR branch_id = $4)
          ORDER BY id LIMIT 1 FOR UPDATE)
        RETURNING id::float8 AS id, submission_id, item`,
       [listId, uuid, branchId === null ? 1 : branchBaseVersion, branchId],
-    ));
+    );
     return rows[0] ?? null;
   }
 

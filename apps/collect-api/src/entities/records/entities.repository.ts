@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { preparedQueryIn } from '../../database/prepared-query.js';
 
 export type Conflict = 'soft' | 'hard' | null;
 export type EntityData = Record<string, string>;
@@ -18,6 +19,8 @@ export interface EntityRow {
   date_created: Date;
   date_modified: Date;
   deleted_at: Date | null;
+  /** Set by the statements of intake that make a version: whether updates are held for this entity (docs/entities.md "Held updates"). */
+  held_waiting?: boolean;
 }
 
 export interface EntityVersionRow {
@@ -49,6 +52,22 @@ type Query = Pick<EntityManager, 'query'>;
 
 const ENTITY_COLUMNS = `e.id::float8 AS id, e.list_id, e.uuid::text AS uuid, e.label, e.data, e.version, e.conflict, e.creator_submission_id, e.creator_id,
   e.date_created, e.date_modified, e.deleted_at`;
+
+// The fixed statements of intake run as named prepared statements (database/prepared-query.ts):
+// planned once per connection, not on every submission (docs/entities.md "Submissions").
+const FIND_BY_UUID_FOR_UPDATE_SQL = `SELECT ${ENTITY_COLUMNS} FROM entities e WHERE e.list_id = $1 AND e.uuid = $2 FOR UPDATE`;
+const HELD_WAITING = `EXISTS (SELECT 1 FROM entity_held_updates h WHERE h.list_id = e.list_id AND h.entity_uuid = e.uuid) AS held_waiting`;
+const ADD_VERSION_SQL = `UPDATE entities AS e SET label = $2, data = $3, version = $4, conflict = $5, date_modified = clock_timestamp() WHERE e.id = $1
+  RETURNING ${ENTITY_COLUMNS}, ${HELD_WAITING}`;
+/** The entity and its version 1: the version is written only when the entity was (no row: the uuid is taken). */
+const CREATE_SQL = `WITH e AS (
+    INSERT INTO entities AS e (list_id, uuid, label, data, version, conflict, creator_submission_id, creator_id)
+    VALUES ($1, $2, $3, $4, 1, NULL, $5, $6) ON CONFLICT (list_id, uuid) DO NOTHING RETURNING ${ENTITY_COLUMNS}),
+  v AS (
+    INSERT INTO entity_versions (entity_id, version, label, data, data_received, base_version, trunk_version, branch_id, branch_base_version,
+      conflict, conflicting_properties, source, submission_id, creator_id)
+    SELECT e.id::bigint, 1, $3, $4, $7::jsonb, $8::int, $9::int, $10::uuid, $11::int, $12::varchar, $13::text[], $14::varchar, $5, $6 FROM e)
+  SELECT e.*, EXISTS (SELECT 1 FROM entity_held_updates h WHERE h.list_id = $1 AND h.entity_uuid = $2) AS held_waiting FROM e`;
 
 /**
  * The rows of an `UPDATE`/`DELETE ... RETURNING` through EntityManager.query, which answers those
@@ -109,12 +128,12 @@ export class EntitiesRepository {
    * ends: an offline update and the create it follows may arrive at the same time.
    */
   async lock(m: EntityManager, listId: number, uuid: string): Promise<void> {
-    await m.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [listId, uuid]);
+    await preparedQueryIn(m, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, [listId, uuid]);
   }
 
   /** The entity with that uuid, deleted ones included, locked for the transaction. */
   async findByUuidForUpdate(m: EntityManager, listId: number, uuid: string): Promise<EntityRow | null> {
-    const rows: EntityRow[] = await m.query(`SELECT ${ENTITY_COLUMNS} FROM entities e WHERE e.list_id = $1 AND e.uuid = $2 FOR UPDATE`, [listId, uuid]);
+    const rows = await preparedQueryIn<EntityRow>(m, FIND_BY_UUID_FOR_UPDATE_SQL, [listId, uuid]);
     return rows[0] ?? null;
   }
 
@@ -123,16 +142,13 @@ export class EntitiesRepository {
     return rows[0] ?? null;
   }
 
-  /** A new entity and its version 1; null when the list has that uuid already (deleted ones too). */
+  /** A new entity and its version 1, in one statement; null when the list has that uuid already (deleted ones too). */
   async create(m: EntityManager, listId: number, uuid: string, v: NewVersion): Promise<EntityRow | null> {
-    const rows: EntityRow[] = await m.query(
-      `INSERT INTO entities AS e (list_id, uuid, label, data, version, conflict, creator_submission_id, creator_id)
-       VALUES ($1, $2, $3, $4, 1, NULL, $5, $6) ON CONFLICT (list_id, uuid) DO NOTHING RETURNING ${ENTITY_COLUMNS}`,
-      [listId, uuid, v.label, v.data, v.submissionId, v.creatorId],
-    );
-    if (!rows[0]) return null;
-    await this.insertVersion(m, rows[0].id, v);
-    return rows[0];
+    const rows = await preparedQueryIn<EntityRow>(m, CREATE_SQL, [
+      listId, uuid, v.label, v.data, v.submissionId, v.creatorId, v.dataReceived, v.baseVersion, v.trunkVersion, v.branchId, v.branchBaseVersion,
+      v.conflict, v.conflictingProperties, v.source,
+    ]);
+    return rows[0] ?? null;
   }
 
   /** Which of these uuids the list has (deleted entities included). */
@@ -159,16 +175,14 @@ export class EntitiesRepository {
 
   /** A new current version of an existing entity (label, data and version follow it); the entity's conflict becomes `entityConflict`. */
   async addVersion(m: EntityManager, entityId: number, v: NewVersion, entityConflict: Conflict): Promise<EntityRow> {
-    const rows = returned<EntityRow>(await m.query(
-      `UPDATE entities AS e SET label = $2, data = $3, version = $4, conflict = $5, date_modified = clock_timestamp() WHERE e.id = $1 RETURNING ${ENTITY_COLUMNS}`,
-      [entityId, v.label, v.data, v.version, entityConflict],
-    ));
+    const rows = await preparedQueryIn<EntityRow>(m, ADD_VERSION_SQL, [entityId, v.label, v.data, v.version, entityConflict]);
     await this.insertVersion(m, entityId, v);
     return rows[0]!;
   }
 
   private async insertVersion(m: EntityManager, entityId: number, v: NewVersion): Promise<void> {
-    await m.query(
+    await preparedQueryIn(
+      m,
       `INSERT INTO entity_versions (entity_id, version, label, data, data_received, base_version, trunk_version, branch_id, branch_base_version,
          conflict, conflicting_properties, source, submission_id, creator_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
@@ -182,8 +196,9 @@ export class EntitiesRepository {
     return rows[0]!;
   }
 
-  async versionAt(m: Query, entityId: number, version: number): Promise<EntityVersionRow | null> {
-    const rows: EntityVersionRow[] = await m.query(
+  async versionAt(m: EntityManager, entityId: number, version: number): Promise<EntityVersionRow | null> {
+    const rows = await preparedQueryIn<EntityVersionRow>(
+      m,
       `SELECT version, label, data, branch_id::text AS branch_id, branch_base_version FROM entity_versions WHERE entity_id = $1 AND version = $2`,
       [entityId, version],
     );
@@ -207,8 +222,8 @@ export class EntitiesRepository {
   }
 
   /** Whether a version of any entity came from this submission (a submission acts on entities once, edits included). */
-  async submissionActed(m: Query, submissionId: number): Promise<boolean> {
-    const rows = await m.query(`SELECT 1 FROM entity_versions WHERE submission_id = $1 LIMIT 1`, [submissionId]);
+  async submissionActed(m: EntityManager, submissionId: number): Promise<boolean> {
+    const rows = await preparedQueryIn(m, `SELECT 1 FROM entity_versions WHERE submission_id = $1 LIMIT 1`, [submissionId]);
     return rows.length > 0;
   }
 
