@@ -2,9 +2,8 @@ import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
-import yauzl from 'yauzl';
 import { briefcasePull } from './briefcase-client.js';
-import { binary } from './data-fixtures.js';
+import { binary, unzip } from './data-fixtures.js';
 import { demoXForm, jpeg } from './forms-fixtures.js';
 import { encryptSubmission } from './odk-encryptor.js';
 import { openEnvelope } from './odk-pull-decryptor.js';
@@ -21,29 +20,6 @@ import { createTestUser, type TestUser } from './test-users.js';
  */
 const CENTRAL = fileURLToPath(new URL('../../../../shared/fixtures/central-encryption/', import.meta.url));
 const central = (file: string) => readFileSync(`${CENTRAL}${file}`, 'utf8');
-
-function unzip(buffer: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buffer, { lazyEntries: true }, (err, zip) => {
-      if (err) return reject(err);
-      const out = new Map<string, Buffer>();
-      zip.on('entry', (entry: yauzl.Entry) => {
-        zip.openReadStream(entry, (e, stream) => {
-          if (e) return reject(e);
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => {
-            out.set(entry.fileName, Buffer.concat(chunks));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.on('end', () => resolve(out));
-      zip.on('error', reject);
-      zip.readEntry();
-    });
-  });
-}
 
 /** CSV rows as arrays of cells (the exports quote as RFC 4180; these answers hold no quotes or newlines). */
 const csvRows = (text: string) => text.trim().split('\n').map((l) => l.split(','));

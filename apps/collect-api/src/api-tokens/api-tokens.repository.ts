@@ -25,15 +25,8 @@ export interface PersonalTokenOwnerRow extends PersonalTokenRow {
   isActive: boolean;
 }
 
-export interface NewPersonalToken {
-  userId: number;
-  name: string;
-  prefix: string;
-  tokenHash: string;
-  scopes: PersonalTokenScope[];
-  forms: number[] | null;
-  expiresAt: Date;
-}
+/** What creating a token writes; the rest of a row is the database's. */
+export type NewPersonalToken = Pick<PersonalTokenRow, 'userId' | 'name' | 'prefix' | 'tokenHash' | 'scopes' | 'forms' | 'expiresAt'>;
 
 const COLUMNS = `t.id, t.user_id, t.name, t.prefix, t.token_hash, t.scopes, t.form_ids, t.expires_at, t.created_at, t.last_used_at, t.revoked_at`;
 
