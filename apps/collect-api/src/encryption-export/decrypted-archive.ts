@@ -10,6 +10,7 @@ import type { ExportOptions } from '../exports/export-columns.js';
 import { archiveSegment } from '../exports/media-archive.js';
 import { formulaGuard } from '../exports/spreadsheet-cells.js';
 import type { DecryptedSubmission } from './decrypted-submissions.js';
+import { EntryWindow } from '../exports/entry-window.js';
 
 /** Media entries being read or queued at once (as the plaintext media archive). */
 const IN_FLIGHT = 4;
@@ -49,19 +50,11 @@ export async function writeDecryptedArchive(plan: ExportPlan, o: ExportOptions, 
   // Each envelope's line is known once its media are written; the next envelope's entries are queued meanwhile.
   const report: Array<Promise<ReportLine | null>> = [];
   const taken = new Set<string>();
-  let inFlight = 0;
-  let wake: (() => void) | null = null;
-  const settle = () => {
-    inFlight--;
-    wake?.();
-  };
+  const window = new EntryWindow(IN_FLIGHT);
   for await (const batch of passes()) {
     for (const d of batch) {
       if (out.destroyed) break;
-      const media = await addMedia(d, store, zip, taken, now, reading, async () => {
-        while (inFlight >= IN_FLIGHT && !out.destroyed) await Promise.race([new Promise<void>((r) => (wake = r)), failure, closed]);
-        inFlight++;
-      }, settle);
+      const media = await addMedia(d, store, zip, taken, now, reading, () => window.take(out, failure, closed), window.settle);
       report.push(media.written.then((f) => reportLine(d, f)));
     }
     if (out.destroyed) break;

@@ -4,6 +4,7 @@ import { Logger } from '@nestjs/common';
 import yazl from 'yazl';
 import type { ArchiveEntryRow } from '../media/media.repository.js';
 import type { FileStorage } from '../storage/file-storage.js';
+import { EntryWindow } from './entry-window.js';
 
 /** Entries whose files are being read or queued at once (the archive reads them one by one). */
 const IN_FLIGHT = 4;
@@ -47,13 +48,9 @@ export async function writeMediaArchive(rows: AsyncIterable<ArchiveEntryRow[]>, 
   const closed = out.destroyed ? Promise.resolve() : once(out, 'close').then(() => undefined);
   zip.outputStream.pipe(out);
   const taken = new Set<string>();
-  let inFlight = 0;
+  const window = new EntryWindow(IN_FLIGHT);
+  const settle = window.settle;
   let files = 0;
-  let wake: (() => void) | null = null;
-  const settle = () => {
-    inFlight--;
-    wake?.();
-  };
   for await (const batch of rows) {
     for (const row of batch) {
       if (out.destroyed) break;
@@ -63,8 +60,7 @@ export async function writeMediaArchive(rows: AsyncIterable<ArchiveEntryRow[]>, 
         continue;
       }
       // `close` too: a client that stopped reading never lets the queued entries settle.
-      while (inFlight >= IN_FLIGHT && !out.destroyed) await Promise.race([new Promise<void>((r) => (wake = r)), failure, closed]);
-      inFlight++;
+      await window.take(out, failure, closed);
       zip.addReadStreamLazy(entryName(row, taken), { size: info.size, compress: false, mtime: new Date(row.date_created) }, (cb) => {
         storage.read(row.filename).then(
           (stream) => {
