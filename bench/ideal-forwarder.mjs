@@ -21,7 +21,7 @@ const BATCH = 8;
 const GATHER_MS = 5;
 const TIMEOUT_MS = 30_000;
 
-/** The least a durable outbox records of a success: the row finished and its attempt entry (restservices.repository.ts ATTEMPT_WRITE_SQL, cut down). */
+/** The least a durable outbox records of a success: the row finished and its attempt entry (restservices/delivery/delivery-statements.ts ATTEMPT_WRITE_SQL, cut down). */
 const RECORD_SQL = `WITH s AS (SELECT id FROM submissions WHERE form_id = $2 AND uuid = ANY($1::varchar[])),
   moved AS (
     UPDATE rest_deliveries d SET status = 'success', attempts = d.attempts + 1, lease_until = NULL, date_modified = now()

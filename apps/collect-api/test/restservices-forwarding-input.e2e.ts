@@ -52,7 +52,7 @@ describe('rest services: control characters in the headers a user sets', () => {
   it('a header value stored before the check: test-fire answers 200 with the refusal, a delivery fails once, logged, never claimed again', async () => {
     const svc = (await api().post('/api/v1/restservices').set('Authorization', suite.owner.token).send({ xform: formId, name: 'generic_json', service_url: `${suite.rx.url}/stored-bad`, headers: { 'X-A': 'ok' } }).expect(201)).body as { id: number };
     const db = suite.sut.app.get(DataSource);
-    const enc = new ServiceCredentials(suite.sut.config.COLLECT_SECRET_KEY).encryptHeaders({ 'X-A': 'a\u0001b' });
+    const enc = new ServiceCredentials(suite.sut.config).encryptHeaders({ 'X-A': 'a\u0001b' });
     await db.query(`UPDATE rest_services SET headers_enc = $2, date_modified = now() WHERE id = $1`, [svc.id, enc]);
 
     const fired = await api().post(`/api/v1/restservices/${svc.id}/test`).set('Authorization', suite.owner.token).expect(200);

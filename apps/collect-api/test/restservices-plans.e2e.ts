@@ -1,7 +1,8 @@
 import pg from 'pg';
 import request from 'supertest';
 import { DataSource, type QueryRunner } from 'typeorm';
-import { ATTEMPT_WRITE_SQL, CLAIM_PLANNER, CLAIM_SQL, RestServicesRepository, type AttemptRecord } from '../src/restservices/restservices.repository.js';
+import { ATTEMPT_WRITE_SQL, CLAIM_PLANNER, CLAIM_SQL } from '../src/restservices/delivery/delivery-statements.js';
+import { RestServicesRepository, type AttemptRecord } from '../src/restservices/restservices.repository.js';
 import { demoXForm } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser } from './test-users.js';

@@ -36,7 +36,7 @@ export function preparedQuery<T>(db: DataSource, text: string, values: unknown[]
 
 /**
  * `preparedQuery` on a pool of the repository's own (one whose connections carry settings of
- * their own, e.g. the worker's claim connection: restservices.repository.ts, CLAIM_PLANNER).
+ * their own, e.g. the worker's claim connection: restservices/delivery/delivery-statements.ts, CLAIM_PLANNER).
  */
 export function preparedQueryOnPool<T>(pool: Pool, text: string, values: unknown[]): Promise<T[]> {
   return run(pool, text, values);

@@ -106,7 +106,7 @@ export class RestServiceEntity {
  * (docs/restservices.md, "Fidelity"). The one-statement intake's `created` rows store none until
  * the submission first changes (a trigger then stores the old row's, migration 1764950000000);
  * till then the claim builds it from the live row, the same SQL
- * (restservices.repository.ts, CLAIMED). The SQL that builds it, and the submission JSON made
+ * (restservices/delivery/delivery-statements.ts, CLAIMED). The SQL that builds it, and the submission JSON made
  * of it: delivery/delivery-snapshot.ts.
  */
 export interface DeliverySnapshot {

@@ -5,7 +5,8 @@ import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { pageHeaders, pageRequest } from '../submissions/pagination.js';
-import { DeliveryLogEntry, DeliveryLogQueryDto, RestServiceBody, RestServiceDto, RestServiceListQueryDto, RestServicePatchDto, RetryAck, RetryFailedAck, TestFireBody } from './restservice.dto.js';
+import { DeliveryLogEntry, RestServiceBody, RetryAck, RetryFailedAck, TestFireBody } from './restservice-bodies.dto.js';
+import { DeliveryLogQueryDto, RestServiceDto, RestServiceListQueryDto, RestServicePatchDto } from './restservice.dto.js';
 import { RestServicesService } from './restservices.service.js';
 import { ReplayBody, ReplayCount, ReplayDto } from './replay/replay.dto.js';
 

@@ -19,6 +19,7 @@ import { NETWORK_GUARD } from './restservices.tokens.js';
 import { JobsModule } from '../jobs/jobs.module.js';
 import { DestinationGate } from './destinations/destination-gate.js';
 import { TestFireService } from './delivery/test-fire.service.js';
+import { ServiceCredentials } from './service-credentials.js';
 import { TestFireQuota } from './delivery/test-fire-quota.js';
 
 /**
@@ -37,6 +38,7 @@ import { TestFireQuota } from './delivery/test-fire-quota.js';
     RestServicesService,
     DestinationGate,
     TestFireService,
+    ServiceCredentials,
     TestFireQuota,
     ReplaysRepository,
     ReplayService,

@@ -12,7 +12,8 @@ import { defaultEvents, isEntityEvent } from './delivery/delivery-events.js';
 import { DeliveryOutbox } from './delivery/delivery-outbox.js';
 import { FORWARDERS } from './forwarders/index.js';
 import type { NetworkGuard } from './destinations/network-guard.js';
-import { RestServiceDto, restServiceInput, type DeliveryLogEntry, type RestServiceBody, type RestServiceInput, type RestServicePatchDto, type RetryAck, type RetryFailedAck, type TestFireBody } from './restservice.dto.js';
+import type { DeliveryLogEntry, RestServiceBody, RetryAck, RetryFailedAck, TestFireBody } from './restservice-bodies.dto.js';
+import { RestServiceDto, restServiceInput, type RestServiceInput, type RestServicePatchDto } from './restservice.dto.js';
 import type { AttemptStatus, DeliveryAttemptEntity, RestServiceEntity } from './restservice.entities.js';
 import { RestServicesRepository, type ServiceHealth } from './restservices.repository.js';
 import { effectiveRateLimit } from './destinations/destination-limits.js';
@@ -32,8 +33,6 @@ export { MASKED_SECRET };
 /** CRUD of rest services, their delivery log and manual retries; roles per docs/api-conventions.md §Roles and permissions. */
 @Injectable()
 export class RestServicesService {
-  private readonly box: ServiceCredentials;
-
   constructor(
     private readonly repo: RestServicesRepository,
     private readonly access: FormAccessService,
@@ -43,11 +42,10 @@ export class RestServicesService {
     private readonly testFires: TestFireService,
     private readonly envelopeForwarding: EnvelopeForwarding,
     private readonly replays: ReplayService,
+    private readonly box: ServiceCredentials,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
-  ) {
-    this.box = new ServiceCredentials(config.COLLECT_SECRET_KEY);
-  }
+  ) {}
 
   async list(user: AuthenticatedUser | undefined, xform: number | undefined): Promise<RestServiceBody[]> {
     const formIds = xform !== undefined ? [(await this.access.requireRole(user, xform, MIN_ROLE.view)).form.id] : await this.access.visibleFormIds(user);

@@ -1,3 +1,5 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
 import { SecretBox } from '../crypto/secrets.js';
 import type { OutgoingRequest } from './forwarders/index.js';
 import type { RestServiceEntity } from './restservice.entities.js';
@@ -30,11 +32,12 @@ export interface ServiceSecrets {
  * (AES-256-GCM, docs/security.md) and puts them on a request at send time only, so nothing
  * built from a submission (a payload snapshot, a log line) ever holds them.
  */
+@Injectable()
 export class ServiceCredentials {
   private readonly box: SecretBox;
 
-  constructor(secretKey: string) {
-    this.box = new SecretBox(secretKey);
+  constructor(@Inject(COLLECT_CONFIG) config: Pick<CollectConfig, 'COLLECT_SECRET_KEY'>) {
+    this.box = new SecretBox(config.COLLECT_SECRET_KEY);
   }
 
   encrypt(plain: string): string {

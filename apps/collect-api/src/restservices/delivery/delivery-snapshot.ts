@@ -32,7 +32,7 @@ const COLUMNS_BUT_XML = ['id', 'form_id', 'uuid', 'json', 'content_hash', 'statu
 /**
  * SQL: the snapshot of submission `submissionId` as it is now, as the outbox statement would have
  * stored it for a service named `serviceName` (snapshotOfRowSql with snapshotForServiceSql): what
- * the claim returns for a row that stores none (restservices.repository.ts, CLAIMED). The
+ * the claim returns for a row that stores none (restservices/delivery/delivery-statements.ts, CLAIMED). The
  * `submission` object is built from the columns, the XML only when the service sends it: `to_jsonb`
  * of the whole row would decompress and escape the XML (6 kB for the soak's 250 answers) for
  * every claim and then drop it. A test compares the two (restservices-snapshot.e2e.ts).

@@ -18,6 +18,7 @@ import type { ClaimedDelivery, RestServicesRepository } from '../restservices.re
 /** Plaintext payloads go as they are (docs/encryption.md, "Forwarding"). */
 const plaintext = mockOf<EnvelopeForwarding>({ verdict: async () => ({ action: 'as-is' }) });
 import type { SheetsService } from '../sheets/sheets.service.js';
+import { ServiceCredentials } from '../service-credentials.js';
 
 /**
  * Retry classification of DeliveryService with its repository and the submission loader mocked.
@@ -81,7 +82,7 @@ function makeSut(opts: { attempts: number; deleted?: boolean; active?: boolean }
   const submissions = mockOf<SubmissionsService>({
     loadSubmissionJson: async () => (opts.deleted ? null : { json: { _id: 40 }, submission: { id: 40 } as SubmissionEntity, form: { id: 1 } as FormEntity }),
   });
-  const sut = new DeliveryService(repo, submissions, mockOf<SheetsService>(), mockOf<FormsRepository>(), mockOf<DeliveryOutbox>(), new DeliveryAttemptLog(repo), gate, plaintext, new NetworkGuard(['127.0.0.0/8']), config);
+  const sut = new DeliveryService(repo, submissions, mockOf<SheetsService>(), mockOf<FormsRepository>(), mockOf<DeliveryOutbox>(), new DeliveryAttemptLog(repo), gate, plaintext, new ServiceCredentials(config), new NetworkGuard(['127.0.0.0/8']), config);
   suts.push(sut);
   return { sut, repo, recorded };
 }
@@ -167,7 +168,7 @@ describe('DeliveryService: retry classification (repository mocked, real receive
       findService: () => repo.findService(row.serviceId),
       recordAttempts: async (list) => void statements.push(list.map((a) => a.deliveryRowId)),
     });
-    const sut = new DeliveryService(claimRepo, mockOf<SubmissionsService>({ loadSubmissionJson: async () => ({ json: { _id: 40 }, submission: { id: 40 } as SubmissionEntity, form: { id: 1 } as FormEntity }) }), mockOf<SheetsService>(), mockOf<FormsRepository>(), mockOf<DeliveryOutbox>(), new PatientLog(claimRepo), gate, plaintext, new NetworkGuard(['127.0.0.0/8']), config);
+    const sut = new DeliveryService(claimRepo, mockOf<SubmissionsService>({ loadSubmissionJson: async () => ({ json: { _id: 40 }, submission: { id: 40 } as SubmissionEntity, form: { id: 1 } as FormEntity }) }), mockOf<SheetsService>(), mockOf<FormsRepository>(), mockOf<DeliveryOutbox>(), new PatientLog(claimRepo), gate, plaintext, new ServiceCredentials(config), new NetworkGuard(['127.0.0.0/8']), config);
     suts.push(sut);
     await sut.sendDue(3, new AbortController().signal);
     await sut.drain();

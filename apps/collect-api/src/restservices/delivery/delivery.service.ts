@@ -38,7 +38,6 @@ const FORM_CACHE_MS = 5_000;
 @Injectable()
 export class DeliveryService implements OnApplicationShutdown {
   private readonly logger = new Logger(DeliveryService.name);
-  private readonly credentials: ServiceCredentials;
   private readonly agents: DestinationAgents;
   private readonly serviceCache = new Map<number, { version: string; service: RestServiceEntity }>();
   private readonly formCache = new TtlCache<FormEntity>(FORM_CACHE_MS, 1_000);
@@ -54,10 +53,10 @@ export class DeliveryService implements OnApplicationShutdown {
     private readonly attemptLog: DeliveryAttemptLog,
     private readonly gate: DestinationGate,
     private readonly envelopes: EnvelopeForwarding,
+    private readonly credentials: ServiceCredentials,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
   ) {
-    this.credentials = new ServiceCredentials(config.COLLECT_SECRET_KEY);
     this.agents = new DestinationAgents(config.FORWARD_CONCURRENCY_PER_DESTINATION);
     this.slots = new SendSlots(config.FORWARD_CONCURRENCY);
   }

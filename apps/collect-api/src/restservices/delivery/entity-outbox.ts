@@ -8,7 +8,7 @@ import { DELIVERY_CHANNEL } from './delivery-outbox.js';
  * SQL: the outbox rows of a batch of entity changes ($1 entity ids, $2 events, $3 the version
  * each change left), one per active service whose `events` take the event and whose form uses
  * the entity's list (entity_list_forms), in the order of the changes, so that the rows of one
- * entity go out in the order they were made (the claim's ordering, restservices.repository.ts).
+ * entity go out in the order they were made (the claim's ordering, delivery/delivery-statements.ts).
  * The snapshot holds the entity as that version left it (entity_versions, the row for what a
  * version does not keep) and the list's name: every attempt sends what the event was about.
  */

@@ -12,7 +12,7 @@ import { deliveryHeaders, sendOnce } from './delivery-sender.js';
 import { DestinationGate } from '../destinations/destination-gate.js';
 import { FORWARDERS } from '../forwarders/index.js';
 import type { NetworkGuard } from '../destinations/network-guard.js';
-import type { TestFireBody } from '../restservice.dto.js';
+import type { TestFireBody } from '../restservice-bodies.dto.js';
 import type { RestServiceEntity } from '../restservice.entities.js';
 import { RestServicesRepository } from '../restservices.repository.js';
 import { NETWORK_GUARD } from '../restservices.tokens.js';
@@ -28,7 +28,6 @@ import { maskHeaders, ServiceCredentials, withServiceAuth } from '../service-cre
 @Injectable()
 export class TestFireService {
   private readonly logger = new Logger(TestFireService.name);
-  private readonly credentials: ServiceCredentials;
 
   constructor(
     private readonly repo: RestServicesRepository,
@@ -37,9 +36,8 @@ export class TestFireService {
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
     @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
     private readonly quota: TestFireQuota,
-  ) {
-    this.credentials = new ServiceCredentials(config.COLLECT_SECRET_KEY);
-  }
+    private readonly credentials: ServiceCredentials,
+  ) {}
 
   async fire(service: RestServiceEntity, form: FormEntity, userId: number | null): Promise<TestFireBody> {
     const forwarder = FORWARDERS[service.name];
