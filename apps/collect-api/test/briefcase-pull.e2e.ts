@@ -116,4 +116,27 @@ describe('Briefcase pull: /view/submissionList and /view/downloadSubmission', ()
     expect(inert.headers['x-content-type-options']).toBe('nosniff');
     expect(inert.headers['content-security-policy']).toBe("default-src 'none'; sandbox");
   });
+
+  it('a read by id_string shared by several forms names the caller\'s own, else the one shared with the caller first; a tie is a 400 (docs/forms.md)', async () => {
+    // The stranger publishes a copy under the same id_string and shares it with the reader, after the owner did.
+    const copy = (await request(sut.url).post('/api/v1/forms').set('Authorization', stranger.token).set('Content-Type', 'application/xml').send(demoXForm(idString)).expect(201)).body.formid as number;
+    await request(sut.url).put(`/api/v1/forms/${copy}/share`).set('Authorization', stranger.token).send({ username: reader.username, role: 'readonly' }).expect(204);
+    const copyId = randomUUID();
+    await request(sut.url).post(`/${stranger.username}/submission`).set('Authorization', stranger.token).set('X-OpenRosa-Version', '1.0')
+      .attach('xml_submission_file', Buffer.from(demoInstance({ instanceId: copyId, idString, name: 'copy' })), { filename: 'submission.xml', contentType: 'text/xml' }).expect(201);
+    // downloadSubmission finds an instance only in the form the id_string named for the caller.
+    const status = async (auth: string, instanceId: string, prefix = '') =>
+      (await request(sut.url).get(`${prefix}/view/downloadSubmission`).query({ formId: `${idString}/data[@key=uuid:${instanceId}]` }).set('Authorization', auth)).status;
+    const ours = sent[0]!.instanceId;
+    // Each owner reads their own form; the reader the form shared with them first (the owner's).
+    expect([await status(owner.token, ours), await status(owner.token, copyId)]).toEqual([200, 404]);
+    expect([await status(stranger.token, ours), await status(stranger.token, copyId)]).toEqual([404, 200]);
+    expect([await status(reader.token, ours), await status(reader.token, copyId)]).toEqual([200, 404]);
+    // A platform admin sees both and has a role on neither: a tie, answered with the owner-scoped path.
+    const admin = await createTestUser(sut.app, { superuser: true });
+    const tie = await request(sut.url).get('/view/submissionList').query({ formId: idString }).set('Authorization', admin.token).expect(400);
+    expect(JSON.stringify(tie.body)).toContain('/<username>/view/');
+    expect(await status(admin.token, copyId, `/${stranger.username}`)).toBe(200);
+    await request(sut.url).delete(`/api/v1/forms/${copy}`).set('Authorization', stranger.token).expect(204);
+  });
 });

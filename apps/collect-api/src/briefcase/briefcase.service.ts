@@ -90,7 +90,7 @@ export class BriefcaseService {
   /**
    * The form by id_string: the owner's, on owner-scoped paths; else among the live forms with
    * that id_string the caller can see: the only one, the caller's own, or the one the caller was
-   * given a role on first (docs/forms.md, "Which form a submission goes to", read for reading).
+   * given a role on first; a tie is a 400 (docs/forms.md, "Which form a read by id_string names").
    */
   private async form(user: AuthenticatedUser, owner: string | null, idString: string): Promise<FormEntity> {
     const notFound = () => new NotFoundException({ detail: NOT_FOUND_DETAIL });
@@ -108,8 +108,8 @@ export class BriefcaseService {
     const own = visible.find((f) => f.ownerId === user.id);
     if (own) return own;
     const granted = await this.formsRepo.rolesGrantedAt(user.id, visible.map((f) => f.id));
-    const first = [...granted.entries()].sort((a, b) => a[1].getTime() - b[1].getTime() || a[0] - b[0])[0];
-    if (first) return visible.find((f) => f.id === first[0])!;
+    const [first, second] = [...granted.entries()].sort((a, b) => a[1].getTime() - b[1].getTime());
+    if (first && (!second || first[1].getTime() < second[1].getTime())) return visible.find((f) => f.id === first[0])!;
     throw new BadRequestException({ detail: `Several forms have the id ${idString}; use the owner's path /<username>/view/... to name one.` });
   }
 
