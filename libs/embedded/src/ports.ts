@@ -68,10 +68,17 @@ export async function freePort(): Promise<number> {
 /** Thrown from a waitFor check to stop waiting at once (the awaited thing can no longer happen). */
 export class GiveUp extends Error {}
 
-export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * Calls `check` every 50 ms until it answers true. Gives up once `timeoutMs` have been spent by
+ * `clock` (wall time by default; a child process's own CPU time for a service start,
+ * startServiceProcess) or the clock's wall cap has passed.
+ */
+export async function waitFor(
+  check: () => Promise<boolean>, timeoutMs: number, what: string,
+  clock: { spentMs(): number; overWallCap(): boolean } = wallClock(),
+): Promise<void> {
   let lastError: unknown;
-  while (Date.now() < deadline) {
+  while (clock.spentMs() < timeoutMs && !clock.overWallCap()) {
     try {
       if (await check()) return;
     } catch (err) {
@@ -81,4 +88,9 @@ export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, 
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+}
+
+function wallClock(): { spentMs(): number; overWallCap(): boolean } {
+  const started = Date.now();
+  return { spentMs: () => Date.now() - started, overWallCap: () => false };
 }
