@@ -3,12 +3,12 @@ import { childClock, cpuTimeMs } from './cpu-time.js';
 import { waitFor } from './ports.js';
 
 describe('deadlines counted in a process\'s own CPU time', () => {
-  it('reads a child\'s CPU time: one that spins uses more than one that sleeps beside it; a gone process has none', async () => {
+  it('reads a child\'s CPU time: one that spins uses more than one that sleeps beside it; a gone process has none, and its clock keeps its last reading', async () => {
     const spinner = spawn(process.execPath, ['-e', 'for (;;) {}']);
     const sleeper = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+    const spin = childClock(spinner.pid, 60_000);
+    const sleep = childClock(sleeper.pid, 60_000);
     try {
-      const spin = childClock(spinner.pid, 60_000);
-      const sleep = childClock(sleeper.pid, 60_000);
       // Node's own start costs CPU in both; the spinner then keeps going, the sleeper does not.
       await waitFor(async () => spin.spentMs() >= 1_500 + sleep.spentMs(), 120_000, 'the spinner to pull ahead');
       expect(cpuTimeMs(spinner.pid)!).toBeGreaterThan(cpuTimeMs(sleeper.pid)!);
@@ -16,9 +16,12 @@ describe('deadlines counted in a process\'s own CPU time', () => {
       spinner.kill('SIGKILL');
       sleeper.kill('SIGKILL');
     }
-    await new Promise((r) => spinner.once('exit', r));
-    expect(cpuTimeMs(spinner.pid)).toBeNull();
+    await Promise.all([spinner, sleeper].map((c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(null) : c.once('exit', r)))));
+    expect(cpuTimeMs(sleeper.pid)).toBeNull();
     expect(cpuTimeMs(undefined)).toBeNull();
+    // The sleeper's clock, read after it has gone, is the little CPU its start took: not the wall
+    // time since it started, which the spinner's 1.5 s of CPU has passed.
+    expect(sleep.spentMs()).toBeLessThan(1_000);
   });
 
   it('waitFor gives up when its clock has spent the budget, or at the wall cap, whichever comes first', async () => {

@@ -31,10 +31,14 @@ export function cpuTimeMs(pid: number | undefined): number | null {
 export function childClock(pid: number | undefined, wallCapMs: number): { spentMs(): number; overWallCap(): boolean } {
   const started = Date.now();
   const cpuAtStart = cpuTimeMs(pid);
+  // Once the child has gone, /proc no longer tells: its last reading stands (the caller sees the
+  // exit next), rather than wall time since the start, which a slow start may already exceed.
+  let lastCpu = cpuAtStart;
   return {
     spentMs: () => {
-      const cpu = cpuAtStart === null ? null : cpuTimeMs(pid);
-      return cpu === null ? Date.now() - started : cpu - cpuAtStart!;
+      if (cpuAtStart === null) return Date.now() - started;
+      lastCpu = cpuTimeMs(pid) ?? lastCpu;
+      return lastCpu! - cpuAtStart;
     },
     overWallCap: () => Date.now() - started > wallCapMs,
   };
