@@ -11,16 +11,16 @@ export type EntityInsertItem = {
 /**
  * `allowed` false: the cached form or role is stale (nothing written). `declined`: the statement
  * could not decide the entity work (or the instance exists): nothing written, intake's
- * transactional path decides. `held`: the entity the submission made or changed has updates
- * held for it (found after the commit): they are to be released (docs/entities.md, "Intake: one
- * statement").
+ * transactional path decides. `held`: whether the entity the submission made or changed has
+ * updates held for it (read after the commit, one read per statement, while the next statement
+ * runs): they are to be released (docs/entities.md, "Intake: one statement").
  */
 export type EntityInsertResult = {
   allowed: boolean;
   declined: boolean;
   created: SubmissionEntity | null;
   queued: number;
-  held: { listId: number; uuid: string } | null;
+  held: Promise<{ listId: number; uuid: string } | null>;
 };
 
 /**
@@ -126,7 +126,11 @@ type Row = {
   date_created: Date; date_modified: Date; queued: number;
 };
 
-/** Runs the statement for `items` (one result each, in order), then HELD_AFTER_SQL for the entities it acted on. */
+/**
+ * Runs the statement for `items` (one result each, in order), and HELD_AFTER_SQL for the entities
+ * it acted on, which the results wait for but the group commit does not: the next statement
+ * starts without it.
+ */
 export async function runEntityInsert(
   run: (text: string, values: unknown[]) => Promise<unknown>,
   items: EntityInsertItem[],
@@ -142,17 +146,16 @@ export async function runEntityInsert(
   ])) as Row[];
   const byKey = new Map(rows.map((r) => [`${r.form_id}/${r.uuid}`, r]));
   const done = rows.filter((r) => r.id !== null);
-  const held = new Set<string>();
-  if (done.length) {
-    const found = (await run(HELD_AFTER_SQL, [done.map((r) => r.list_id), done.map((r) => r.entity_uuid)])) as Array<{ list_id: number; entity_uuid: string }>;
-    for (const h of found) held.add(`${h.list_id}/${h.entity_uuid}`);
-  }
+  const held = done.length
+    ? (run(HELD_AFTER_SQL, [done.map((r) => r.list_id), done.map((r) => r.entity_uuid)]) as Promise<Array<{ list_id: number; entity_uuid: string }>>)
+      .then((found) => new Set(found.map((h) => `${h.list_id}/${h.entity_uuid}`)))
+    : Promise.resolve(new Set<string>());
   // The outbox rows are counted over the whole statement: the first created row carries them (the caller only wakes the relay on it).
   let queued = rows[0]?.queued ?? 0;
   return items.map(({ row }) => {
     const r = byKey.get(`${row.formId}/${row.uuid}`)!;
-    if (!r.ok) return { allowed: false, declined: false, created: null, queued: 0, held: null };
-    if (r.id === null) return { allowed: true, declined: true, created: null, queued: 0, held: null };
+    if (!r.ok) return { allowed: false, declined: false, created: null, queued: 0, held: Promise.resolve(null) };
+    if (r.id === null) return { allowed: true, declined: true, created: null, queued: 0, held: Promise.resolve(null) };
     const created: SubmissionEntity = {
       formId: row.formId, uuid: row.uuid, json: row.json, xml: row.xml, contentHash: row.contentHash, submittedById: row.submittedById, version: row.version,
       id: r.id, status: r.status, edited: false, bambooDatasetId: '', dateCreated: r.date_created, dateModified: r.date_modified, deletedAt: null,
@@ -160,7 +163,7 @@ export async function runEntityInsert(
     const mine = queued;
     queued = 0;
     const key = `${r.list_id}/${r.entity_uuid}`;
-    return { allowed: true, declined: false, created, queued: mine, held: held.has(key) ? { listId: r.list_id!, uuid: r.entity_uuid } : null };
+    return { allowed: true, declined: false, created, queued: mine, held: held.then((h) => (h.has(key) ? { listId: r.list_id!, uuid: r.entity_uuid } : null)) };
   });
 }
 

@@ -277,7 +277,9 @@ export class SubmissionsService {
     if (!result.allowed) throw new StaleFormAccess();
     if (!result.created) return null;
     this.outbox.createdRowsWritten(result.queued);
-    if (result.held) await this.entities.releaseHeldAfterStatement(result.held.listId, result.held.uuid);
+    // The submission is stored: a failed read after the commit leaves a held update to the held-update time bound, not the answer to a 500.
+    const held = await result.held.catch(() => null);
+    if (held) await this.entities.releaseHeldAfterStatement(held.listId, held.uuid);
     this.events.committed({ type: 'submission.created', formId: form.id, submissionId: result.created.id, instanceUuid: row.uuid });
     return { outcome: 'created', submission: result.created, form };
   }
