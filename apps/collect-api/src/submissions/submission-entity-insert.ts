@@ -55,8 +55,8 @@ export function entityInsertSql(outbox: string, entityRows: string[]): string {
        FROM input i JOIN entity_lists l ON l.owner_id = i.owner_id AND l.name = i.list_name
          LEFT JOIN entities e ON e.list_id = l.id AND e.uuid = i.entity_uuid
      ), allowed AS (
-       -- The existence tests are LIMIT 1 probes of their unique indexes: as NOT EXISTS over a batch the
-       -- generic plan hashed the whole submissions table on every call.
+       -- The existence tests are LIMIT 1 probes of their indexes: as NOT EXISTS over a batch they get a
+       -- generic plan that hashes the whole submissions table on every call.
        SELECT i.*, t.list_id, t.list_name AS list_name_found, t.data, t.entity_id,
          EXISTS (SELECT 1 FROM forms f WHERE f.id = i.form_id AND f.deleted_at IS NULL AND f.accepting_submissions AND f.version = i.check_version)
            AND (i.superuser OR EXISTS (SELECT 1 FROM form_roles r WHERE r.form_id = i.form_id AND r.user_id = i.submitted_by_id AND r.role = ANY(string_to_array(i.roles, ',')))) AS ok,
