@@ -4,6 +4,7 @@ import { In, IsNull, type EntityManager, type Repository } from 'typeorm';
 import { preparedQuery, preparedQueryIn } from '../database/prepared-query.js';
 import { StatementBatches } from '../database/statement-batches.js';
 import { AttachmentEntity, SubmissionEntity, type SubmissionRecord } from './submission.entity.js';
+import { runEntityInsert, type EntityInsertItem, type EntityInsertResult } from './submission-entity-insert.js';
 
 /** A new instance's row as the intake's checked insert writes it. */
 /** `jsonText`: the answers' JSON when the caller wrote it already (intake's canonical JSON; any key order stores the same jsonb). */
@@ -46,6 +47,9 @@ export class SubmissionsRepository {
    * looked up again per submission (a fresh string of kilobytes is hashed on every lookup).
    */
   private readonly batchesByFunction = [new WeakMap<OutboxSql, StatementBatches<InsertItem, CheckedInsert>>(), new WeakMap<OutboxSql, StatementBatches<InsertItem, CheckedInsert>>()];
+
+  /** Group commit of the one statement of submissions with entity work (its text written on first use: the sinks register at start). */
+  private entityBatches: StatementBatches<EntityInsertItem, EntityInsertResult> | null = null;
 
   constructor(
     @InjectRepository(SubmissionEntity) private readonly submissions: Repository<SubmissionEntity>,
@@ -130,6 +134,24 @@ export class SubmissionsRepository {
     row: InstanceRow, check: InstanceCheck, attachments: AttachmentReservation[], outboxSql: OutboxSql,
   ): Promise<CheckedInsert> {
     return this.batchesFor(outboxSql, true).submit({ row, check, attachments });
+  }
+
+  /**
+   * The one statement of a new submission whose entity work it can do (docs/entities.md, "Intake:
+   * one statement"; submission-entity-insert.ts), group-committed as `insertCheckedAlone`.
+   * `text`: the statement's text, asked for once.
+   */
+  insertCheckedAloneWithEntity(item: EntityInsertItem, text: () => string): Promise<EntityInsertResult> {
+    if (!this.entityBatches) {
+      const db = this.submissions.manager.connection;
+      const sql = text();
+      this.entityBatches = new StatementBatches(
+        (items: EntityInsertItem[]) => runEntityInsert((t, values) => preparedQuery(db, t, values), items, sql),
+        (i) => `${i.row.formId}/${i.row.uuid}`,
+        BATCHES,
+      );
+    }
+    return this.entityBatches.submit(item);
   }
 
   /** The group commit of one statement text (per outbox statement, with or without attachment rows). */

@@ -23,6 +23,7 @@ import { SUBMISSION_OUTBOX, type SubmissionOutbox } from './submission-outbox.js
 import { isAttachmentPathTaken, SubmissionsRepository, type AttachmentReservation } from './submissions.repository.js';
 import type { SubmissionAck } from './submission.dto.js';
 import { EntityIntakeService } from '../entities/intake/entity-intake.service.js';
+import { entityInsertSql, isEntityInsertRace, type EntityInsertItem } from './submission-entity-insert.js';
 
 export interface SubmissionResult {
   outcome: 'created' | 'updated' | 'duplicate';
@@ -47,6 +48,8 @@ export class SubmissionsService {
    * keeps its group commit (and statement texts) by it, without writing the SQL per submission.
    */
   private readonly createdRowsSql = (inserted: string, attached?: string): string => this.outbox.createdRowsSql(inserted, attached);
+  /** The text of the one statement with entity work (submission-entity-insert.ts), with the outbox CTEs of both. */
+  private readonly entityInsertSql = (): string => entityInsertSql(this.outbox.createdRowsSql('inserted'), this.entities.statementRowsSql('changed'));
 
   constructor(
     private readonly repo: SubmissionsRepository,
@@ -119,10 +122,14 @@ export class SubmissionsService {
 
     const row = { formId: form.id, uuid: instanceId, json: record, jsonText, xml, contentHash: hash, submittedById: user.id, version };
     const check = { version: form.version, superuser: user.isSuperuser, roles: SUBMIT_ROLES };
-    // A form with entity blocks takes the transactional path: its entity work commits with the row (docs/entities.md "Submissions").
-    const isNew = (!deprecatedId || deprecatedId === instanceId) && !this.entities.declares(form);
+    // A form with entity blocks: its entity work commits with the row (docs/entities.md "Submissions").
+    const declares = this.entities.declares(form);
+    const isNew = !deprecatedId || deprecatedId === instanceId;
     // (An OpenRosa instance naming attachments still to come waits for them: the transactional path.)
-    if (!input.files.length && isNew && !(input.xml && missingMedia(record, form, new Set()).length)) {
+    if (!input.files.length && isNew && declares && !(input.xml && missingMedia(record, form, new Set()).length)) {
+      const alone = await this.storeWithEntityAlone(form, row, check, record, input.xml);
+      if (alone) return alone;
+    } else if (!input.files.length && isNew && !(input.xml && missingMedia(record, form, new Set()).length)) {
       // A new instance without attachments (every JSON submission): ONE statement stores the row
       // and its outbox rows, no transaction around it (docs/architecture.md, "The walk of a
       // submission"). An instance that exists already takes the transactional path below.
@@ -142,7 +149,7 @@ export class SubmissionsService {
     // A new OpenRosa instance with all its attachments, held in memory, on storage that claims
     // paths by creating files (local disk): files first, then ONE statement, as a JSON submission.
     if (
-      input.files.length && isNew && this.storage.putBytesIfAbsent && input.files.every((f) => f.bytes) &&
+      input.files.length && isNew && !declares && this.storage.putBytesIfAbsent && input.files.every((f) => f.bytes) &&
       !missingMedia(record, form, new Set(input.files.map((f) => f.name))).length
     ) {
       const stored = await this.storeNewWithFilesAlone(form, ownerName, row, check, input.files);
@@ -247,6 +254,34 @@ export class SubmissionsService {
     } finally {
       if (!kept) await this.attachments.removeFiles(written);
     }
+  }
+
+  /**
+   * A new submission whose entity work one statement can do (docs/entities.md, "Intake: one
+   * statement"): the row, the entity and its version, the list's revision and the outbox rows of
+   * both in ONE group-committed statement. Null: the statement declined (or lost a race) and wrote
+   * nothing; the transactional path decides.
+   */
+  private async storeWithEntityAlone(
+    form: FormEntity, row: EntityInsertItem['row'], check: EntityInsertItem['check'], record: SubmissionRecord, xml: string | undefined,
+  ): Promise<SubmissionResult | null> {
+    const entity = this.entities.statementEntity(form, record, xml, row.submittedById);
+    if (!entity) return null;
+    let result;
+    try {
+      result = await this.repo.insertCheckedAloneWithEntity({ row, check, entity }, this.entityInsertSql);
+    } catch (err) {
+      if (isEntityInsertRace(err)) return null;
+      throw err;
+    }
+    if (!result.allowed) throw new StaleFormAccess();
+    if (!result.created) return null;
+    this.outbox.createdRowsWritten(result.queued);
+    // The submission is stored: a failed read after the commit leaves a held update to the held-update time bound, not the answer to a 500.
+    const held = await result.held.catch(() => null);
+    if (held) await this.entities.releaseHeldAfterStatement(held.listId, held.uuid);
+    this.events.committed({ type: 'submission.created', formId: form.id, submissionId: result.created.id, instanceUuid: row.uuid });
+    return { outcome: 'created', submission: result.created, form };
   }
 
   private async duplicateOrConflict(

@@ -175,6 +175,17 @@ export class EntityApplyService {
   }
 
   /**
+   * The held updates that follow the current version of `entity`, made outside any branch by
+   * intake's one statement (EntityIntakeService.releaseHeldAfterStatement), applied and told as
+   * after any version.
+   */
+  async releaseAfter(m: EntityManager, list: EntityListRow, entity: EntityRow): Promise<void> {
+    const batch = new IntakeChanges();
+    await this.releaseHeld(m, list, { entity, branchId: null, branchBaseVersion: null }, batch);
+    await this.flush(m, batch);
+  }
+
+  /**
    * The time bound (docs/entities.md "Held updates"): updates held longer than HELD_DAYS are
    * applied on the entity's current version (a soft conflict at least), or refused into their
    * submission's `_entity_errors` when the entity never arrived. Without `batch` (on its own)

@@ -9,6 +9,8 @@ import { EntityApplyService, IntakeChanges } from './entity-apply.service.js';
 import { entityBlocks, recordTree } from './entity-blocks.js';
 import { entityItemOf, EntityProblem, type RawEntityBlock } from './entity-item.js';
 import { HeldUpdatesRepository } from './held-updates.repository.js';
+import { EntityChanges } from '../changes/entity-changes.js';
+import { statementEntityOf, type StatementEntity } from './entity-statement.js';
 
 /** One entry of a submission's `_entity_errors`. */
 export interface EntityError {
@@ -40,13 +42,15 @@ export class EntityIntakeService {
   private readonly logger = new Logger(EntityIntakeService.name);
   /** The entity blocks of a form, by the form object the form cache hands out (a new definition is a new object). */
   private readonly declared = new WeakMap<Pick<FormEntity, 'xml' | 'fields'>, FormEntities | null>();
-  private readonly expiryCheckedAt = new Map<number, number>();
+  /** When held updates were last checked against the time bound, per list (`owner/name`) and process. */
+  private readonly expiryCheckedAt = new Map<string, number>();
 
   constructor(
     private readonly lists: EntityListsRepository,
     private readonly entities: EntitiesRepository,
     private readonly held: HeldUpdatesRepository,
     private readonly apply: EntityApplyService,
+    private readonly changes: EntityChanges,
   ) {}
 
   /** The form's entity blocks (null: none), read once per form object. A form stored with blocks that no longer parse has none. */
@@ -65,6 +69,46 @@ export class EntityIntakeService {
   /** Whether submissions to the form make entity work (intake then takes its transactional path). */
   declares(form: Pick<FormEntity, 'xml' | 'fields'>): boolean {
     return this.declarations(form) !== null;
+  }
+
+  /**
+   * The entity work of a new submission as intake's one statement can do it (docs/entities.md,
+   * "Intake: one statement"), or null: the transactional path applies it (afterStore). Also null
+   * when the list's held updates are due for their time check (that runs on the transactional
+   * path) or when a sink of EntityChanges has no statement form.
+   */
+  statementEntity(form: FormEntity, record: object, xml: string | undefined, submitterId: number | null): StatementEntity | null {
+    const declared = this.declarations(form);
+    if (!declared || this.changes.statementSql('changed') === null) return null;
+    let root: XmlNode;
+    try {
+      root = xml ? parseXml(xml) : recordTree(record as Parameters<typeof recordTree>[0]);
+    } catch {
+      return null;
+    }
+    const entity = statementEntityOf(declared, root, form.ownerId, submitterId);
+    if (!entity || Date.now() - (this.expiryCheckedAt.get(`${form.ownerId}/${entity.list}`) ?? 0) >= EXPIRY_CHECK_MS) return null;
+    return entity;
+  }
+
+  /** The outbox CTEs of entity changes for intake's one statement (EntityChanges sinks), reading `changed`. */
+  statementRowsSql(changed: string): string[] {
+    return this.changes.statementSql(changed) ?? [];
+  }
+
+  /**
+   * An entity intake's one statement made or changed has updates held for it (a hold committed
+   * while the statement ran): they are applied now, as the transactional path applies them after
+   * a version, in a transaction of their own (docs/entities.md, "Intake: one statement").
+   */
+  async releaseHeldAfterStatement(listId: number, uuid: string): Promise<void> {
+    await this.entities.transaction(async (m) => {
+      const list = await this.lists.find(listId, m);
+      if (!list) return;
+      await this.entities.lock(m, listId, uuid);
+      const entity = await this.entities.findByUuidForUpdate(m, listId, uuid);
+      if (entity && !entity.deleted_at) await this.apply.releaseAfter(m, list, entity);
+    });
   }
 
   /**
@@ -130,9 +174,10 @@ export class EntityIntakeService {
 
   private async expireIfDue(m: EntityManager, list: EntityListRow, batch: IntakeChanges): Promise<void> {
     const now = Date.now();
-    if (now - (this.expiryCheckedAt.get(list.id) ?? 0) < EXPIRY_CHECK_MS) return;
+    const key = `${list.owner_id}/${list.name}`;
+    if (now - (this.expiryCheckedAt.get(key) ?? 0) < EXPIRY_CHECK_MS) return;
     if (this.expiryCheckedAt.size > 10_000) this.expiryCheckedAt.clear();
-    this.expiryCheckedAt.set(list.id, now);
+    this.expiryCheckedAt.set(key, now);
     await this.apply.expireHeld(m, list, batch);
   }
 }

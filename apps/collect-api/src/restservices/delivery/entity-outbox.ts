@@ -30,6 +30,26 @@ const ENTITY_ROWS_SQL = `WITH c AS (SELECT * FROM unnest($1::bigint[], $2::text[
   SELECT count(*)::int AS queued FROM queued`;
 
 /**
+ * The same rows as a CTE of intake's one statement (EntityChangeStatementSink): the changes come
+ * from the statement's CTE `changed`, which carries the entity as the change left it (a sibling
+ * CTE's rows are not in the tables yet for the statement), the list's name with it.
+ */
+function entityRowsStatementSql(changed: string): string {
+  return `INSERT INTO rest_deliveries (delivery_id, service_id, entity_id, event, snapshot, next_attempt_at)
+    SELECT gen_random_uuid(), rs.id, c.entity_id, c.event,
+      jsonb_build_object('list', c.list_name, 'entity', jsonb_build_object(
+        'id', c.entity_id, 'list_id', c.list_id, 'uuid', c.uuid, 'label', c.label, 'data', c.data,
+        'version', c.version, 'conflict', c.conflict, 'creator_submission_id', c.creator_submission_id,
+        'date_created', c.date_created, 'date_modified', c.date_modified, 'deleted_at', NULL)),
+      now()
+    FROM ${changed} c
+    JOIN rest_services rs ON rs.active AND c.event = ANY(rs.events)
+      AND rs.form_id IN (SELECT lf.form_id FROM entity_list_forms lf JOIN forms f ON f.id = lf.form_id AND f.deleted_at IS NULL WHERE lf.list_id = c.list_id)
+    ORDER BY c.n, rs.id
+    RETURNING 1`;
+}
+
+/**
  * The rest-service side of entity changes (docs/entities.md, "Entity events to rest services"):
  * a sink of the entities' EntityChanges port, which every create, update and delete (intake,
  * API, bulk, held updates) calls inside its transaction, so the outbox rows commit or roll back
@@ -42,7 +62,7 @@ export class EntityOutbox implements OnModuleInit {
   constructor(private readonly changes: EntityChanges) {}
 
   onModuleInit(): void {
-    this.changes.register((m, changes) => this.record(m, changes));
+    this.changes.register((m, changes) => this.record(m, changes), entityRowsStatementSql);
   }
 
   async record(m: EntityManager, changes: EntityChange[]): Promise<void> {
