@@ -99,12 +99,16 @@ export class EnvelopeDecryption {
     const kept: KeptPart[] = [];
     let recorded = false;
     try {
-      for (const part of parts) {
+      // Written side by side: a file's creation mostly waits on the file system, not on this process.
+      // Every write settles before any is undone (finally below).
+      const written = await Promise.allSettled(parts.map(async (part) => {
         const path = `${dir}/${row.submissionId}_${safeStorageSegment(part.name)}`;
         // A file left at this path by an interrupted earlier send is replaced.
         if (!(await this.storage.putBytesIfAbsent?.(path, part.bytes, PART_MIMETYPE))) await this.storage.putBytes(path, part.bytes, PART_MIMETYPE);
         kept.push({ path, name: part.name, mimetype: PART_MIMETYPE, size: part.size });
-      }
+      }));
+      const failure = written.find((w) => w.status === 'rejected');
+      if (failure) throw failure.reason;
       recorded = await this.envelopes.recordDecrypted(row, kept);
     } finally {
       if (!recorded) await Promise.all(kept.map((k) => this.storage.delete(k.path).catch(() => undefined)));
