@@ -5,9 +5,11 @@
 // Each request is a new instance, so each envelope is made afresh by the load generator (a new
 // IV per instance, the parts ciphered, a new signature); the AES key and its wrapping are made
 // once per mode, which the platform cannot tell (docs/benchmarks.md, "encrypted-intake").
+// BENCH_CPU_PROF=<dir> profiles the API; windows per case: plain, server, passphrase, self.
 import { constants, createCipheriv, createHash, createPublicKey, generateKeyPairSync, publicEncrypt, randomBytes, randomUUID } from 'node:crypto';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { createForm, median, must, report, requestsPerSecond, startCollect, userToken } from './bench-helpers.mjs';
+import { createRequire } from 'node:module';
+import { cpuOf, createForm, median, must, postgresCpu, postmasterPidOf, profiled, report, requestsPerSecond, startCollect, userToken, writeProfileWindows } from './bench-helpers.mjs';
 import { openRosaPhotoBodies, photoJpeg, PHOTO_FORM_FIELDS } from './intake-fixtures.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -61,6 +63,8 @@ let collect;
 try {
   collect = await startCollect({ pg, redis, database: 'bench_collect_encrypted', env: { ENCRYPTION_KEK: randomBytes(32).toString('base64') } });
   const base = collect.url;
+  const apiPid = collect.api.child.pid;
+  const postmaster = await postmasterPidOf(createRequire(new URL('../apps/collect-api/package.json', import.meta.url))('pg'), pg.adminUrl);
   const token = await userToken(base);
   const jpeg = await photoJpeg(100 * 1024);
   const forms = {};
@@ -102,14 +106,29 @@ try {
   };
   for (const c of Object.values(cases)) await requestsPerSecond(c, 1, CONNECTIONS); // warm-up
   const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-  for (let r = 0; r < ROUNDS; r++) for (const [key, c] of Object.entries(cases)) results[key].push(await requestsPerSecond(c, DURATION, CONNECTIONS));
+  // CPU per request of the API process and of PostgreSQL, per case: what a busy shared machine changes least.
+  const cpu = Object.fromEntries(Object.keys(cases).map((k) => [k, { api: 0, pg: 0, n: 0 }]));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [key, c] of Object.entries(cases)) {
+      const before = { api: cpuOf(apiPid), pg: postgresCpu(postmaster) };
+      const rps = await profiled(key, () => requestsPerSecond(c, DURATION, CONNECTIONS));
+      results[key].push(rps);
+      cpu[key].api += cpuOf(apiPid) - before.api;
+      cpu[key].pg += postgresCpu(postmaster) - before.pg;
+      cpu[key].n += rps * DURATION;
+    }
+  }
   const rate = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
-  for (const [key, rps] of Object.entries(rate)) console.log(`POST /submission, ${cases[key].label}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
+  for (const [key, rps] of Object.entries(rate)) {
+    const { api, pg: db, n } = cpu[key];
+    console.log(`POST /submission, ${cases[key].label}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections); CPU per request: API ${Math.round(api / n)} µs, PostgreSQL ${Math.round(db / n)} µs`);
+  }
   report('ratio server-mode/plaintext', rate.server / rate.plain, { goal: '>= 0.7' });
   report('ratio passphrase-mode/plaintext', rate.passphrase / rate.plain, { goal: '>= 0.9' });
   report('ratio self-mode/plaintext', rate.self / rate.plain, { goal: '>= 0.9' });
   const stored = (await (await must(fetch(`${base}/api/v1/forms/${forms.server.formid}`, { headers: { authorization: token } }), 200)).json()).num_of_submissions;
   console.log(`server-mode submissions stored: ${stored}`);
+  writeProfileWindows();
 } finally {
   await collect?.stop();
   await redis.stop();

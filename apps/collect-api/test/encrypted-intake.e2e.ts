@@ -162,6 +162,30 @@ describe('encrypted submissions: intake, storage and decryption on receipt', () 
     await send(env.manifest, env.parts).expect(202);
   });
 
+  it('server mode, every part in one send: stored decrypted at once, its .enc parts kept hidden with their sizes; a resend is a duplicate that adds nothing', async () => {
+    const f = await encryptedForm('enc_in_whole', { mode: 'server' });
+    const { env, photo, instanceId } = await withPhoto(f, 'enc_in_whole');
+    await send(env.manifest, env.parts).expect(201);
+    const [row] = await rows(f.pk);
+    expect(row).toMatchObject({ _uuid: instanceId, name: 'Amina', 'household/photo': 'photo.jpg', _encrypted: true, _decryption: 'decrypted' });
+    const attachments = row!._attachments as Array<{ name: string; mimetype: string; download_url: string }>;
+    expect(attachments.map((a) => [a.name, a.mimetype])).toEqual([['photo.jpg', 'image/jpeg']]);
+    expect((await download(attachments[0]!.download_url)).equals(photo)).toBe(true);
+    const kept = async () => db().query(
+      `SELECT a.name, a.size::int AS size, a.deleted_at IS NOT NULL AS hidden FROM attachments a JOIN submissions s ON s.id = a.submission_id WHERE s.form_id = $1 ORDER BY a.name`, [f.pk]);
+    const expected = [
+      { name: 'photo.jpg', size: photo.length, hidden: false },
+      { name: 'photo.jpg.enc', size: env.parts.get('photo.jpg.enc')!.length, hidden: true },
+      { name: 'submission.xml.enc', size: env.parts.get('submission.xml.enc')!.length, hidden: true },
+    ];
+    expect(await kept()).toEqual(expected);
+    const [envelope] = await db().query(`SELECT decryption, parts FROM submission_envelopes WHERE form_id = $1`, [f.pk]);
+    expect(envelope).toEqual({ decryption: 'decrypted', parts: ['photo.jpg.enc', 'submission.xml.enc'] });
+    await send(env.manifest, env.parts).expect(202);
+    expect(await rows(f.pk)).toHaveLength(1);
+    expect(await kept()).toEqual(expected);
+  });
+
   it('passphrase and self modes: stored whole and pending (the platform cannot read them)', async () => {
     const pass = await encryptedForm('enc_in_pass', { mode: 'passphrase', passphrase: 'correct horse battery staple' });
     const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });

@@ -10,7 +10,7 @@ import { FormEncryptionRepository, type FormKeyRow } from '../form-encryption/fo
 import { inputLimitsOf, parseXml, type XmlNode } from '../openrosa/xml.js';
 import { detectMimetype } from '../storage/content-type.js';
 import { FILE_STORAGE, safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
-import { EnvelopeRepository, type DecryptedAttachment } from './envelope.repository.js';
+import { EnvelopeRepository, type DecryptedAttachment, type KeptPart, type NewEnvelope } from './envelope.repository.js';
 
 /**
  * The submissions' own reading of an instance document into a record of answers by xpath
@@ -22,8 +22,20 @@ export type InstanceReader = (root: XmlNode, form: FormEntity) => AnswerRecord;
 /** Answers by xpath, repeats as lists of records: the shape of a stored submission's answers. */
 export type AnswerRecord = { [xpath: string]: string | AnswerRecord[] };
 
+/** A decrypted instance in memory (EnvelopeDecryption.openInHand). */
+export interface DecryptedInHand {
+  /** Answers by xpath, the metadata keys taken out. */
+  record: AnswerRecord;
+  xml: string;
+  /** Media by plaintext name, manifest order. */
+  media: Array<{ name: string; bytes: Buffer; mimetype: string }>;
+}
+
 /** Metadata of an instance that intake keeps apart from the answers (the submission's own columns). */
 const METADATA_KEYS = ['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'];
+
+/** The MIME type of every stored part: ciphertext says nothing of what it holds. */
+export const PART_MIMETYPE = 'application/octet-stream';
 
 /** Private keys opened lately, per process (docs/encryption.md "Server mode"): never written anywhere. */
 const KEYS_KEPT = 64;
@@ -53,35 +65,54 @@ export class EnvelopeDecryption {
   ) {}
 
   /**
-   * An envelope whose every part came in the request that created its submission, decrypted
-   * from the bytes at hand and stored with its row in one statement (the fast path of a
-   * server-mode intake). False when it is not that case or anything fails: the caller then
-   * writes the row and goes the general way (decryptIfReady), which records any failure.
+   * An envelope whose every part came in this request, held in memory, decrypted from those
+   * bytes before anything is stored (docs/encryption.md "Server mode"): the decrypted instance
+   * (its answers without the metadata keys, its XML) and its media with their types. Null when
+   * the key is not a server key the KEK opens, or anything does not decrypt, verify or read: the
+   * caller then stores the envelope as received, and decryptIfReady records why.
    */
-  async decryptOnReceipt(input: {
-    submissionId: number; form: FormEntity; manifest: EnvelopeManifest; manifestXml: string; keyId: string; parts: string[];
-    ciphertexts: Map<string, Buffer>; readInstance: InstanceReader;
-  }): Promise<boolean> {
+  async openInHand(input: {
+    form: FormEntity; manifest: EnvelopeManifest; keyId: string; ciphertexts: Map<string, Buffer>; readInstance: InstanceReader;
+  }): Promise<DecryptedInHand | null> {
     const keyRow = await this.serverKey(input.form.id, input.keyId);
     const kek = keyRow ? kekFromConfig(this.config.ENCRYPTION_KEK) : null;
     const key = keyRow && kek ? this.privateKey(keyRow, kek) : null;
-    if (!key?.ok) return false;
+    if (!key?.ok) return null;
     const opened = decryptEnvelope(input.manifest, key.value, input.ciphertexts);
-    if (!opened.ok || opened.value.status !== 'decrypted' || !opened.value.submissionXml) return false;
+    if (!opened.ok || opened.value.status !== 'decrypted' || !opened.value.submissionXml) return null;
     const xml = opened.value.submissionXml.toString('utf8');
     const record = this.readDecrypted(xml, input.form, input.manifest.formId, input.manifest.instanceId, input.readInstance);
-    if (!record.ok) return false;
-    const media = await this.storeMedia(input.form, input.submissionId, opened.value.media, record.value);
-    let kept = false;
+    if (!record.ok) return null;
+    const media = opened.value.media.map((m) => ({ name: m.name, bytes: m.bytes, mimetype: detectMimetype(m.bytes.subarray(0, 16), m.name) }));
+    return { record: record.value, xml, media };
+  }
+
+  /**
+   * The `.enc` parts of an envelope stored decrypted (openInHand), kept with their bytes: each
+   * written at `encrypted/<submission id>_<part>` in the form's folder (a path of this submission
+   * alone, in a folder made once), then the envelope row, `decrypted`, and their attachment rows,
+   * hidden, in one statement. When the envelope had a row already (a repeated send) the files
+   * are removed again.
+   */
+  async keepParts(form: FormEntity, row: NewEnvelope, parts: Array<{ name: string; bytes: Buffer[]; size: number }>): Promise<void> {
+    const dir = `${safeStorageSegment(await this.ownerOf(form))}/attachments/${form.id}_${form.idString}/encrypted`;
+    const kept: KeptPart[] = [];
+    let recorded = false;
     try {
-      kept = await this.envelopes.insertDecrypted(
-        { submissionId: input.submissionId, formId: input.form.id, version: input.manifest.version, instanceId: input.manifest.instanceId.replace(/^uuid:/i, '').trim(), keyId: input.keyId, manifest: input.manifestXml, parts: input.parts },
-        { json: { ...record.value, _encrypted: true, _decryption: 'decrypted' }, xml, media },
-      );
+      // Written side by side: a file's creation mostly waits on the file system, not on this process.
+      // Every write settles before any is undone (finally below).
+      const written = await Promise.allSettled(parts.map(async (part) => {
+        const path = `${dir}/${row.submissionId}_${safeStorageSegment(part.name)}`;
+        // A file left at this path by an interrupted earlier send is replaced.
+        if (!(await this.storage.putBytesIfAbsent?.(path, part.bytes, PART_MIMETYPE))) await this.storage.putBytes(path, part.bytes, PART_MIMETYPE);
+        kept.push({ path, name: part.name, mimetype: PART_MIMETYPE, size: part.size });
+      }));
+      const failure = written.find((w) => w.status === 'rejected');
+      if (failure) throw failure.reason;
+      recorded = await this.envelopes.recordDecrypted(row, kept);
     } finally {
-      if (!kept) await Promise.all(media.map((m) => this.storage.delete(m.path).catch(() => undefined)));
+      if (!recorded) await Promise.all(kept.map((k) => this.storage.delete(k.path).catch(() => undefined)));
     }
-    return kept;
   }
 
   /** Whether the key `keyId` of the form is a server key (one the platform decrypts with on receipt). */

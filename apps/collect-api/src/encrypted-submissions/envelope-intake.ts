@@ -1,15 +1,13 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { ConflictException, Injectable, Logger } from '@nestjs/common';
 import { FieldValidationError } from '@collect/contracts';
 import { isEncryptedRoot, manifestFromXml, type EnvelopeManifest } from '../encryption/manifest.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
 import type { XmlNode } from '../openrosa/xml.js';
-import { EnvelopeDecryption, type AnswerRecord, type InstanceReader } from './envelope-decryption.js';
+import { EnvelopeDecryption, PART_MIMETYPE, type AnswerRecord, type DecryptedInHand, type InstanceReader } from './envelope-decryption.js';
 import { FormVersionKeys } from './form-version-keys.js';
-import { EnvelopeRepository } from './envelope.repository.js';
+import { EnvelopeRepository, type NewEnvelope } from './envelope.repository.js';
 
-/** The MIME type of every stored part: ciphertext says nothing of what it holds. */
-export const PART_MIMETYPE = 'application/octet-stream';
 
 /**
  * What intake stores for an instance (the submissions service's `content`): a record of answers
@@ -33,6 +31,7 @@ export interface StoredInstance {
  * plaintext answer is (answers are text): the submissions read answers as text only.
  */
 const PENDING_RECORD = { _encrypted: true, _decryption: 'pending' } as unknown as AnswerRecord;
+const DECRYPTED_RECORD = { _encrypted: true, _decryption: 'decrypted' } as unknown as AnswerRecord;
 
 /**
  * OpenRosa intake of encrypted envelopes (docs/encryption.md "Intake"). Every OpenRosa instance
@@ -80,29 +79,75 @@ export class EnvelopeIntake {
     const stray = input.files.find((f) => !parts.includes(f.name));
     if (stray) throw refusal(`The encrypted submission's manifest names no part "${stray.name.slice(0, 100)}"; its parts are ${parts.map((p) => `"${p}"`).join(', ')}.`);
     for (const f of input.files) f.mimetype = PART_MIMETYPE;
-    const content = (): IntakeContent => ({ record: { 'meta/instanceID': m.instanceId, ...PENDING_RECORD }, xml: input.xml, files: input.files, version: m.version ?? undefined });
-    const result = await input.store(content);
-    await this.stored(result, form, m, input.xml, parts, key.keyId, input.readInstance, input.files);
+    const envelope = { formId: form.id, version: m.version, instanceId: stripScheme(m.instanceId), keyId: key.keyId, manifest: input.xml, parts };
+    const pending = (): IntakeContent => ({ record: { 'meta/instanceID': m.instanceId, ...PENDING_RECORD }, xml: input.xml, files: input.files, version: m.version ?? undefined });
+    // Server mode, every part in this request: decrypted first, stored once as what it says (docs/encryption.md "Server mode").
+    const opened = await this.openInHand(form, m, key.keyId, parts, input.files, input.readInstance);
+    if (opened) {
+      const decrypted = (): IntakeContent => ({
+        record: { ...opened.record, 'meta/instanceID': m.instanceId, ...DECRYPTED_RECORD },
+        xml: opened.xml,
+        files: opened.media.map(mediaFile),
+        version: m.version ?? undefined,
+      });
+      let result: R | null = null;
+      try {
+        result = await input.store(decrypted);
+      } catch (err) {
+        // The instance is stored already as the envelope it was (a part sent before): it goes the general way.
+        if (!(err instanceof ConflictException)) throw err;
+      }
+      if (result) {
+        try {
+          await this.decryption.keepParts(form, { ...envelope, submissionId: result.submission.id }, input.files.map((f) => ({ name: f.name, bytes: f.bytes!, size: f.size })));
+        } catch (err) {
+          this.logger.error({ err: errorSummary(err), submissionId: result.submission.id }, 'could not keep the parts of an encrypted submission stored decrypted');
+        }
+        return result;
+      }
+    }
+    const result = await input.store(pending);
+    await this.stored(result, form, envelope, input.readInstance);
     return result;
   }
 
-  /**
-   * The envelope row of a stored envelope (the first send's; later sends keep it), with the
-   * record's `_encrypted` turned into JSON's true; then, when the key is the server's and every
-   * part is there, decryption on receipt. A failure here never fails the intake: the submission
-   * is stored, its envelope stays `pending`, and the next send of it tries again.
-   */
-  private async stored(result: StoredInstance, form: FormEntity, m: EnvelopeManifest, xml: string, parts: string[], keyId: string, readInstance: InstanceReader, files: UploadedFile[]): Promise<void> {
-    const submissionId = result.submission.id;
+  /** The decrypted instance when the key is a server key and every part is in memory; else null (never throws). */
+  private async openInHand(form: FormEntity, m: EnvelopeManifest, keyId: string, parts: string[], files: UploadedFile[], readInstance: InstanceReader): Promise<DecryptedInHand | null> {
     try {
-      // A new envelope whose parts all came in this request, held in memory: decrypted from those bytes.
-      const server = await this.decryption.isServerKey(form.id, keyId);
-      const ciphertexts = server && result.outcome === 'created' ? partsInHand(files, parts) : null;
-      if (ciphertexts && (await this.decryption.decryptOnReceipt({ submissionId, form, manifest: m, manifestXml: xml, keyId, parts, ciphertexts, readInstance }))) return;
-      await this.envelopes.insertIfAbsent({ submissionId, formId: form.id, version: m.version, instanceId: stripScheme(m.instanceId), keyId, manifest: xml, parts });
-      if (server) await this.decryption.decryptIfReady(submissionId, form, readInstance);
+      if (!(await this.decryption.isServerKey(form.id, keyId))) return null;
+      const ciphertexts = partsInHand(files, parts);
+      return ciphertexts ? await this.decryption.openInHand({ form, manifest: m, keyId, ciphertexts, readInstance }) : null;
     } catch (err) {
-      this.logger.error({ err: errorSummary(err), submissionId }, 'could not record or decrypt an encrypted submission; it stays pending');
+      this.logger.error({ err: errorSummary(err), form: form.id }, 'could not decrypt an encrypted submission on receipt; it is stored as received');
+      return null;
+    }
+  }
+
+  /** The envelope row of a stored submission; a failure never fails the intake (the submission is stored, a later send records it). */
+  private async recordEnvelope(result: StoredInstance, row: Omit<NewEnvelope, 'submissionId'>): Promise<boolean> {
+    try {
+      await this.envelopes.record({ ...row, submissionId: result.submission.id });
+      return true;
+    } catch (err) {
+      this.logger.error({ err: errorSummary(err), submissionId: result.submission.id }, 'could not record an encrypted submission\'s envelope');
+      return false;
+    }
+  }
+
+  /**
+   * The envelope row of an envelope stored as received (the first send's; later sends keep it);
+   * then, when the key is the server's and every part is stored, decryption (parts sent in
+   * several requests, or one that did not decrypt: decryptIfReady records why). A failure here
+   * never fails the intake: the submission is stored, its envelope stays `pending`, and the next
+   * send of it tries again.
+   */
+  private async stored(result: StoredInstance, form: FormEntity, envelope: Omit<NewEnvelope, 'submissionId'>, readInstance: InstanceReader): Promise<void> {
+    const submissionId = result.submission.id;
+    if (!(await this.recordEnvelope(result, envelope))) return;
+    try {
+      if (envelope.keyId && (await this.decryption.isServerKey(form.id, envelope.keyId))) await this.decryption.decryptIfReady(submissionId, form, readInstance);
+    } catch (err) {
+      this.logger.error({ err: errorSummary(err), submissionId }, 'could not decrypt an encrypted submission; it stays pending');
     }
   }
 
@@ -131,6 +176,11 @@ function partsInHand(files: UploadedFile[], parts: string[]): Map<string, Buffer
     out.set(name, Buffer.concat(file.bytes));
   }
   return out;
+}
+
+/** A decrypted media file as an upload held in memory (stored as a plaintext instance's attachment). */
+function mediaFile(m: DecryptedInHand['media'][number]): UploadedFile {
+  return { field: m.name, name: m.name, tmpPath: '', bytes: [m.bytes], size: m.bytes.length, mimetype: m.mimetype };
 }
 
 function refusal(message: string): FieldValidationError {

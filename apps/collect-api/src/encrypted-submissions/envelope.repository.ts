@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { preparedQuery } from '../database/prepared-query.js';
+import { StatementBatches } from '../database/statement-batches.js';
 import type { DecryptionFailure } from '../encryption/decryption-failure.js';
 
 export type DecryptionStatus = 'pending' | 'decrypted' | 'failed';
@@ -54,6 +56,49 @@ export interface DecryptedAttachment {
   fieldXpath: string | null;
 }
 
+/** A new envelope row (EnvelopeRepository.record). */
+export type NewEnvelope = Pick<EnvelopeRow, 'submissionId' | 'formId' | 'version' | 'instanceId' | 'keyId' | 'manifest' | 'parts'>;
+
+/** A stored `.enc` part of an envelope stored decrypted (its bytes written at `path`). */
+export interface KeptPart {
+  path: string;
+  name: string;
+  mimetype: string;
+  size: number;
+}
+
+const BATCHES = { maxInFlight: 4, maxItems: 64 };
+
+function envelopeJson(r: NewEnvelope): Record<string, unknown> {
+  return { submission_id: r.submissionId, form_id: r.formId, version: r.version, instance_id: r.instanceId, key_id: r.keyId, manifest: r.manifest, parts: r.parts };
+}
+
+/**
+ * The envelope rows of a batch (a jsonb recordset, fixed texts: prepared statements), each
+ * inserted unless its submission has one.
+ */
+const RECORD_ENVELOPES = `INSERT INTO submission_envelopes (submission_id, form_id, version, instance_id, key_id, manifest, parts)
+  SELECT x.submission_id, x.form_id, x.version, x.instance_id, x.key_id, x.manifest, x.parts
+  FROM jsonb_to_recordset($1::jsonb) AS x(submission_id int, form_id int, version text, instance_id text, key_id text, manifest text, parts text[])
+  ON CONFLICT (submission_id) DO NOTHING`;
+
+/**
+ * Envelopes stored decrypted (docs/encryption.md "Server mode"): each row `decrypted`, and, only
+ * for the rows it inserted, the attachment rows of their `.enc` parts, hidden from the start.
+ * Answers the submission ids whose rows it inserted.
+ */
+const RECORD_DECRYPTED = `WITH e AS (
+    INSERT INTO submission_envelopes (submission_id, form_id, version, instance_id, key_id, manifest, parts, decryption, decrypted_at)
+    SELECT x.submission_id, x.form_id, x.version, x.instance_id, x.key_id, x.manifest, x.parts, 'decrypted', now()
+    FROM jsonb_to_recordset($1::jsonb) AS x(submission_id int, form_id int, version text, instance_id text, key_id text, manifest text, parts text[])
+    ON CONFLICT (submission_id) DO NOTHING RETURNING submission_id),
+  p AS (
+    INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size, field_xpath, deleted_at)
+    SELECT y.submission_id, y.form_id, y.filename, y.name, y.mimetype, y.size, NULL, now()
+    FROM jsonb_to_recordset($2::jsonb) AS y(submission_id int, form_id int, filename text, name text, mimetype text, size bigint)
+    WHERE y.submission_id IN (SELECT submission_id FROM e))
+  SELECT submission_id FROM e`;
+
 const ENVELOPE_COLUMNS = `e.submission_id, e.form_id, e.version, e.instance_id, e.key_id, e.manifest, e.parts, e.decryption, e.decryption_error, e.decrypted_at, e.created_at`;
 
 interface RawEnvelope {
@@ -88,14 +133,44 @@ function toRow(r: RawEnvelope): EnvelopeRow {
 export class EnvelopeRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Records the envelope of a stored submission; a later send of the same manifest keeps the first row. */
-  async insertIfAbsent(row: Pick<EnvelopeRow, 'submissionId' | 'formId' | 'version' | 'instanceId' | 'keyId' | 'manifest' | 'parts'>): Promise<void> {
-    await this.db.query(
-      `INSERT INTO submission_envelopes (submission_id, form_id, version, instance_id, key_id, manifest, parts)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (submission_id) DO NOTHING`,
-      [row.submissionId, row.formId, row.version, row.instanceId, row.keyId, row.manifest, row.parts],
-    );
+  /**
+   * Records the envelope of a submission stored as received (`pending`); a later send of the same
+   * manifest keeps the first row. Concurrent calls run as one statement (StatementBatches: group
+   * commit).
+   */
+  record(row: NewEnvelope): Promise<void> {
+    return this.pending.submit(row);
   }
+
+  /**
+   * Records the envelope of a submission stored decrypted (docs/encryption.md "Server mode"):
+   * its row `decrypted` and the attachment rows of its `.enc` parts (`parts`, written already),
+   * hidden, in one statement, grouped with concurrent calls. False when the envelope had a row
+   * already (a repeated send): nothing written, the caller removes the files it wrote.
+   */
+  recordDecrypted(row: NewEnvelope, parts: KeptPart[]): Promise<boolean> {
+    return this.decrypted.submit({ row, parts });
+  }
+
+  private readonly pending = new StatementBatches<NewEnvelope, void>(
+    async (rows) => {
+      await preparedQuery(this.db, RECORD_ENVELOPES, [JSON.stringify(rows.map(envelopeJson))]);
+      return rows.map(() => undefined);
+    },
+    (r) => String(r.submissionId),
+    BATCHES,
+  );
+
+  private readonly decrypted = new StatementBatches<{ row: NewEnvelope; parts: KeptPart[] }, boolean>(
+    async (items) => {
+      const parts = items.flatMap(({ row, parts: kept }) => kept.map((k) => ({ submission_id: row.submissionId, form_id: row.formId, filename: k.path, name: k.name, mimetype: k.mimetype, size: k.size })));
+      const inserted: Array<{ submission_id: number }> = await preparedQuery(this.db, RECORD_DECRYPTED, [JSON.stringify(items.map((i) => envelopeJson(i.row))), JSON.stringify(parts)]);
+      const ids = new Set(inserted.map((r) => r.submission_id));
+      return items.map((i) => ids.has(i.row.submissionId));
+    },
+    (i) => String(i.row.submissionId),
+    BATCHES,
+  );
 
   async find(submissionId: number, m?: EntityManager): Promise<EnvelopeRow | null> {
     const rows: RawEnvelope[] = await (m ?? this.db).query(`SELECT ${ENVELOPE_COLUMNS} FROM submission_envelopes e WHERE e.submission_id = $1`, [submissionId]);
@@ -165,33 +240,6 @@ export class EnvelopeRepository {
         [submissionId, failure.reason],
       );
     });
-  }
-
-  /**
-   * An envelope that arrived whole and was decrypted before its row was written, in ONE
-   * statement (docs/encryption.md "Server mode"): the envelope row, already `decrypted`; the
-   * submission's answers and XML; its `.enc` attachments hidden; the decrypted media added. The
-   * server-mode intake thus costs one statement more than a plaintext one. False when the
-   * envelope had a row already (nothing written).
-   */
-  async insertDecrypted(
-    row: Pick<EnvelopeRow, 'submissionId' | 'formId' | 'version' | 'instanceId' | 'keyId' | 'manifest' | 'parts'>,
-    d: { json: Record<string, unknown>; xml: string; media: DecryptedAttachment[] },
-  ): Promise<boolean> {
-    const media = d.media.map((a) => ({ filename: a.path, name: a.name, mimetype: a.mimetype, size: a.size, field_xpath: a.fieldXpath }));
-    const [result]: Array<{ kept: number }> = await this.db.query(
-      `WITH e AS (
-         INSERT INTO submission_envelopes (submission_id, form_id, version, instance_id, key_id, manifest, parts, decryption, decrypted_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'decrypted', now()) ON CONFLICT (submission_id) DO NOTHING RETURNING submission_id),
-       s AS (UPDATE submissions SET json = $8::jsonb, xml = $9, date_modified = now() WHERE id IN (SELECT submission_id FROM e) RETURNING id),
-       h AS (UPDATE attachments SET deleted_at = now() WHERE submission_id IN (SELECT id FROM s) AND name = ANY($7::text[]) AND deleted_at IS NULL RETURNING 1),
-       m AS (INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size, field_xpath)
-         SELECT s.id, $2, x.filename, x.name, x.mimetype, x.size, x.field_xpath
-         FROM s, jsonb_to_recordset($10::jsonb) AS x(filename text, name text, mimetype text, size bigint, field_xpath text) RETURNING 1)
-       SELECT (SELECT count(*) FROM e)::int AS kept, (SELECT count(*) FROM h)::int AS hidden, (SELECT count(*) FROM m)::int AS added`,
-      [row.submissionId, row.formId, row.version, row.instanceId, row.keyId, row.manifest, row.parts, JSON.stringify(d.json), d.xml, JSON.stringify(media)],
-    );
-    return (result?.kept ?? 0) > 0;
   }
 
   /**
