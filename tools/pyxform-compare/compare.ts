@@ -14,7 +14,7 @@ import { xformFacts, type XFormFacts } from '../../libs/xlsform/test/xform-facts
 type Outcome = 'agree' | 'accepted-bad' | 'refused-good' | 'different' | 'crash';
 interface CaseResult { set: string; name: string; outcome: Outcome; detail: string }
 
-const COMPARED: Array<keyof XFormFacts> = ['instance', 'instanceAttributes', 'modelAttributes', 'templates', 'binds', 'modelActions', 'body', 'itext', 'instances'];
+const COMPARED: Array<keyof XFormFacts> = ['instance', 'rootAttributes', 'instanceAttributes', 'modelAttributes', 'submission', 'templates', 'binds', 'modelActions', 'body', 'labels', 'hints', 'itext', 'instances'];
 
 function stable(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stable).join(',')}]`;

@@ -137,6 +137,52 @@ export const externalForms = [
     answers: { '/household/q': 'yes' },
   },
   {
+    name: 'settings-root-extras',
+    covers: ['settings bind::', 'attribute::', 'prefix, delimiter', 'client_editable', 'add_none_option', 'instance() in a label'],
+    sheets: {
+      survey: [
+        ['type', 'name', 'label', 'constraint'],
+        ['select_one crops', 'crop', 'Main crop', ''],
+        ['select_multiple problems', 'problems', 'Problems with ${crop}', 'count-selected(.) <= 3'],
+        ['select_multiple problems', 'problems_last_year', 'Problems last year', ''],
+        ['note', 'summary', "instance('crops')/root/item[name = ${crop}]/label is what you grow.", ''],
+      ],
+      choices: [
+        ['list_name', 'name', 'label'],
+        ['crops', 'maize', 'Maize'],
+        ['crops', 'beans', 'Beans'],
+        ['problems', 'pests', 'Pests'],
+        ['problems', 'drought', 'Drought'],
+      ],
+      settings: [
+        ['form_id', 'namespaces', 'bind::ct:icon', 'bind::ct:immersive', 'attribute::origin', 'prefix', 'delimiter', 'client_editable', 'add_none_option'],
+        ['crops_sms', 'ct="http://cybertracker.org/xforms"', 'crop.svg', 'yes', 'field-app', 'cr', '+', 'yes', 'yes'],
+      ],
+    },
+    expect: {
+      formId: 'crops_sms',
+      rootAttributes: { origin: 'field-app', id: 'crops_sms', 'odk:prefix': 'cr', 'odk:delimiter': '+' },
+      submission: { 'odk:client-editable': 'true' },
+      instance: ['/data', '/data/crop', '/data/problems', '/data/problems_last_year', '/data/summary', '/data/meta', '/data/meta/instanceID'],
+      binds: {
+        '/data': { 'ct:icon': 'crop.svg', 'ct:immersive': 'yes' },
+        '/data/crop': { type: 'string' },
+        // add_none_option: only the list's first select_multiple gets the constraint (pyxform 4.5).
+        '/data/problems': { type: 'string', constraint: "count-selected(.) <= 3 and (.='none' or not(selected(., 'none')))" },
+        '/data/problems_last_year': { type: 'string' },
+        '/data/summary': { readonly: 'true()', type: 'string' },
+      },
+      body: ['select1 /data/crop', 'select /data/problems', 'select /data/problems_last_year', 'input /data/summary'],
+      labels: {
+        '/data/problems': 'Problems with <output value=" /data/crop "/>',
+        '/data/summary': `<output value="instance('crops')/root/item[name =  /data/crop ]/label"/> is what you grow.`,
+      },
+      instances: { crops: ['maize', 'beans'], problems: ['pests', 'drought'] },
+      choiceLabels: { problems: ['Pests', 'Drought'] },
+    },
+    answers: { '/data/crop': 'beans', '/data/problems': ['pests'] },
+  },
+  {
     name: 'last-saved',
     covers: ['default', '${last-saved#name}'],
     sheets: {

@@ -87,6 +87,12 @@ export interface Survey {
   autoDelete?: string;
   style?: string;
   namespaces?: string;
+  /** Settings written on the primary instance's root (`attribute::NAME`, `instance_xmlns`, SMS `prefix`/`delimiter`) and the submission (`client_editable`). */
+  rootAttributes?: Record<string, string>;
+  instanceXmlns?: string;
+  smsPrefix?: string;
+  smsDelimiter?: string;
+  clientEditable?: boolean;
   /** `entities:entities-version` of the model when the form declares entities. */
   entityVersion?: string;
   choices: Map<string, ChoiceList>;

@@ -59,9 +59,11 @@ function pad(n: number, width = 2): string {
   return String(n).padStart(width, '0');
 }
 
-// Python's str(datetime): "2024-01-31 00:00:00"; a time-only cell (Excel day 0) prints as "HH:MM:SS".
+// Python's str(datetime): "2024-01-31 00:00:00", with ".971000" when openpyxl read milliseconds;
+// a time-only cell (Excel day 0) prints as "HH:MM:SS".
 function formatDate(d: Date): string {
-  const time = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+  const ms = d.getUTCMilliseconds();
+  const time = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}${ms ? `.${pad(ms, 3)}000` : ''}`;
   if (d.getUTCFullYear() <= 1900 && d.getUTCMonth() === 0 && d.getUTCDate() <= 1 && d.getUTCFullYear() < 1900) return time;
   return `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${time}`;
 }

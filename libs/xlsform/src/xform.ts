@@ -28,7 +28,7 @@ export class XFormWriter extends XFormModel {
     this.setupMedia();
     this.addEmptyTranslations();
     const model = el('model', { 'odk:xforms-version': '1.0.0', 'entities:entities-version': s.entityVersion });
-    if (s.submissionUrl || s.publicKey || s.autoSend || s.autoDelete) {
+    if (s.submissionUrl || s.publicKey || s.autoSend || s.autoDelete || s.clientEditable) {
       model.append(
         el('submission', {
           action: s.submissionUrl || undefined,
@@ -36,6 +36,7 @@ export class XFormWriter extends XFormModel {
           base64RsaPublicKey: s.publicKey || undefined,
           'orx:auto-send': s.autoSend || undefined,
           'orx:auto-delete': s.autoDelete || undefined,
+          'odk:client-editable': s.clientEditable ? 'true' : undefined,
         }),
       );
     }

@@ -26,6 +26,16 @@ describe('reading the workbook', () => {
     expect(result.xml).toContain('<bind nodeset="/data/age" type="int"/>');
   });
 
+  it('writes a date cell as Python prints the datetime openpyxl reads, milliseconds included', async () => {
+    const ExcelJS = (await import('exceljs')).default;
+    const workbook = new ExcelJS.Workbook();
+    workbook.addWorksheet('survey').addRows([['type', 'name', 'label'], ['text', 'q', 'Q']]);
+    const settings = workbook.addWorksheet('settings');
+    settings.addRows([['version', 'form_title'], [new Date(Date.UTC(2022, 3, 11, 16, 26, 28, 971)), new Date(Date.UTC(2024, 0, 31))]]);
+    const result = await convertXlsForm(Buffer.from(await workbook.xlsx.writeBuffer()));
+    expect([result.version, result.title]).toEqual(['2022-04-11 16:26:28.971000', '2024-01-31 00:00:00']);
+  });
+
   const index = existsSync(new URL('index.json', realworld))
     ? (JSON.parse(readFileSync(new URL('index.json', realworld), 'utf8')) as Array<{ file: string; pyxform: string }>)
     : [];

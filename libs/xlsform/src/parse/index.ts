@@ -9,6 +9,7 @@ import { attach, csvCell, misspelling, str } from './cells.js';
 import { externalListNames, readChoices } from './choices.js';
 import { validateReferences } from './references.js';
 import type { RowState } from './row-state.js';
+import { addNoneOption } from './selects.js';
 import { readSettings, type Settings } from './settings.js';
 import { readSurveyRows } from './survey-rows.js';
 import { validateReferenceGeometry } from './checks.js';
@@ -72,6 +73,7 @@ function build(workbook: WorkbookData, opts: { fallbackFormName?: string }, erro
   addMeta(state, settings, errors);
   validateReferences(workbook, surveyGrouped, choicesGrouped, state.elementNames, errors);
   if (errors.length === 0) expandLoops(survey.root, survey);
+  if (errors.length === 0 && settings.yes('add_none_option', false)) addNoneOption(survey);
   return survey;
 }
 

@@ -2,7 +2,7 @@
 // or_other, parameters and table-list rows (pyxform's select handling).
 import { rowPrefix, XlsFormProblem } from '../errors.js';
 import { hasReference, isReference, isXmlTag } from '../expression.js';
-import { type FormNode, newNode } from '../model.js';
+import { type Choice, descendants, type FormNode, newNode, type Survey } from '../model.js';
 import { EXTERNAL_FILE_EXTENSIONS, SELECT_COMMANDS, SELECT_FROM_FILE } from '../question-types.js';
 import { attach, misspelling, splitext } from './cells.js';
 import { saveTrigger } from './checks.js';
@@ -112,4 +112,33 @@ if (select) {
   attach(top.node, node);
   if (other) attach(top.node, other);
 }
+}
+
+const NONE_CONSTRAINT = "(.='none' or not(selected(., 'none')))";
+
+/** pyxform's test for a list that already holds its none choice: exactly name `none`, label `None`, nothing else. */
+function isNoneChoice(c: Choice): boolean {
+  return c.name === 'none' && c.label === 'None' && (c.media === undefined || Object.keys(c.media).length === 0) && c.extra.length === 0;
+}
+
+// The `add_none_option` setting, as pyxform 4.5's builder applies it: each select_multiple that
+// carries its list's choices gets the constraint that `none` excludes every other answer, and a
+// `none` choice is added to that list (not to the written instance), so only the first
+// select_multiple of each list gets the constraint; one without its list's choices (from a file,
+// from a repeat, randomized without a choice filter) is refused (docs/xlsform.md, "Settings").
+export function addNoneOption(survey: Survey): void {
+  const added = new Set<string>();
+  for (const node of descendants(survey.root)) {
+    if (node.kind !== 'question' || node.type !== 'select all that apply') continue;
+    const listName = node.listName ?? node.itemset ?? '';
+    const list = survey.choices.get(listName);
+    const dot = listName.lastIndexOf('.');
+    const fromFile = dot > 0 && EXTERNAL_FILE_EXTENSIONS.has(listName.slice(dot));
+    const carriesChoices = node.choiceFilter ? !fromFile && list !== undefined && list.choices.length > 0 : !(node.parameters.randomize === 'true' || fromFile || hasReference(listName));
+    if (!carriesChoices || !list || list.choices.length === 0) throw new XlsFormProblem('There should be choices for this question.');
+    if (added.has(listName) || list.choices.some(isNoneChoice)) continue;
+    added.add(listName);
+    const constraint = node.bind?.constraint;
+    node.bind = { ...(node.bind ?? {}), constraint: typeof constraint === 'string' ? `${constraint} and ${NONE_CONSTRAINT}` : NONE_CONSTRAINT };
+  }
 }

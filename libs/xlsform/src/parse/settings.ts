@@ -2,7 +2,7 @@
 // read (pyxform's settings handling).
 import { XlsFormProblem } from '../errors.js';
 import { isXmlTag } from '../expression.js';
-import { type GroupedRow, groupSheet } from '../headers.js';
+import { type Cell, type GroupedRow, groupSheet } from '../headers.js';
 import { newNode, type Survey } from '../model.js';
 import { SETTINGS_COLUMNS, SETTINGS_HEADER_ALIASES, YES_NO } from '../question-types.js';
 import type { WorkbookData } from '../workbook.js';
@@ -59,5 +59,31 @@ export function readSettings(workbook: WorkbookData, opts: { fallbackFormName?: 
     setvaluesByTrigger: new Map(),
     setgeopointByTrigger: new Map(),
   };
+  applyRootSettings(survey, settings, yes);
   return { settings: { row: settings, yes }, survey };
+}
+
+/** String entries of a `prefix::NAME` group of settings columns. */
+function strings(cell: Cell | undefined): Record<string, string> | undefined {
+  if (cell === undefined || typeof cell === 'string') return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(cell)) if (typeof v === 'string' && v !== '') out[k] = v;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+// The settings that pyxform's Survey writes on the form's root: `bind::NAME` columns become a
+// bind on the root element (CyberTracker's `ct:` attributes), `instance::NAME` and
+// `attribute::NAME` attributes of the primary instance's root element (the first with `${}`
+// resolved, the second as written), `instance_xmlns` its namespace, the SMS `prefix` and
+// `delimiter` its `odk:prefix`/`odk:delimiter`, and `client_editable` the submission's
+// `odk:client-editable` (docs/xlsform.md, "What is supported").
+function applyRootSettings(survey: Survey, settings: GroupedRow, yes: (key: string, dflt: boolean) => boolean): void {
+  const bind = strings(settings.bind);
+  if (bind) survey.root.bind = bind;
+  survey.root.instanceAttrs = strings(settings.instance);
+  survey.rootAttributes = strings(settings.attribute);
+  survey.instanceXmlns = str(settings.instance_xmlns) || undefined;
+  survey.smsPrefix = str(settings.prefix) || undefined;
+  survey.smsDelimiter = str(settings.delimiter) || undefined;
+  survey.clientEditable = yes('client_editable', false);
 }

@@ -13,8 +13,14 @@ export abstract class XFormModel extends XFormText {
   protected primaryInstance(): XmlElement {
     const s = this.survey;
     const root = this.sectionInstance(s.root);
+    // pyxform's order: instance:: columns, attribute:: columns, id, xmlns, version, SMS prefix
+    // and delimiter.
+    for (const [k, v] of Object.entries(s.rootAttributes ?? {})) root.attr(k, v);
     root.attr('id', s.idString);
+    if (s.instanceXmlns) root.attr('xmlns', s.instanceXmlns);
     if (s.version) root.attr('version', s.version);
+    if (s.smsPrefix) root.attr('odk:prefix', s.smsPrefix);
+    if (s.smsDelimiter) root.attr('odk:delimiter', s.smsDelimiter);
     return root;
   }
 

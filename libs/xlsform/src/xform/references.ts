@@ -4,7 +4,8 @@
 import { XlsFormProblem } from '../errors.js';
 import { RE_REF } from '../expression.js';
 import { descendants, type FormNode, type Survey, xpathOf, xpathRelativeTo } from '../model.js';
-import { el, type XmlChild, XmlElement } from '../xml.js';
+import { el, escapeAttr, escapeText, type XmlChild, XmlElement } from '../xml.js';
+import { instanceExpressionBounds } from './instance-expression.js';
 
 export const LAST_SAVED = '__last-saved';
 export const ENTITIES_NS = 'http://www.opendatakit.org/xforms/entities';
@@ -92,21 +93,64 @@ export abstract class XFormReferences {
     );
   }
 
-  /** Text with `${name}` turned into <output value="..."/> elements (labels, hints, itext values). */
+  /**
+   * Text with `${name}` and `instance(...)` expressions turned into <output value="..."/>
+   * elements (labels, hints, itext values). pyxform finds the instance expressions in the
+   * XML-escaped text and keeps that escaping in the output's value, so `<` there reads `&lt;`.
+   */
   protected outputs(text: string, context: FormNode | undefined): XmlChild[] {
-    if (text === '-' || text.length <= 2 || !text.includes('${')) return [text];
+    if (text === '-') return [text];
+    const escaped = escapeText(text);
+    const bounds = instanceExpressionBounds(escaped);
+    if (bounds.length === 0) {
+      const parts = this.referenceOutputs(text, text, 0, context);
+      return parts.length === 1 ? parts : parts.filter((p) => p !== '');
+    }
+    // pyxform's intermediate text, with the instance expressions already written as outputs:
+    // the references left are resolved against it.
+    const pieces: Array<{ text: string } | { output: string }> = [];
+    let last = 0;
+    for (const [start, end] of bounds) {
+      pieces.push({ text: escaped.slice(last, start) });
+      const expr = escaped.slice(start, end);
+      pieces.push({ output: expr.replace(RE_REF, (match, ls: string | undefined, name: string, at: number) => this.replaceRef(expr, at, at + match.length, name, ls !== undefined, context, false, false)) });
+      last = end;
+    }
+    pieces.push({ text: escaped.slice(last) });
+    const whole = pieces.map((p) => ('text' in p ? p.text : `<output value="${escapeAttr(p.output)}"/>`)).join('');
+    const parts: XmlChild[] = [];
+    let offset = 0;
+    for (const p of pieces) {
+      if ('output' in p) {
+        parts.push(el('output', { value: p.output }));
+        offset += `<output value="${escapeAttr(p.output)}"/>`.length;
+      } else {
+        parts.push(...this.referenceOutputs(p.text, whole, offset, context).map((c) => (typeof c === 'string' ? unescapeText(c) : c)));
+        offset += p.text.length;
+      }
+    }
+    return parts.filter((p) => p !== '');
+  }
+
+  /** `${name}` in `text` (found at `offset` of `whole`, which decides relative paths) as <output/> elements. */
+  private referenceOutputs(text: string, whole: string, offset: number, context: FormNode | undefined): XmlChild[] {
+    if (text.length <= 2 || !text.includes('${')) return [text];
     const parts: XmlChild[] = [];
     let last = 0;
     for (const m of text.matchAll(RE_REF)) {
       const start = m.index!;
       parts.push(text.slice(last, start));
-      parts.push(el('output', { value: this.replaceRef(text, start, start + m[0].length, m[2], m[1] !== undefined, context, false, false) }));
+      parts.push(el('output', { value: this.replaceRef(whole, offset + start, offset + start + m[0].length, m[2], m[1] !== undefined, context, false, false) }));
       last = start + m[0].length;
     }
     parts.push(text.slice(last));
-    return parts.filter((p) => p !== '');
+    return parts;
   }
 
+}
+
+function unescapeText(text: string): string {
+  return text.includes('&') ? text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&') : text;
 }
 
 export function itemsetElement(nodeset: string, valueRef: string, labelRef: string): XmlElement {
