@@ -18,10 +18,15 @@ export interface GroupedSheet {
 
 const SMART_QUOTES: Record<string, string> = { '\u2018': "'", '\u2019': "'", '\u201c': '"', '\u201d': '"' };
 
+const RE_SMART_QUOTE = /[\u2018\u2019\u201c\u201d]/;
+
 function cleanText(value: string, stripWhitespace: boolean): string {
   let v = value;
-  if (stripWhitespace) v = v.trim().replace(/ +/g, ' ');
-  return v.replace(/[\u2018\u2019\u201c\u201d]/g, (c) => SMART_QUOTES[c]);
+  if (stripWhitespace) {
+    v = v.trim();
+    if (v.includes('  ')) v = v.replace(/ +/g, ' ');
+  }
+  return RE_SMART_QUOTE.test(v) ? v.replace(/[\u2018\u2019\u201c\u201d]/g, (c) => SMART_QUOTES[c]) : v;
 }
 
 function toSnakeCase(value: string): string {

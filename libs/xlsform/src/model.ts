@@ -120,9 +120,16 @@ export function xpathRelativeTo(node: FormNode, ancestor: FormNode): string {
   return `/${names.reverse().join('/')}`;
 }
 
-export function* descendants(node: FormNode): Generator<FormNode> {
-  yield node;
-  for (const c of node.children) yield* descendants(c);
+/** The node and everything under it, in document order (an array: a recursive generator costs a frame per level per node). */
+export function descendants(node: FormNode): FormNode[] {
+  const out: FormNode[] = [];
+  const stack: FormNode[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    out.push(n);
+    for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
+  }
+  return out;
 }
 
 export function isSection(node: FormNode): boolean {

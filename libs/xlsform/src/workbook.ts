@@ -2,12 +2,13 @@
 // the first row holds the headers, every later row keeps its spreadsheet row number (empty
 // rows included, so messages can name the row), cell values become strings (TRUE/FALSE,
 // whole numbers without ".0", whitespace trimmed, non-breaking spaces made plain spaces).
-// Types only: the library itself loads on first use (loadExcelJs), so a service that links this
-// package but converts in a worker thread does not carry exceljs's 150 modules at idle
-// (docs/benchmarks.md, "idle-rss").
+// The .xlsx is read by xlsx-reader.ts; exceljs only writes workbooks (tablesToXlsx), and is a
+// type import here, loaded on first use, so a service that links this package does not carry
+// exceljs's 150 modules at idle (docs/benchmarks.md, "idle-rss").
 import type ExcelJS from 'exceljs';
 import { XlsFormProblem, XlsFormReadError } from './errors.js';
 import type { XlsFormLimits } from './limits.js';
+import { xlsxSheets } from './xlsx-reader.js';
 import { uncompressedZipSize, unpackZipCapped } from './zip.js';
 
 export const SUPPORTED_SHEETS = ['survey', 'choices', 'settings', 'external_choices', 'entities', 'osm'] as const;
@@ -152,32 +153,7 @@ export function tablesToWorkbook(tables: WorkbookTables, limits: XlsFormLimits):
   );
 }
 
-const SHEET_ENTRY = /^xl\/worksheets\/[^/]+\.xml$/;
-const FORMULAS = /<f\b[^>]*?(?:\/>|>[^<]*<\/f>)/g;
-// A cached string result (`t="str"`) with its formula gone, written as an inline string.
-const STRING_RESULT = /(<c\b[^>]*?)t="str"([^>]*>)<v>([^<]*)<\/v>/g;
-const CELL_RANGE_BLOCKS = /<(dataValidations|conditionalFormatting)\b[^>]*?(?:\/>|>[\s\S]*?<\/\1>)/g;
-
-/**
- * A sheet's data validations and conditional formats, dropped before exceljs reads it: exceljs
- * expands each of their ranges into one entry per cell, and spreadsheet programs write them over
- * whole columns (`C156:C1048576`), so a 60 KB sheet took over 1.4 GB. Neither says anything a
- * form uses. The XML is handled as latin1 text so every other byte stays as it was.
- */
-function withoutCellRanges(name: string, data: Uint8Array): Uint8Array {
-  if (!SHEET_ENTRY.test(name)) return data;
-  const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('latin1');
-  const ranges = text.includes('<dataValidations') || text.includes('<conditionalFormatting');
-  const formulas = text.includes('<f>') || text.includes('<f ');
-  if (!ranges && !formulas) return data;
-  let out = ranges ? text.replace(CELL_RANGE_BLOCKS, '') : text;
-  // A formula cell is read as its cached value, as pyxform's reader (openpyxl, data only) reads
-  // it: exceljs otherwise keeps the formula and loses a boolean result.
-  if (formulas) out = out.replace(FORMULAS, '').replace(STRING_RESULT, '$1t="inlineStr"$2<is><t>$3</t></is>');
-  return Buffer.from(out, 'latin1');
-}
-
-/** exceljs, imported on first use. */
+/** exceljs, imported on first use (only to write workbooks). */
 async function loadExcelJs(): Promise<typeof ExcelJS> {
   return (await import('exceljs')).default;
 }
@@ -192,45 +168,8 @@ export async function readXlsx(data: Uint8Array, limits: XlsFormLimits): Promise
     throw new XlsFormReadError(`The workbook unpacks to ${inflated} bytes; the limit is ${limits.maxUncompressedBytes}.`);
   }
   // The declared sizes are only a first, cheap refusal: what bounds memory is the inflate cap.
-  const unpacked = await unpackZipCapped(data, limits.maxUncompressedBytes, withoutCellRanges);
-  const workbook = new (await loadExcelJs()).Workbook();
-  try {
-    await workbook.xlsx.load(unpacked as unknown as ExcelJS.Buffer);
-  } catch (err) {
-    throw new XlsFormReadError(`Error reading .xlsx file: ${(err as Error).message}`);
-  }
-  const named: Array<[string, () => unknown[][]]> = workbook.worksheets.map((ws) => [
-    ws.name,
-    () => contentGrid(ws, limits),
-  ]);
-  return assemble(named, limits);
-}
-
-/**
- * The cells of a sheet that hold something, as a grid from A1. Spreadsheet programs declare
- * dimensions and write styled empty cells far past the filled ones (1,048,576 rows or 16,384
- * columns for a few hundred filled cells), so rows and columns are counted by content, as
- * openpyxl's values are read by pyxform; the limits apply to the filled extent.
- */
-function contentGrid(ws: ExcelJS.Worksheet, limits: XlsFormLimits): unknown[][] {
-  const filled: Array<[number, unknown[]]> = [];
-  let rows = 0;
-  let columns = 0;
-  ws.eachRow({ includeEmpty: false }, (row, r) => {
-    const values = row.values as unknown[];
-    if (!Array.isArray(values)) return;
-    let last = values.length - 1;
-    while (last >= 1 && cellToString(values[last]) === '') last--;
-    if (last < 1) return;
-    rows = Math.max(rows, r);
-    columns = Math.max(columns, last);
-    if (rows <= limits.maxRows && columns <= limits.maxColumns) filled.push([r, values.slice(1, last + 1)]);
-  });
-  if (rows > limits.maxRows) throw new XlsFormReadError(`The '${ws.name}' sheet has ${rows} rows; the limit is ${limits.maxRows}.`);
-  if (columns > limits.maxColumns) throw new XlsFormReadError(`The '${ws.name}' sheet has ${columns} columns; the limit is ${limits.maxColumns}.`);
-  const grid: unknown[][] = Array.from({ length: rows }, () => []);
-  for (const [r, values] of filled) grid[r - 1] = values;
-  return grid;
+  const entries = await unpackZipCapped(data, limits.maxUncompressedBytes);
+  return assemble(xlsxSheets(entries, limits).map((s) => [s.name, s.grid]), limits);
 }
 
 /** Writes tables to an .xlsx file (the corpus generator, tests and benches use it). */

@@ -78,18 +78,21 @@ export class XFormWriter extends XFormModel {
   // reads. Such a form is refused here, naming the row and the setting that fixes it.
   private checkPrefixes(html: XmlElement): void {
     const declared = new Set(['xml', 'xmlns', ...html.attrs.map(([k]) => k).filter((k) => k.startsWith('xmlns:')).map((k) => k.slice(6))]);
-    const rows = new Map<string, number | undefined>();
-    for (const n of descendants(this.survey.root)) rows.set(xpathOf(n), n.row);
     const walk = (e: XmlElement) => {
-      for (const [k] of e.attrs) {
+      for (let i = 0; i < e.attrs.length; i++) {
+        const k = e.attrs[i][0];
         const colon = k.indexOf(':');
         if (colon <= 0 || declared.has(k.slice(0, colon))) continue;
-        const row = rows.get(e.getAttr('nodeset') ?? e.getAttr('ref') ?? '');
+        const path = e.getAttr('nodeset') ?? e.getAttr('ref') ?? '';
+        const row = descendants(this.survey.root).reverse().find((n) => xpathOf(n) === path)?.row;
         throw new XlsFormProblem(
           `${rowPrefix(row)} The attribute '${k}' uses the namespace prefix '${k.slice(0, colon)}', which the form does not declare. Declare it in the 'namespaces' column of the settings sheet (e.g. ${k.slice(0, colon)}="https://example.org/${k.slice(0, colon)}"), or remove the column.`,
         );
       }
-      for (const c of e.children) if (typeof c !== 'string') walk(c);
+      for (let i = 0; i < e.children.length; i++) {
+        const c = e.children[i];
+        if (typeof c !== 'string') walk(c);
+      }
     };
     walk(html);
   }

@@ -29,10 +29,20 @@ export class XmlElement {
 }
 
 /** Builds an element: `el('bind', { nodeset: '/data/a', type: 'string' })`. Undefined attributes are left out. */
-export function el(tag: string, attrs: Record<string, string | undefined> = {}, ...children: Array<XmlChild | null | undefined>): XmlElement {
+export function el(tag: string, attrs?: Record<string, string | undefined>, ...children: Array<XmlChild | null | undefined>): XmlElement {
   const node = new XmlElement(tag);
-  for (const [k, v] of Object.entries(attrs)) node.attr(k, v);
-  return node.append(...children);
+  // A fresh element has no attribute to replace: the keys of an object literal are distinct.
+  if (attrs !== undefined) {
+    for (const k in attrs) {
+      const v = attrs[k];
+      if (v !== undefined && v !== null) node.attrs.push([k, v]);
+    }
+  }
+  for (let i = 0; i < children.length; i++) {
+    const c = children[i];
+    if (c !== null && c !== undefined && c !== '') node.children.push(c);
+  }
+  return node;
 }
 
 const RE_TEXT_SPECIAL = /[&<>]/;
@@ -68,13 +78,16 @@ function write(node: XmlElement, indent: string, out: Out): void {
     return;
   }
   out.text += '>';
-  if (node.children.some((c) => typeof c === 'string')) {
-    node.children.forEach((c, i) => {
+  let mixed = false;
+  for (let i = 0; i < n && !mixed; i++) mixed = typeof node.children[i] === 'string';
+  if (mixed) {
+    for (let i = 0; i < n; i++) {
+      const c = node.children[i];
       if (n > 1 && i === 0 && typeof c === 'string') out.text += ' ';
       if (typeof c === 'string') out.text += escapeText(c);
       else writeInline(c, out);
       if (n > 1 && i === n - 1) out.text += ' ';
-    });
+    }
   } else {
     out.text += '\n';
     const inner = `${indent}  `;

@@ -1,7 +1,6 @@
 // Unpacks an .xlsx (a zip) with a hard cap on the bytes inflated, whatever sizes its directory
-// declares, and hands the spreadsheet reader a copy whose entries are stored uncompressed: the
-// reader then inflates nothing itself (docs/xlsform.md, "Limits").
-import { crc32, inflateRaw } from 'node:zlib';
+// declares (docs/xlsform.md, "Limits").
+import { inflateRaw } from 'node:zlib';
 import { promisify } from 'node:util';
 import { XlsFormReadError } from './errors.js';
 
@@ -13,13 +12,6 @@ const LOCAL = 0x04034b50;
 const STORED = 0;
 const DEFLATED = 8;
 const FLAG_ENCRYPTED = 0x1;
-const FLAG_UTF8 = 0x800;
-
-interface Entry {
-  name: Uint8Array;
-  flags: number;
-  data: Uint8Array | null;
-}
 
 function notWorkbook(why: string): XlsFormReadError {
   return new XlsFormReadError(`The file is not an .xlsx workbook (${why}).`);
@@ -60,13 +52,13 @@ export function uncompressedZipSize(buf: Uint8Array): number {
 /**
  * Inflates every entry of the zip, stopping as soon as the bytes produced pass `maxBytes` in
  * total (each entry is inflated with node:zlib's `maxOutputLength` set to what is left), and
- * returns the same entries as a zip of stored entries, each passed through `transform` when
- * given. Throws XlsFormReadError.
+ * returns the entries by name, lowercased (names in a package are case-insensitive). Throws
+ * XlsFormReadError.
  */
-export async function unpackZipCapped(buf: Uint8Array, maxBytes: number, transform?: (name: string, data: Uint8Array) => Uint8Array): Promise<Buffer> {
+export async function unpackZipCapped(buf: Uint8Array, maxBytes: number): Promise<Map<string, Buffer>> {
   const { view, entries: count } = findDirectory(buf);
   let { offset } = findDirectory(buf);
-  const entries: Entry[] = [];
+  const entries = new Map<string, Buffer>();
   let produced = 0;
   for (let i = 0; i < count; i++) {
     if (offset + 46 > buf.length || view.getUint32(offset, true) !== CENTRAL) throw notWorkbook('broken zip directory');
@@ -75,7 +67,7 @@ export async function unpackZipCapped(buf: Uint8Array, maxBytes: number, transfo
     const compressedSize = view.getUint32(offset + 20, true);
     const nameLength = view.getUint16(offset + 28, true);
     const localOffset = view.getUint32(offset + 42, true);
-    const name = buf.subarray(offset + 46, offset + 46 + nameLength);
+    const name = Buffer.from(buf.buffer, buf.byteOffset + offset + 46, nameLength).toString('utf8');
     offset += 46 + nameLength + view.getUint16(offset + 30, true) + view.getUint16(offset + 32, true);
     if (flags & FLAG_ENCRYPTED) throw notWorkbook('an entry is encrypted');
     if (localOffset + 30 > buf.length || view.getUint32(localOffset, true) !== LOCAL) throw notWorkbook('broken zip entry');
@@ -83,9 +75,9 @@ export async function unpackZipCapped(buf: Uint8Array, maxBytes: number, transfo
     // The compressed size is bounded by the file itself; a deflate stream ends by its own marker.
     const raw = buf.subarray(start, Math.min(buf.length, start + compressedSize));
     const left = maxBytes - produced;
-    let data: Uint8Array;
+    let data: Buffer;
     if (method === STORED) {
-      data = raw;
+      data = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
     } else if (method === DEFLATED) {
       try {
         data = await inflateRawCapped(raw, { maxOutputLength: Math.max(1, left + 1) });
@@ -98,54 +90,7 @@ export async function unpackZipCapped(buf: Uint8Array, maxBytes: number, transfo
     }
     if (data.length > left) throw overLimit(maxBytes);
     produced += data.length;
-    if (transform) data = transform(Buffer.from(name).toString('utf8'), data);
-    entries.push({ name, flags, data });
+    if (!name.endsWith('/')) entries.set(name.replace(/^\//, '').toLowerCase(), data);
   }
-  return storedZip(entries);
-}
-
-/** A zip of stored (uncompressed) entries, written into one buffer; each inflated entry is let go once copied. */
-function storedZip(entries: Entry[]): Buffer {
-  const size = entries.reduce((n, e) => n + 30 + 46 + 2 * e.name.length + (e.data?.length ?? 0), 22);
-  const out = Buffer.alloc(size);
-  const dirs: Array<{ e: Entry; crc: number; length: number; at: number }> = [];
-  let at = 0;
-  for (const e of entries) {
-    const data = e.data ?? new Uint8Array(0);
-    const crc = crc32(data);
-    out.writeUInt32LE(LOCAL, at);
-    out.writeUInt16LE(20, at + 4);
-    out.writeUInt16LE(e.flags & FLAG_UTF8, at + 6);
-    out.writeUInt16LE(STORED, at + 8);
-    out.writeUInt32LE(crc, at + 14);
-    out.writeUInt32LE(data.length, at + 18);
-    out.writeUInt32LE(data.length, at + 22);
-    out.writeUInt16LE(e.name.length, at + 26);
-    out.set(e.name, at + 30);
-    out.set(data, at + 30 + e.name.length);
-    dirs.push({ e, crc, length: data.length, at });
-    at += 30 + e.name.length + data.length;
-    e.data = null;
-  }
-  const dirStart = at;
-  for (const { e, crc, length, at: localAt } of dirs) {
-    out.writeUInt32LE(CENTRAL, at);
-    out.writeUInt16LE(20, at + 4);
-    out.writeUInt16LE(20, at + 6);
-    out.writeUInt16LE(e.flags & FLAG_UTF8, at + 8);
-    out.writeUInt16LE(STORED, at + 10);
-    out.writeUInt32LE(crc, at + 16);
-    out.writeUInt32LE(length, at + 20);
-    out.writeUInt32LE(length, at + 24);
-    out.writeUInt16LE(e.name.length, at + 28);
-    out.writeUInt32LE(localAt, at + 42);
-    out.set(e.name, at + 46);
-    at += 46 + e.name.length;
-  }
-  out.writeUInt32LE(EOCD, at);
-  out.writeUInt16LE(entries.length, at + 8);
-  out.writeUInt16LE(entries.length, at + 10);
-  out.writeUInt32LE(at - dirStart, at + 12);
-  out.writeUInt32LE(dirStart, at + 16);
-  return out;
+  return entries;
 }
