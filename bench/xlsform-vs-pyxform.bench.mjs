@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tablesToXlsx } from '../libs/xlsform/dist/index.js';
-import { median } from './bench-helpers.mjs';
+import { median, report } from './bench-helpers.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const QUESTIONS = 10_000;
@@ -73,9 +73,11 @@ for (let i = 0; i < ROUNDS; i++) {
 const fmt = (xs) => `${(median(xs.map((x) => x.ms)) / 1000).toFixed(2)} s, peak memory growth ${median(xs.map((x) => x.growthMb)).toFixed(0)} MB`;
 console.log(`${QUESTIONS}-question XLSForm, median of ${ROUNDS} rounds`);
 console.log(`  libs/xlsform: ${fmt(ours)}`);
+report(`libs/xlsform peak memory growth, ${QUESTIONS} questions`, median(ours.map((x) => x.growthMb)), { goal: '<= 150', unit: 'MB', digits: 0 });
 if (withPyxform) {
   console.log(`  pyxform:      ${fmt(theirs)}`);
-  console.log(`  time ratio ours/pyxform: ${(median(ours.map((x) => x.ms)) / median(theirs.map((x) => x.ms))).toFixed(2)}`);
+  report(`time ours/pyxform, ${QUESTIONS} questions`, median(ours.map((x) => x.ms)) / median(theirs.map((x) => x.ms)), { goal: '<= 0.5' });
 } else {
-  console.log('  (pyxform not found: set PYXFORM_SRC to compare)');
+  console.log("  (pyxform not found: set PYXFORM_SRC to compare)");
+  report(`libs/xlsform time, ${QUESTIONS} questions`, median(ours.map((x) => x.ms)) / 1000, { unit: 's' });
 }
