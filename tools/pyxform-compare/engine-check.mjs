@@ -38,6 +38,7 @@ const loads = async (xml) => {
 
 const tally = { forms: 0, both: 0, neither: 0, onlyPyxform: 0, onlyOurs: 0, pyxformRefused: 0 };
 const onlyPyxform = [];
+const neither = [];
 for (const name of readdirSync(folder).filter((f) => f.endsWith('.xlsx')).sort()) {
   const base = name.slice(0, -'.xlsx'.length);
   const theirs = JSON.parse(readFileSync(join(folder, `${base}.pyxform.json`), 'utf8'));
@@ -49,7 +50,10 @@ for (const name of readdirSync(folder).filter((f) => f.endsWith('.xlsx')).sort()
   const ours = await convertXlsForm(readFileSync(join(folder, name)), { fallbackFormName: base });
   const [a, b] = [await loads(theirs.xml), ours.xml ? await loads(ours.xml) : 'not converted'];
   if (!a && !b) tally.both++;
-  else if (a && b) tally.neither++;
+  else if (a && b) {
+    tally.neither++;
+    neither.push(`${base}: ${a}`);
+  }
   else if (!a) {
     tally.onlyPyxform++;
     onlyPyxform.push(`${base}: ${b}`);
@@ -57,4 +61,5 @@ for (const name of readdirSync(folder).filter((f) => f.endsWith('.xlsx')).sort()
 }
 console.log(JSON.stringify(tally));
 for (const line of onlyPyxform) console.log(`  the engine loads pyxform's, not ours: ${line}`);
+for (const line of neither) console.log(`  the engine loads neither: ${line}`);
 process.exitCode = tally.onlyPyxform ? 1 : 0;
