@@ -89,7 +89,9 @@ describe('rest services: worker process crash, drain and Redis restart', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(await rowStatuses(formId)).toEqual({ pending: 12 });
     expect(rx.to('/slow')).toHaveLength(0);
-    const w = await startWorker({ FORWARD_CONCURRENCY: '4', SHUTDOWN_GRACE_MS: '15000' });
+    // The receiver answers after 1.5 s; the send timeout leaves room for a busy machine, so every
+    // request in flight ends in its answer, which is what this test is about.
+    const w = await startWorker({ FORWARD_CONCURRENCY: '4', SHUTDOWN_GRACE_MS: '60000', FORWARD_TIMEOUT_MS: '30000' });
     // The worker's HTTP surface is its probes and metrics, no API route.
     expect((await fetch(`${w.url}/health/ready`)).status).toBe(200);
     expect(await (await fetch(`${w.url}/metrics`)).text()).toContain('collect_restservice_deliveries_total');
