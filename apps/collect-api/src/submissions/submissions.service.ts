@@ -126,10 +126,11 @@ export class SubmissionsService {
     const declares = this.entities.declares(form);
     const isNew = !deprecatedId || deprecatedId === instanceId;
     // (An OpenRosa instance naming attachments still to come waits for them: the transactional path.)
-    if (!input.files.length && isNew && declares && !(input.xml && missingMedia(record, form, new Set()).length)) {
+    const aloneWithoutFiles = !input.files.length && isNew && !(input.xml && missingMedia(record, form, new Set()).length);
+    if (aloneWithoutFiles && declares) {
       const alone = await this.storeWithEntityAlone(form, row, check, record, input.xml);
       if (alone) return alone;
-    } else if (!input.files.length && isNew && !(input.xml && missingMedia(record, form, new Set()).length)) {
+    } else if (aloneWithoutFiles) {
       // A new instance without attachments (every JSON submission): ONE statement stores the row
       // and its outbox rows, no transaction around it (docs/architecture.md, "The walk of a
       // submission"). An instance that exists already takes the transactional path below.
