@@ -1,16 +1,15 @@
-import { Inject, Injectable, UnprocessableEntityException } from '@nestjs/common';
+import { Injectable, UnprocessableEntityException } from '@nestjs/common';
 import type { KeyObject } from 'node:crypto';
 import type { Writable } from 'node:stream';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { keyId, loadPublicKey } from '../encryption/rsa-keys.js';
 import { submissionPublicKey } from '../encryption/xform-key.js';
 import { EnvelopeStore } from '../encrypted-submissions/envelope-store.js';
 import { writeCsv, writeXlsx } from '../exports/data-export.js';
-import type { Choice, ExportOptions } from '../exports/export-columns.js';
+import type { ExportOptions } from '../exports/export-columns.js';
 import type { FormEntity, FormField } from '../forms/form.entity.js';
 import { FormAccessService } from '../forms/form-access.service.js';
-import { FormsRepository } from '../forms/forms.repository.js';
 import { FormsService } from '../forms/forms.service.js';
 import { MIN_ROLE } from '../forms/roles.js';
 import { DecryptExportRepository } from './decrypt-export.repository.js';
@@ -40,11 +39,10 @@ export class DecryptExportService {
   constructor(
     private readonly access: FormAccessService,
     private readonly forms: FormsService,
-    private readonly formsRepo: FormsRepository,
     private readonly store: EnvelopeStore,
     private readonly keys: DecryptKeys,
     private readonly repo: DecryptExportRepository,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   /** Checks access and opens the keys (400 for a wrong passphrase or key) before any byte is sent. */
@@ -65,7 +63,7 @@ export class DecryptExportService {
     if (format === 'json') return (out) => writeDecryptedJson(p.form.idString, passes(true)(), out);
     const source: DecryptedSource = {
       fields: p.fields,
-      declaredChoices: await this.declaredChoices(p.form.id),
+      declaredChoices: await this.forms.choicesOfAllVersions([p.form.id]),
       total: await this.repo.envelopeCount(p.form.id),
       maxSplitColumns: this.config.EXPORT_MAX_SPLIT_COLUMNS,
       passes: passes(true),
@@ -84,10 +82,4 @@ export class DecryptExportService {
     return (out) => writeDecryptedArchive(plan, o, passes(false), this.store, out);
   }
 
-  /** Choices of every version, newest first (labels of the current definition win), as the plaintext export reads them. */
-  private async declaredChoices(formId: number): Promise<Map<string, Choice[]>> {
-    const declared = new Map<string, Choice[]>();
-    for (const version of await this.formsRepo.versions(formId)) for (const [k, v] of Object.entries(version.choices ?? {})) if (!declared.has(k)) declared.set(k, v);
-    return declared;
-  }
 }

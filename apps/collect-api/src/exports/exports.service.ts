@@ -1,11 +1,10 @@
-import { Inject, Injectable, UnprocessableEntityException } from '@nestjs/common';
+import { Injectable, UnprocessableEntityException } from '@nestjs/common';
 import type { Writable } from 'node:stream';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { DatasetsService } from '../datasets/datasets.service.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormAccessService } from '../forms/form-access.service.js';
-import { FormsRepository } from '../forms/forms.repository.js';
 import { FormsService } from '../forms/forms.service.js';
 import { MIN_ROLE } from '../forms/roles.js';
 import type { ReadLease } from '../database/read-pool.js';
@@ -44,8 +43,7 @@ export class ExportsService {
     private readonly access: FormAccessService,
     private readonly datasets: DatasetsService,
     private readonly forms: FormsService,
-    private readonly formsRepo: FormsRepository,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   /** What an export of a whole form covers (the caller was checked already). */
@@ -92,12 +90,7 @@ export class ExportsService {
     const counts = await this.data.repeatCounts(source.scope, repeats.map((r) => r.jsonPath), lease.query);
     const total = await this.data.count(source.scope, lease.query);
     const split = needsChoices(fields, o);
-    const declared = new Map<string, Choice[]>();
-    // Choices of every version, newest first (labels of the current definition win).
-    // Stored with each version at upload (form_versions.choices): no XForm is parsed here.
-    for (const form of split.length ? source.forms : []) {
-      for (const version of await this.formsRepo.versions(form.id)) for (const [k, v] of Object.entries(version.choices ?? {})) if (!declared.has(k)) declared.set(k, v);
-    }
+    const declared = await this.forms.choicesOfAllVersions(split.length ? source.forms.map((f) => f.id) : []);
     const choices = new Map<string, Choice[]>();
     const scopeOf = new Map([tree, ...repeats].map((s) => [s.xpath, s]));
     const paths = split.map((f) => {

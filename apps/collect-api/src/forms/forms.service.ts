@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { ForbiddenException, Inject, Injectable } from '@nestjs/common';
+import { ForbiddenException, Injectable } from '@nestjs/common';
 import { FieldValidationError, HttpErrorWithHeaders } from '@collect/contracts';
 import { tokenAllowsForm, type AuthenticatedUser } from '../auth/authenticated-user.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
 import { inputLimitsOf, XmlInputError } from '../openrosa/xml.js';
 import { formatSubmissionTime } from '../wire-formats/api-time.js';
@@ -18,6 +18,7 @@ import { XlsFormConversion } from './xlsform-conversion.js';
 import { FormMediaStore } from '../form-media/form-media.store.js';
 import { setInstanceVersion, withFormhubUuid, XFormEditError } from '../openrosa/xform-edit.js';
 import { submissionPublicKey } from '../encryption/xform-key.js';
+import type { Choice } from '../openrosa/xform-choices.js';
 
 /** A form definition as uploaded: XForm XML, a JSON definition, or an XLSForm workbook (.xlsx). */
 export type FormUpload = { xml: string } | { json: JsonFormDefinition } | { xlsx: Buffer; filename: string };
@@ -31,7 +32,7 @@ export class FormsService {
     private readonly xlsforms: XlsFormConversion,
     private readonly media: FormMediaStore,
     private readonly publishHooks: FormPublishHooks,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   /** Creates a form from an XForm document, a JSON definition or an XLSForm; the caller becomes its owner. */
@@ -134,6 +135,19 @@ export class FormsService {
   /** The fields of every version of the form, newest definition first (for data-out; docs/forms.md, "Form versions"). */
   async fieldsOfAllVersions(formId: number): Promise<FormField[]> {
     return fieldsOfAllVersions((await this.forms.versions(formId)).map((v) => v.fields));
+  }
+
+  /**
+   * The choice lists of every version of the forms, the forms in order and each newest version
+   * first: the first definition that declares a list gives its labels. Stored with each version
+   * at upload (form_versions.choices), so no XForm is parsed here.
+   */
+  async choicesOfAllVersions(formIds: number[]): Promise<Map<string, Choice[]>> {
+    const declared = new Map<string, Choice[]>();
+    for (const formId of formIds) {
+      for (const version of await this.forms.versions(formId)) for (const [k, v] of Object.entries(version.choices ?? {})) if (!declared.has(k)) declared.set(k, v);
+    }
+    return declared;
   }
 
   async fields(user: AuthenticatedUser | undefined, pk: string) {
