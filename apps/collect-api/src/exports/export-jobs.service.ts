@@ -3,14 +3,13 @@ import type { Readable } from 'node:stream';
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { NOT_FOUND_DETAIL, TooManyRequestsError } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { JobQueue } from '../jobs/job-queue.js';
-import { MediaService } from '../media/media.service.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
+import { ExportAccess } from './export-access.js';
 import { ExportJobEntity, type ExportJobFormat } from './export-job.entity.js';
 import { ExportJobsRepository } from './export-jobs.repository.js';
 import type { ExportOptions } from './export-columns.js';
-import { ExportsService } from './exports.service.js';
 
 /** `GET /api/v1/export/{id}` (docs/exports.md: id, status, progress, download_url, expires_at, error). */
 export interface ExportJobBody {
@@ -32,16 +31,15 @@ export interface ExportJobBody {
 export class ExportJobsService {
   constructor(
     private readonly repo: ExportJobsRepository,
-    private readonly exports: ExportsService,
-    private readonly media: MediaService,
+    private readonly access: ExportAccess,
     private readonly jobs: JobQueue,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   async create(user: AuthenticatedUser, formPk: number, format: ExportJobFormat, options: ExportOptions): Promise<ExportJobBody> {
     // The same checks as the synchronous routes, before anything is recorded (404/403).
-    await this.checkAccess(user, format, formPk);
+    await this.access.check(user, format, formPk);
     const twin = await this.withinQuota(user, { formId: formPk, format, options: { ...options } });
     if (twin) return this.body(twin);
     const job = await this.repo.insert({
@@ -92,14 +90,8 @@ export class ExportJobsService {
     if (!job || (job.ownerId !== user.id && !user.isSuperuser) || job.expiresAt.getTime() <= Date.now()) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     // The requester must still hold the role the listing needs: a share taken away (or a
     // deleted form) takes the export with it, even one written before (docs/exports.md).
-    await this.checkAccess(user, job.format, job.formId);
+    await this.access.check(user, job.format, job.formId);
     return job;
-  }
-
-  /** The roles of the listing the export mirrors: the media listing for a zip, the data listing otherwise (404/403). */
-  private async checkAccess(user: AuthenticatedUser, format: ExportJobFormat, formPk: number): Promise<void> {
-    if (format === 'zip') await this.media.resolveFilter(user, { xform: formPk });
-    else await this.exports.source(user, { kind: 'form', pk: formPk });
   }
 
   private body(job: ExportJobEntity): ExportJobBody {

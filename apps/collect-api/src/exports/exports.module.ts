@@ -10,6 +10,7 @@ import { SubmissionsModule } from '../submissions/submissions.module.js';
 import { ExportJobEntity } from './export-job.entity.js';
 import { ExportJobsController } from './export-jobs.controller.js';
 import { ExportJobsRepository } from './export-jobs.repository.js';
+import { ExportAccess } from './export-access.js';
 import { ExportJobsService } from './export-jobs.service.js';
 import { ExportRunner } from './export-runner.js';
 import { ExportsController } from './exports.controller.js';
@@ -25,6 +26,6 @@ import { MediaArchiveController } from './media-archive.controller.js';
 @Module({
   imports: [TypeOrmModule.forFeature([ExportJobEntity]), FormsModule, SubmissionsModule, DatasetsModule, MediaModule, JobsModule, EntitiesModule, EntityAttachmentsModule],
   controllers: [ExportsController, ExportJobsController, MediaArchiveController, EntityListExportsController],
-  providers: [ExportsService, ExportJobsService, ExportJobsRepository, ExportRunner],
+  providers: [ExportsService, ExportAccess, ExportJobsService, ExportJobsRepository, ExportRunner],
 })
 export class ExportsModule {}
