@@ -1,5 +1,21 @@
 import { JSDOM } from 'jsdom';
 
+/** The document pyxform writes around an entity form's model (instance and binds) and body. */
+function entityFormDocument(title: string, model: string, body: string): string {
+  return `<?xml version="1.0"?>
+<h:html xmlns="http://www.w3.org/2002/xforms" xmlns:entities="http://www.opendatakit.org/xforms/entities" xmlns:h="http://www.w3.org/1999/xhtml" xmlns:jr="http://openrosa.org/javarosa" xmlns:odk="http://www.opendatakit.org/xforms" xmlns:orx="http://openrosa.org/xforms">
+  <h:head>
+    <h:title>${title}</h:title>
+    <model entities:entities-version="2024.1.0" odk:xforms-version="1.0.0">
+${model}
+    </model>
+  </h:head>
+  <h:body>
+${body}
+  </h:body>
+</h:html>`;
+}
+
 /**
  * Entity forms written by hand as pyxform 4.x writes them (entities-version 2024.1.0): a
  * registration form that creates a `trees` entity with two saved properties, and a follow-up form
@@ -7,12 +23,7 @@ import { JSDOM } from 'jsdom';
  * outputs share them (docs/entities.md, "Follow-up forms and their list attachment").
  */
 export function registrationXForm(idString = 'tree_registration', list = 'trees', version = '1'): string {
-  return `<?xml version="1.0"?>
-<h:html xmlns="http://www.w3.org/2002/xforms" xmlns:entities="http://www.opendatakit.org/xforms/entities" xmlns:h="http://www.w3.org/1999/xhtml" xmlns:jr="http://openrosa.org/javarosa" xmlns:odk="http://www.opendatakit.org/xforms" xmlns:orx="http://openrosa.org/xforms">
-  <h:head>
-    <h:title>Tree registration</h:title>
-    <model entities:entities-version="2024.1.0" odk:xforms-version="1.0.0">
-      <instance>
+  return entityFormDocument('Tree registration', `      <instance>
         <data id="${idString}" version="${version}">
           <species/>
           <circumference/>
@@ -29,23 +40,12 @@ export function registrationXForm(idString = 'tree_registration', list = 'trees'
       <bind jr:preload="uid" nodeset="/data/meta/instanceID" readonly="true()" type="string"/>
       <bind nodeset="/data/meta/entity/@id" readonly="true()" type="string"/>
       <setvalue event="odk-instance-first-load" readonly="true()" ref="/data/meta/entity/@id" type="string" value="uuid()"/>
-      <bind calculate="concat( /data/species , ' ', /data/circumference , 'cm')" nodeset="/data/meta/entity/label" readonly="true()" type="string"/>
-    </model>
-  </h:head>
-  <h:body>
-    <input ref="/data/species"><label>Species</label></input>
-    <input ref="/data/circumference"><label>Circumference (cm)</label></input>
-  </h:body>
-</h:html>`;
+      <bind calculate="concat( /data/species , ' ', /data/circumference , 'cm')" nodeset="/data/meta/entity/label" readonly="true()" type="string"/>`, `    <input ref="/data/species"><label>Species</label></input>
+    <input ref="/data/circumference"><label>Circumference (cm)</label></input>`);
 }
 
 export function followUpXForm(idString = 'tree_followup', list = 'trees', version = '1'): string {
-  return `<?xml version="1.0"?>
-<h:html xmlns="http://www.w3.org/2002/xforms" xmlns:entities="http://www.opendatakit.org/xforms/entities" xmlns:h="http://www.w3.org/1999/xhtml" xmlns:jr="http://openrosa.org/javarosa" xmlns:odk="http://www.opendatakit.org/xforms" xmlns:orx="http://openrosa.org/xforms">
-  <h:head>
-    <h:title>Tree follow-up</h:title>
-    <model entities:entities-version="2024.1.0" odk:xforms-version="1.0.0">
-      <instance>
+  return entityFormDocument('Tree follow-up', `      <instance>
         <data id="${idString}" version="${version}">
           <tree/>
           <circumference/>
@@ -62,17 +62,11 @@ export function followUpXForm(idString = 'tree_followup', list = 'trees', versio
       <bind calculate=" /data/tree " nodeset="/data/meta/entity/@id" readonly="true()" type="string"/>
       <bind calculate="instance('${list}')/root/item[name= /data/tree ]/__version" nodeset="/data/meta/entity/@baseVersion" readonly="true()" type="string"/>
       <bind calculate="instance('${list}')/root/item[name= /data/tree ]/__trunkVersion" nodeset="/data/meta/entity/@trunkVersion" readonly="true()" type="string"/>
-      <bind calculate="instance('${list}')/root/item[name= /data/tree ]/__branchId" nodeset="/data/meta/entity/@branchId" readonly="true()" type="string"/>
-    </model>
-  </h:head>
-  <h:body>
-    <select1 ref="/data/tree">
+      <bind calculate="instance('${list}')/root/item[name= /data/tree ]/__branchId" nodeset="/data/meta/entity/@branchId" readonly="true()" type="string"/>`, `    <select1 ref="/data/tree">
       <label>Tree</label>
       <itemset nodeset="instance('${list}')/root/item"><value ref="name"/><label ref="label"/></itemset>
     </select1>
-    <input ref="/data/circumference"><label>Circumference now (cm)</label></input>
-  </h:body>
-</h:html>`;
+    <input ref="/data/circumference"><label>Circumference now (cm)</label></input>`);
 }
 
 /** The follow-up form without its entity block: it only reads `<list>.csv` (a lookup). */

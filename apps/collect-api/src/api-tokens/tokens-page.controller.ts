@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { readCookie } from '../auth/cookies.js';
 import { sendHtml, sendRedirect } from '../auth/html-response.js';
@@ -6,7 +6,7 @@ import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
 import { PERSONAL_TOKEN_SCOPES, type PersonalTokenScope } from '../auth/authenticated-user.js';
 import { SkipAuth } from '../auth/require-auth.decorator.js';
 import { CasSignInService } from '../cas-client/cas-sign-in.service.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { SecretBox, hashToken } from '../crypto/secrets.js';
 import { TokensPageFormDto } from './api-tokens.dto.js';
 import { ApiTokensService, type TokenOwner } from './api-tokens.service.js';
@@ -28,7 +28,7 @@ export class TokensPageController {
   constructor(
     private readonly signIn: CasSignInService,
     private readonly tokens: ApiTokensService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {
     this.box = new SecretBox(config.COLLECT_SECRET_KEY);
   }

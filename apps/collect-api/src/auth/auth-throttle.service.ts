@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 
 /** Which limit refused a password attempt: the user's lockout, the address' failures, or a Basic request rate (per address, per username). */
 export type AttemptRefusal = 'lockout' | 'address' | 'basic-ip' | 'basic-user';
@@ -60,7 +60,7 @@ export class AuthThrottleService implements OnModuleDestroy {
   /** Addresses over the failure limit, until when (ms): refused without a round trip. */
   private readonly blocked = new Map<string, number>();
 
-  constructor(@Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {
+  constructor(private readonly config: CollectConfig) {
     this.redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 1500 });
     this.redis.on('error', () => undefined);
     this.prefix = `${config.REDIS_PREFIX}:auth:`;

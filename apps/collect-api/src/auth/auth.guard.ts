@@ -1,9 +1,9 @@
-import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { requestAddress, type HttpRequest as Request } from './http-types.js';
 import { AuthThrottleService } from './auth-throttle.service.js';
 import { HttpErrorWithHeaders, TooManyRequestsError, UnauthorizedError } from '@collect/contracts';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { BASIC_NOT_BASE64, basicUserid, bearerToken, parseAuthorization, WWW_AUTHENTICATE, type RefusedUnchecked } from './auth-header.js';
 import { holdsScopedCredential, type AuthenticatedUser, type AuthScheme } from './authenticated-user.js';
 import { AUTH_REQUIREMENT, SKIP_AUTH, type AuthRequirement } from './require-auth.decorator.js';
@@ -45,7 +45,7 @@ export class AuthGuard implements CanActivate {
 
   constructor(
     private readonly reflector: Reflector,
-    @Inject(COLLECT_CONFIG) config: CollectConfig,
+    config: CollectConfig,
     private readonly basic: BasicStrategy,
     private readonly token: TokenStrategy,
     private readonly tempToken: TempTokenStrategy,

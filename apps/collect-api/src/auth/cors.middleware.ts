@@ -1,6 +1,6 @@
-import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
+import { Injectable, type NestMiddleware } from '@nestjs/common';
 import type { HttpRequest as Request, HttpResponse as Response, NextFn as NextFunction } from './http-types.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, X-Requested-With, X-OpenRosa-Version';
@@ -17,7 +17,7 @@ export class CorsMiddleware implements NestMiddleware {
   private readonly any: boolean;
   private readonly origins: Set<string>;
 
-  constructor(@Inject(COLLECT_CONFIG) config: CollectConfig) {
+  constructor(config: CollectConfig) {
     this.any = config.CORS_ALLOWED_ORIGINS.includes('*');
     this.origins = new Set(config.CORS_ALLOWED_ORIGINS.map((o) => o.replace(/\/+$/, '')));
   }

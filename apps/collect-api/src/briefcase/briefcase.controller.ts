@@ -1,10 +1,10 @@
-import { applyDecorators, Controller, Get, Inject, Param, Query, Req, Res } from '@nestjs/common';
+import { applyDecorators, Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import type { HttpRequest } from '../auth/http-types.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { setOpenRosaHeaders } from '../openrosa/openrosa-headers.js';
 import { setInertHeaders } from '../storage/served-content.js';
 import { requestBaseUrl } from '../wire-formats/media-urls.js';
@@ -26,7 +26,7 @@ type Res = { status(code: number): Res; setHeader(name: string, value: string): 
 export class BriefcaseController {
   constructor(
     private readonly briefcase: BriefcaseService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   @Get('view/submissionList')

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type * as oidcTypes from 'openid-client';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
 import { hashToken, SecretBox } from '../crypto/secrets.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
 import type { UserEntity } from '../users/user.entity.js';
 import { allowHttpIssuer, CasClientDiscovery, loadOidc } from './cas-oidc.js';
@@ -41,7 +41,7 @@ export class CasSignInService {
   readonly loginCookie: string;
 
   constructor(
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
     private readonly repo: CasSessionsRepository,
     private readonly users: UsersService,
   ) {

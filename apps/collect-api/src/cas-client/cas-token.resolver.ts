@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpErrorWithHeaders, UnauthorizedError } from '@collect/contracts';
 import { JwtValidationError, JwtValidator, KeySourceUnavailableError, type AccessTokenClaims } from '@collect/jwt-validation';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { BearerResolvers, type BearerTokenResolver } from '../auth/bearer-resolvers.js';
 import { TtlCache } from '../cache/ttl-cache.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { UsersService } from '../users/users.service.js';
 import { isCasIssuedJwt, isClientCredentialsToken } from './cas-token.js';
@@ -31,7 +31,7 @@ export class CasTokenResolver implements BearerTokenResolver, OnModuleInit {
   private readonly verifiedTokens: TtlCache<{ claims: AccessTokenClaims; scopes: string[]; expiresAt: number }>;
 
   constructor(
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
     private readonly resolvers: BearerResolvers,
     private readonly users: UsersService,
     changes: ChangeNotifications,

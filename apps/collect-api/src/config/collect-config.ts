@@ -223,9 +223,16 @@ function isLoopbackUrl(url: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost') || /^127\./.test(host) || host === '::1';
 }
 
-export type CollectConfig = z.infer<typeof collectEnvSchema>;
+/**
+ * The validated configuration. It is a class as well as a type so that Nest injects it by the
+ * parameter's type, as it injects services; the value provided is the parsed object, never an
+ * instance (config.module.ts). A parameter typed with part of it (`Pick<CollectConfig, ...>`)
+ * names the token: `@Inject(COLLECT_CONFIG)`.
+ */
+export interface CollectConfig extends z.infer<typeof collectEnvSchema> {}
+export abstract class CollectConfig {}
 
-export const COLLECT_CONFIG = Symbol('COLLECT_CONFIG');
+export const COLLECT_CONFIG = CollectConfig;
 
 export function loadCollectConfig(env: NodeJS.ProcessEnv = process.env): CollectConfig {
   return parseEnv(collectEnvSchema, env);

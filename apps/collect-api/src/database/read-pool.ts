@@ -1,9 +1,9 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { HttpErrorWithHeaders } from '@collect/contracts';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 
 /** PostgreSQL's SQLSTATE for a statement cancelled (by statement_timeout or pg_cancel_backend). */
 const QUERY_CANCELED = '57014';
@@ -38,7 +38,7 @@ export class ReadPool implements OnModuleDestroy {
   readonly pool: pg.Pool;
 
   constructor(
-    @Inject(COLLECT_CONFIG) readonly config: CollectConfig,
+    readonly config: CollectConfig,
     @InjectDataSource() private readonly db: DataSource,
   ) {
     this.pool = new pg.Pool({

@@ -1,7 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { HttpErrorWithHeaders, TooManyRequestsError } from '@collect/contracts';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { ReaderGoneError, ReadLease, ReadPool } from './read-pool.js';
 
 /**
@@ -58,7 +58,7 @@ export class ReadSlots {
 
   constructor(
     private readonly reads: ReadPool,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   /** Slots held now (all callers); for the metrics and the tests. */

@@ -1,10 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import type { ServerResponse } from 'node:http';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { ReadSlots } from '../database/read-slots.js';
 import { heavyRead } from '../submissions/submission-data.service.js';
 import { PageQueryDto, pageHeaders, pageRequest } from '../submissions/pagination.js';
@@ -22,7 +22,7 @@ export class MergedDatasetsController {
   constructor(
     private readonly datasets: DatasetsService,
     private readonly slots: ReadSlots,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   @Post()
@@ -67,7 +67,7 @@ export class MergedDatasetsController {
 @RequireAuth()
 @Controller('api/v1/dataviews')
 export class DataviewsController {
-  constructor(private readonly datasets: DatasetsService, @Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {}
+  constructor(private readonly datasets: DatasetsService, private readonly config: CollectConfig) {}
 
   @Post()
   @HttpCode(201)

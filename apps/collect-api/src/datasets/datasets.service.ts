@@ -1,8 +1,8 @@
-import { ForbiddenException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
 import type { ReadLease } from '../database/read-pool.js';
 import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormAccessService, PERMISSION_DENIED } from '../forms/form-access.service.js';
 import { FormsRepository } from '../forms/forms.repository.js';
@@ -34,7 +34,7 @@ export class DatasetsService {
     private readonly access: FormAccessService,
     private readonly submissions: SubmissionsService,
     private readonly data: SubmissionDataService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   // ----- merged datasets ------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { KeyObject } from 'node:crypto';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { failed, type DecryptionFailure, type Outcome } from '../encryption/decryption-failure.js';
 import { decryptEnvelope } from '../encryption/envelope-decryptor.js';
 import { kekFromConfig, kekId, openWithKek } from '../encryption/key-sealing.js';
@@ -61,7 +61,7 @@ export class EnvelopeDecryption {
     private readonly envelopes: EnvelopeRepository,
     private readonly keys: FormEncryptionRepository,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   /**

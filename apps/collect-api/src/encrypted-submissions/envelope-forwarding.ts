@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { Injectable } from '@nestjs/common';
+import { CollectConfig } from '../config/collect-config.js';
 import { parseManifest } from '../encryption/manifest.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormEncryptionRepository } from '../form-encryption/form-encryption.repository.js';
@@ -51,7 +51,7 @@ export class EnvelopeForwarding {
     private readonly envelopes: EnvelopeRepository,
     private readonly keys: FormEncryptionRepository,
     private readonly versionKeys: FormVersionKeys,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   /** Why a service of kind `name` on `form` cannot take `policy`, or null. */

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { applyDecorators, Controller, Get, Inject, NotFoundException, Param, Query, Res } from '@nestjs/common';
+import { applyDecorators, Controller, Get, NotFoundException, Param, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import { tokenAllowsForm, type AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { SubmitClass } from '../auth/scope-class.decorator.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import type { FormEntity } from './form.entity.js';
 import { FormsRepository } from './forms.repository.js';
 import { FormsService } from './forms.service.js';
@@ -37,7 +37,7 @@ export class FormListController {
   constructor(
     private readonly forms: FormsRepository,
     private readonly formsService: FormsService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   @Get('formList')

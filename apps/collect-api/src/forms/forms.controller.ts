@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { IncomingMessage } from 'node:http';
 import { FieldValidationError } from '@collect/contracts';
@@ -7,7 +7,7 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { SubmitClass } from '../auth/scope-class.decorator.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { contentTypeOf, isXmlContentType, readMultipartForm, readRawBody } from '../openrosa/body.js';
 import { FormBody, FormFieldBody, JsonFormDefinitionDto, ShareFormDto, UpdateFormDto } from './form.dto.js';
 import { setInertHeaders } from '../storage/served-content.js';
@@ -32,7 +32,7 @@ const DEFINITION_BODIES = [
 @RequireAuth()
 @Controller('api/v1/forms')
 export class FormsController {
-  constructor(private readonly forms: FormsService, @Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {}
+  constructor(private readonly forms: FormsService, private readonly config: CollectConfig) {}
 
   @Post()
   @HttpCode(201)

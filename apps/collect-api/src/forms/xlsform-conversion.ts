@@ -1,6 +1,6 @@
-import { BadRequestException, Inject, Injectable, Logger } from '@nestjs/common';
+import { BadRequestException, Injectable, Logger } from '@nestjs/common';
 import { convertXlsFormInWorker, runInWorker, type ConversionResult } from '@collect/xlsform';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { HttpErrorWithHeaders } from '@collect/contracts';
 import { inputLimitsOf, XmlInputError } from '../openrosa/xml.js';
 import { parseXForm, type ParsedForm } from './form-definition.js';
@@ -39,7 +39,7 @@ export class XlsFormConversion {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
 
-  constructor(@Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {}
+  constructor(private readonly config: CollectConfig) {}
 
   async convert(data: Buffer, filename: string): Promise<ConvertedXlsForm> {
     if (/\.xls$/i.test(filename) || data.subarray(0, OLE2_MAGIC.length).equals(OLE2_MAGIC)) {

@@ -1,11 +1,11 @@
-import { Controller, Get, Inject, NotFoundException, Req, Res, UnauthorizedException } from '@nestjs/common';
+import { Controller, Get, NotFoundException, Req, Res, UnauthorizedException } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { register } from 'prom-client';
 import { parseAuthorization } from '../auth/auth-header.js';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
 import { SkipAuth } from '../auth/require-auth.decorator.js';
 import { safeEqual } from '../crypto/secrets.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 
 /**
  * Prometheus text format of this process (delivery counters, latency). The Ingress routes every
@@ -17,7 +17,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
 @SkipAuth()
 @Controller('metrics')
 export class MetricsController {
-  constructor(@Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {}
+  constructor(private readonly config: CollectConfig) {}
 
   @Get()
   async metrics(@Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {

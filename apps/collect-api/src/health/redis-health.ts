@@ -1,7 +1,7 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { ReadinessCheck } from '@collect/platform';
 import { Redis } from 'ioredis';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 
 /** Pings Redis on a dedicated lazy connection, so readiness does not depend on queue state. */
 @Injectable()
@@ -9,7 +9,7 @@ export class RedisHealth implements ReadinessCheck, OnModuleDestroy {
   readonly name = 'redis';
   private readonly client: Redis;
 
-  constructor(@Inject(COLLECT_CONFIG) config: CollectConfig) {
+  constructor(config: CollectConfig) {
     this.client = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 1500 });
     this.client.on('error', () => undefined);
   }

@@ -1,5 +1,5 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { CollectConfig } from '../config/collect-config.js';
 import { JobQueue } from '../jobs/job-queue.js';
 import type { JobData } from '../jobs/job.types.js';
 import { OnJob } from '../jobs/on-job.decorator.js';
@@ -24,7 +24,7 @@ export class MediaVariantsQueue implements OnModuleInit {
     private readonly jobs: JobQueue,
     private readonly repo: MediaRepository,
     private readonly variants: MediaVariantsService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   onModuleInit(): void {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, UnprocessableEntityException } from '@nestjs/common';
 import { RequesterRate } from '../cache/requester-rate.js';
 import { Readable } from 'node:stream';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import type { AttachmentEntity } from '../submissions/submission.entity.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
 import { VARIANT_SIZES, extensionOf, type VariantName } from '../wire-formats/media-urls.js';
@@ -57,7 +57,7 @@ export class MediaVariantsService implements OnModuleDestroy {
 
   constructor(
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
     private readonly repo: MediaRepository,
   ) {
     const limit = config.MEDIA_VARIANTS_PER_USER_PER_MINUTE;

@@ -6,7 +6,7 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { requestAddress } from '../auth/http-types.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { pageHeaders, pageRequest } from '../submissions/pagination.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
 import { contentDisposition, servedContentType } from '../storage/served-content.js';
@@ -31,7 +31,7 @@ export class MediaController {
   constructor(
     private readonly media: MediaService,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   @Get(['media', 'media.json'])

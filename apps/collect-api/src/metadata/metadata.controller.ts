@@ -1,10 +1,10 @@
-import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { unsupportedMediaType } from '../forms/forms.service.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { contentTypeOf, readMultipartForm, type MultipartForm } from '../openrosa/body.js';
@@ -16,7 +16,7 @@ import { MetadataService } from './metadata.service.js';
 @RequireAuth()
 @Controller('api/v1/metadata')
 export class MetadataController {
-  constructor(private readonly metadata: MetadataService, @Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {}
+  constructor(private readonly metadata: MetadataService, private readonly config: CollectConfig) {}
 
   @Post()
   @HttpCode(201)

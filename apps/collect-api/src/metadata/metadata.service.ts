@@ -1,8 +1,8 @@
-import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable, NotFoundException } from '@nestjs/common';
 import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
 import { validateInput } from '@collect/platform';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormAccessService } from '../forms/form-access.service.js';
 import { FormsRepository } from '../forms/forms.repository.js';
@@ -25,7 +25,7 @@ export class MetadataService {
     private readonly store: FormMediaStore,
     private readonly forms: FormsRepository,
     private readonly access: FormAccessService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   /**

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Inject, Optional, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Optional, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { HttpRequest, HttpResponse } from '../auth/http-types.js';
 import { sendHtml, sendRedirect } from '../auth/html-response.js';
@@ -6,7 +6,7 @@ import { requestAddress } from '../auth/http-types.js';
 import { PasswordLoginService } from '../auth/password-login.service.js';
 import { SkipAuth } from '../auth/require-auth.decorator.js';
 import { CasSignInService } from '../cas-client/cas-sign-in.service.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { UsersService } from '../users/users.service.js';
 import { LoginSessions } from './login-session.js';
 import { AuthorizeDecisionDto, AuthorizeQueryDto, LoginFormDto, type AuthorizeParams } from './oauth2.dto.js';
@@ -28,7 +28,7 @@ export class AuthorizeController {
     private readonly oauth: OAuth2Service,
     private readonly users: UsersService,
     private readonly logins: PasswordLoginService,
-    @Inject(COLLECT_CONFIG) config: CollectConfig,
+    config: CollectConfig,
     // A CAS-signed-in browser session counts as signed in here too (docs/cas-integration.md).
     @Optional() private readonly casSignIn?: CasSignInService,
   ) {

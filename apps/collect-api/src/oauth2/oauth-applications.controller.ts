@@ -1,11 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, NotFoundException, Param, ParseIntPipe, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, NotFoundException, Param, ParseIntPipe, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { AccountClass } from '../auth/scope-class.decorator.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { OAuthApplicationsService } from './oauth-applications.service.js';
 import { ApplicationBody, applicationInput, CreateOAuthApplicationDto } from './oauth2.dto.js';
 import type { OAuthApplicationEntity } from './oauth2.entities.js';
@@ -18,7 +18,7 @@ import type { OAuthApplicationEntity } from './oauth2.entities.js';
 export class OAuthApplicationsController {
   constructor(
     private readonly applications: OAuthApplicationsService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   @Post()

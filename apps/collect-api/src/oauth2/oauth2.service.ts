@@ -1,11 +1,11 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { UnauthorizedError } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { BearerResolvers, type BearerTokenResolver } from '../auth/bearer-resolvers.js';
 import { hashToken, newOpaqueSecret } from '../crypto/secrets.js';
 import { TtlCache } from '../cache/ttl-cache.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { UsersService } from '../users/users.service.js';
 import { GRANT_TYPE_AUTHORIZATION_CODE, OAuthApplicationsService } from './oauth-applications.service.js';
@@ -57,7 +57,7 @@ export class OAuth2Service implements BearerTokenResolver, OnModuleInit {
     private readonly applications: OAuthApplicationsService,
     private readonly users: UsersService,
     private readonly bearerResolvers: BearerResolvers,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
     changes: ChangeNotifications,
   ) {
     this.cache = new TtlCache(config.AUTH_TOKEN_CACHE_TTL_MS);

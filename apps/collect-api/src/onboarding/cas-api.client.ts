@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { HttpErrorWithHeaders, type CasUser, type CasUserPage } from '@collect/contracts';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { allowHttpIssuer, CasClientDiscovery, loadOidc } from '../cas-client/cas-oidc.js';
 
 const SCOPE = 'adminui-api-wrapper adminui-api-wrapper.users.search';
@@ -21,7 +21,7 @@ export class CasApiClient {
   /** Token requests made, for tests and logs. */
   tokenRequests = 0;
 
-  constructor(@Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {
+  constructor(private readonly config: CollectConfig) {
     const { CAS_ONBOARDING_CLIENT_ID: id, CAS_ONBOARDING_CLIENT_SECRET: secret } = config;
     this.discovery = id && secret ? new CasClientDiscovery(config.CAS_ISSUER, id, secret, allowHttpIssuer(config.NODE_ENV, config.CAS_ISSUER)) : null;
   }

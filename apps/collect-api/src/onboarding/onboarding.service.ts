@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
 import { NotFoundException } from '@nestjs/common';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { CasSignInService } from '../cas-client/cas-sign-in.service.js';
 import { CasTokenResolver } from '../cas-client/cas-token.resolver.js';
 import type { UserEntity } from '../users/user.entity.js';
@@ -23,7 +23,7 @@ export class OnboardingService {
     private readonly users: UsersService,
     private readonly signIn: CasSignInService,
     private readonly tokens: CasTokenResolver,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   async search(params: CasUserSearchQueryDto): Promise<CasUsersPage> {

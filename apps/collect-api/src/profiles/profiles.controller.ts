@@ -1,9 +1,9 @@
-import { Body, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { presentProfile, ProfileBody } from '../users/profile.presenter.js';
 import { UsersService } from '../users/users.service.js';
 import { RegisterProfileDto, registrationInput } from './profile.dto.js';
@@ -15,7 +15,7 @@ import { RegistrationOpenGuard } from './registration-open.guard.js';
 export class ProfilesController {
   constructor(
     private readonly users: UsersService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   @Post()

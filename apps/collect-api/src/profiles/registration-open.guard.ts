@@ -1,7 +1,7 @@
-import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { HttpErrorWithHeaders } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 
 /**
  * PROFILES_REGISTRATION_ENABLED=false leaves registration to platform admins. A guard, so the
@@ -9,7 +9,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js'
  */
 @Injectable()
 export class RegistrationOpenGuard implements CanActivate {
-  constructor(@Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {}
+  constructor(private readonly config: CollectConfig) {}
 
   canActivate(context: ExecutionContext): boolean {
     if (this.config.PROFILES_REGISTRATION_ENABLED) return true;

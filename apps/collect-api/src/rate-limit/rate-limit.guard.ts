@@ -1,9 +1,9 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { TooManyRequestsError } from '@collect/contracts';
 import { checkRateLimits, RedisRateLimitStore, type RateLimitRule } from '@collect/platform';
 import { requestAddress } from '../auth/http-types.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { rateLimitedRoute, type RateLimitedRequest } from './rate-limited-routes.js';
 
 /**
@@ -22,7 +22,7 @@ export class RateLimitGuard implements CanActivate, OnModuleDestroy {
   private readonly store: RedisRateLimitStore;
   private readonly rules: Array<RateLimitRule<RateLimitedRequest>>;
 
-  constructor(@Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {
+  constructor(private readonly config: CollectConfig) {
     this.redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 1500 });
     this.redis.on('error', () => undefined);
     this.store = new RedisRateLimitStore(this.redis, `${config.REDIS_PREFIX}:rate-limit:`);

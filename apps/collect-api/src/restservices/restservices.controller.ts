@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { pageHeaders, pageRequest } from '../submissions/pagination.js';
 import { DeliveryLogEntry, RestServiceBody, RetryAck, RetryFailedAck, TestFireBody } from './restservice-bodies.dto.js';
 import { DeliveryLogQueryDto, RestServiceDto, RestServiceListQueryDto, RestServicePatchDto } from './restservice.dto.js';
@@ -18,7 +18,7 @@ import { ReplayBody, ReplayCount, ReplayDto } from './replay/replay.dto.js';
 export class RestServicesController {
   constructor(
     private readonly services: RestServicesService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   @Get()

@@ -2,7 +2,7 @@ import { BadRequestException, Inject, Injectable, NotFoundException } from '@nes
 import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
 import { validateInput } from '@collect/platform';
 import { holdsScopedCredential, type AuthenticatedUser } from '../auth/authenticated-user.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { EnvelopeForwarding } from '../encrypted-submissions/envelope-forwarding.js';
 import { FormAccessService } from '../forms/form-access.service.js';
 import { FormsRepository } from '../forms/forms.repository.js';
@@ -44,7 +44,7 @@ export class RestServicesService {
     private readonly replays: ReplayService,
     private readonly box: ServiceCredentials,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   async list(user: AuthenticatedUser | undefined, xform: number | undefined): Promise<RestServiceBody[]> {

@@ -1,12 +1,12 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { apiResources } from './api-resources.js';
 
 @ApiTags('root')
 @Controller('api/v1')
 export class RootController {
-  constructor(@Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {}
+  constructor(private readonly config: CollectConfig) {}
 
   @Get()
   @ApiOperation({ summary: 'API root: resource names to absolute URLs.' })

@@ -1,10 +1,10 @@
-import { Controller, Delete, Get, HttpCode, Inject, Param, Query, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Query, Req, Res } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { ReadSlots } from '../database/read-slots.js';
 import { DataQueryDto, dataWindow, pageHeaders } from './pagination.js';
 import { sendJsonArray, sendJsonBody, sendJsonText, sendNotModified, type JsonResponse } from './json-stream.js';
@@ -21,7 +21,7 @@ export class DataController {
     private readonly submissions: SubmissionsService,
     private readonly data: SubmissionDataService,
     private readonly slots: ReadSlots,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   @Get(':formPk')

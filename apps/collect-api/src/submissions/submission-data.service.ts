@@ -1,7 +1,7 @@
-import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable, NotFoundException } from '@nestjs/common';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import { tokenAllowsForm, type AuthenticatedUser } from '../auth/authenticated-user.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import type { FormEntity, FormField } from '../forms/form.entity.js';
 import { FormAccessService } from '../forms/form-access.service.js';
 import { FormCache } from '../forms/form-cache.js';
@@ -77,7 +77,7 @@ export class SubmissionDataService {
     private readonly access: FormAccessService,
     private readonly forms: FormCache,
     private readonly pages: DataPageCache,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   /**

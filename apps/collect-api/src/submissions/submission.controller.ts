@@ -1,4 +1,4 @@
-import { applyDecorators, Controller, Head, HttpCode, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
+import { applyDecorators, Controller, Head, HttpCode, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBody, ApiConsumes, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { IncomingMessage } from 'node:http';
 import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
@@ -7,7 +7,7 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { SubmitClass } from '../auth/scope-class.decorator.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import { unsupportedMediaType } from '../forms/forms.service.js';
@@ -61,7 +61,7 @@ export class SubmissionController {
     private readonly target: SubmissionFormResolver,
     private readonly forms: FormsRepository,
     private readonly envelopes: EnvelopeIntake,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   private openRosaHeaders(res: Res): void {

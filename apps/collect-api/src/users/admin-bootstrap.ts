@@ -1,5 +1,5 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { CollectConfig } from '../config/collect-config.js';
 import { UsersService } from './users.service.js';
 
 /**
@@ -12,7 +12,7 @@ export class AdminBootstrap implements OnApplicationBootstrap {
 
   constructor(
     private readonly users: UsersService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {

@@ -1,8 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import argon2 from 'argon2';
 import { HttpErrorWithHeaders } from '@collect/contracts';
 import { WorkLimiter, WorkLimiterFullError } from '@collect/platform';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 
 /**
  * argon2id with the OWASP minimum profile (19 MiB, 2 passes, 1 lane): memory-hard, and about
@@ -29,7 +29,7 @@ export class PasswordHasher {
   /** Hash of a random string: an unknown username costs the same as a known one. */
   private decoy?: Promise<string>;
 
-  constructor(@Inject(COLLECT_CONFIG) config: CollectConfig) {
+  constructor(config: CollectConfig) {
     this.limiter = new WorkLimiter('password-hashing', config.PASSWORD_HASH_CONCURRENCY, config.PASSWORD_HASH_QUEUE);
   }
 

@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { Injectable } from '@nestjs/common';
+import { CollectConfig } from '../config/collect-config.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { hashToken, newHexKey, SecretBox } from '../crypto/secrets.js';
 import { TtlCache } from '../cache/ttl-cache.js';
@@ -27,7 +27,7 @@ export class UserTokensService {
 
   constructor(
     private readonly tokens: UserTokensRepository,
-    @Inject(COLLECT_CONFIG) config: CollectConfig,
+    config: CollectConfig,
     changes: ChangeNotifications,
   ) {
     this.box = new SecretBox(config.COLLECT_SECRET_KEY);

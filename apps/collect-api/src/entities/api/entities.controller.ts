@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedUser } from '../../auth/authenticated-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
 import { RequireAuth } from '../../auth/require-auth.decorator.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { CollectConfig } from '../../config/collect-config.js';
 import { CreateEntitiesDto, DeleteEntitiesDto, EntityBody, EntityListingQueryDto, PatchEntityDto, PatchEntityQueryDto, type BulkCreatedBody } from './entity-api.dto.js';
 import { pageHeaders } from '../../wire-formats/page-headers.js';
 import { EntitiesService } from './entities.service.js';
@@ -16,7 +16,7 @@ import { EntitiesService } from './entities.service.js';
 export class EntitiesController {
   constructor(
     private readonly entities: EntitiesService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   @Get()

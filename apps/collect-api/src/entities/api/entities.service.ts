@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { ConflictException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { EntityManager } from 'typeorm';
 import type { AuthenticatedUser } from '../../auth/authenticated-user.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { CollectConfig } from '../../config/collect-config.js';
 import { EntityChanges } from '../changes/entity-changes.js';
 import { EntityApplyService } from '../intake/entity-apply.service.js';
 import { EntityProblem, normalizeUuid } from '../intake/entity-item.js';
@@ -29,7 +29,7 @@ export class EntitiesService {
     private readonly access: EntityListAccess,
     private readonly apply: EntityApplyService,
     private readonly changes: EntityChanges,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   async list(user: AuthenticatedUser | undefined, pk: string, query: EntityListingQueryDto): Promise<{ body: EntityBody[]; total: number; page: number; pageSize: number }> {

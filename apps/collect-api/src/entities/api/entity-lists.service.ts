@@ -1,7 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { FieldValidationError } from '@collect/contracts';
 import type { AuthenticatedUser } from '../../auth/authenticated-user.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { CollectConfig } from '../../config/collect-config.js';
 import { listNameProblem } from '../declarations/form-entities.js';
 import { EntityListAccess } from '../lists/entity-list-access.js';
 import { EntityListsRepository, type EntityListRow } from '../lists/entity-lists.repository.js';
@@ -14,7 +14,7 @@ export class EntityListsService {
   constructor(
     private readonly lists: EntityListsRepository,
     private readonly access: EntityListAccess,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   async create(user: AuthenticatedUser, name: string): Promise<EntityListDetailBody> {

@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { Injectable } from '@nestjs/common';
+import { CollectConfig } from '../../config/collect-config.js';
 import { deliveryMetrics } from './delivery-metrics.js';
 import { PeriodicWorker } from '../../jobs/periodic-worker.js';
 import { RestServicesRepository } from '../restservices.repository.js';
@@ -13,7 +13,7 @@ import { RestServicesRepository } from '../restservices.repository.js';
  */
 @Injectable()
 export class AutoDisable extends PeriodicWorker<number> {
-  constructor(private readonly repo: RestServicesRepository, @Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {
+  constructor(private readonly repo: RestServicesRepository, private readonly config: CollectConfig) {
     super(config.FORWARD_DISABLE_CHECK_INTERVAL_MS);
   }
 

@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { Injectable } from '@nestjs/common';
+import { CollectConfig } from '../../config/collect-config.js';
 import { PeriodicWorker } from '../../jobs/periodic-worker.js';
 import { RestServicesRepository } from '../restservices.repository.js';
 
@@ -14,7 +14,7 @@ const MAX_BATCHES_PER_RUN = 20;
  */
 @Injectable()
 export class DeliveryLogPruner extends PeriodicWorker<number> {
-  constructor(private readonly repo: RestServicesRepository, @Inject(COLLECT_CONFIG) private readonly config: CollectConfig) {
+  constructor(private readonly repo: RestServicesRepository, private readonly config: CollectConfig) {
     super(config.FORWARD_LOG_PRUNE_INTERVAL_MS);
   }
 

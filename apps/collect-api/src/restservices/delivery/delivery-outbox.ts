@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { CollectConfig } from '../../config/collect-config.js';
 import { preparedQuery, preparedQueryIn } from '../../database/prepared-query.js';
 import type { SubmissionEvent } from '../../submissions/submission-events.js';
 import type { SubmissionOutbox } from '../../submissions/submission-outbox.js';
@@ -36,7 +36,7 @@ export class DeliveryOutbox implements SubmissionOutbox {
 
   constructor(
     private readonly ds: DataSource,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   async record(m: EntityManager, event: SubmissionEvent, options: { missingMedia?: string[] } = {}): Promise<void> {

@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import pg from 'pg';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { CollectConfig } from '../../config/collect-config.js';
 import { DELIVERY_CHANNEL } from './delivery-outbox.js';
 import { DeliveryService } from './delivery.service.js';
 
@@ -33,7 +33,7 @@ export class DeliveryRelay implements OnApplicationBootstrap, BeforeApplicationS
 
   constructor(
     private readonly delivery: DeliveryService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   private get stopped(): boolean {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { TtlCache } from '../../cache/ttl-cache.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { CollectConfig } from '../../config/collect-config.js';
 import { EnvelopeForwarding } from '../../encrypted-submissions/envelope-forwarding.js';
 import type { FormEntity } from '../../forms/form.entity.js';
 import { FormsRepository } from '../../forms/forms.repository.js';
@@ -55,7 +55,7 @@ export class DeliveryService implements OnApplicationShutdown {
     private readonly envelopes: EnvelopeForwarding,
     private readonly credentials: ServiceCredentials,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {
     this.agents = new DestinationAgents(config.FORWARD_CONCURRENCY_PER_DESTINATION);
     this.slots = new SendSlots(config.FORWARD_CONCURRENCY);

@@ -1,6 +1,6 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { RequesterRate } from '../../cache/requester-rate.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { CollectConfig } from '../../config/collect-config.js';
 
 /**
  * Test-fires per user: TEST_FIRE_PER_USER_PER_MINUTE, then 429 with `Retry-After`
@@ -12,7 +12,7 @@ import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.
 export class TestFireQuota implements OnModuleDestroy {
   private readonly rate: RequesterRate;
 
-  constructor(@Inject(COLLECT_CONFIG) config: CollectConfig) {
+  constructor(config: CollectConfig) {
     this.rate = new RequesterRate(config, 'test-fire', config.TEST_FIRE_PER_USER_PER_MINUTE, `At most ${config.TEST_FIRE_PER_USER_PER_MINUTE} test-fires a minute per user; try again later.`);
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestException, Inject, Injectable, Logger } from '@nestjs/common';
 import { TooManyRequestsError } from '@collect/contracts';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { CollectConfig } from '../../config/collect-config.js';
 import type { FormEntity, FormField } from '../../forms/form.entity.js';
 import { buildSubmissionJson } from '../../submissions/submission-json.js';
 import { renderInstanceXml } from '../../submissions/instance-xml.js';
@@ -34,7 +34,7 @@ export class TestFireService {
     private readonly submissions: SubmissionsService,
     private readonly gate: DestinationGate,
     @Inject(NETWORK_GUARD) private readonly guard: NetworkGuard,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
     private readonly quota: TestFireQuota,
     private readonly credentials: ServiceCredentials,
   ) {}

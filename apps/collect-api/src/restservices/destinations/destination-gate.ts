@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { CollectConfig } from '../../config/collect-config.js';
 import { deliveryMetrics } from '../delivery/delivery-metrics.js';
 import { effectiveRateLimit } from './destination-limits.js';
 import type { RestServiceEntity } from '../restservice.entities.js';
@@ -94,7 +94,7 @@ export class DestinationGate implements OnModuleDestroy {
   private readonly maxWaitMs: number;
   private readonly defaultPerMinute: number;
 
-  constructor(@Inject(COLLECT_CONFIG) config: CollectConfig) {
+  constructor(config: CollectConfig) {
     this.defaultPerMinute = config.FORWARD_DEFAULT_RATE_LIMIT_PER_MINUTE;
     this.redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 1500 }) as GateRedis;
     this.redis.defineCommand('collectGate', { numberOfKeys: 1, lua: GATE_SCRIPT });

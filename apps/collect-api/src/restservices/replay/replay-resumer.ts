@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { Injectable } from '@nestjs/common';
+import { CollectConfig } from '../../config/collect-config.js';
 import { PeriodicWorker } from '../../jobs/periodic-worker.js';
 import { ReplayService } from './replay.service.js';
 import { ReplaysRepository } from './replays.repository.js';
@@ -15,7 +15,7 @@ export class ReplayResumer extends PeriodicWorker<void> {
   constructor(
     private readonly repo: ReplaysRepository,
     private readonly replays: ReplayService,
-    @Inject(COLLECT_CONFIG) config: CollectConfig,
+    config: CollectConfig,
   ) {
     super(config.FORWARD_RELAY_INTERVAL_MS);
   }

@@ -1,6 +1,6 @@
-import { BadRequestException, ConflictException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { BadRequestException, ConflictException, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { NOT_FOUND_DETAIL, TooManyRequestsError } from '@collect/contracts';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { CollectConfig } from '../../config/collect-config.js';
 import { JobQueue } from '../../jobs/job-queue.js';
 import type { JobData } from '../../jobs/job.types.js';
 import { OnJob } from '../../jobs/on-job.decorator.js';
@@ -27,7 +27,7 @@ export class ReplayService {
   constructor(
     private readonly repo: ReplaysRepository,
     private readonly jobs: JobQueue,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   async request(service: RestServiceEntity, body: ReplayDto, userId: number | null): Promise<{ count: number } | ReplayBody> {

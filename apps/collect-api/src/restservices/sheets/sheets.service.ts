@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { BadRequestException, Inject, Injectable, Logger } from '@nestjs/common';
+import { BadRequestException, Injectable, Logger } from '@nestjs/common';
 import { SecretBox } from '../../crypto/secrets.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../../config/collect-config.js';
+import { CollectConfig } from '../../config/collect-config.js';
 import type { FormEntity } from '../../forms/form.entity.js';
 import { FormsRepository } from '../../forms/forms.repository.js';
 import type { SubmissionJson } from '../../submissions/submission-json.js';
@@ -46,7 +46,7 @@ export class SheetsService {
     private readonly services: RestServicesRepository,
     private readonly forms: FormsRepository,
     private readonly replays: ReplayService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {
     this.box = new SecretBox(config.COLLECT_SECRET_KEY);
     this.client = new SheetsClient(config.SHEETS_API_BASE_URL, config.FORWARD_TIMEOUT_MS);
