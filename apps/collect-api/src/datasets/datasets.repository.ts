@@ -10,8 +10,12 @@ export class DatasetsRepository {
   constructor(
     @InjectRepository(MergedDatasetEntity) private readonly merged: Repository<MergedDatasetEntity>,
     @InjectRepository(DataviewEntity) private readonly views: Repository<DataviewEntity>,
-    @InjectRepository(SubmissionEntity) private readonly submissions: Repository<SubmissionEntity>,
   ) {}
+
+  /** The submissions a dataview filters, read through the same connection as the views. */
+  private get submissions(): Repository<SubmissionEntity> {
+    return this.views.manager.getRepository(SubmissionEntity);
+  }
 
   insertMerged(row: Partial<MergedDatasetEntity>): Promise<MergedDatasetEntity> {
     return this.merged.save(this.merged.create(row));

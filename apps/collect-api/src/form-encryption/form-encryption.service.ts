@@ -1,9 +1,9 @@
-import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable, NotFoundException } from '@nestjs/common';
 import type { KeyObject } from 'node:crypto';
 import { FieldValidationError, HttpErrorWithHeaders, NOT_FOUND_DETAIL } from '@collect/contracts';
 import { WorkLimiter, WorkLimiterFullError } from '@collect/platform';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { generateFormKeyPair, kekFromConfig, sealWithKek, sealWithPassphrase, type SealedPrivateKey } from '../encryption/key-sealing.js';
 import { base64Spki, keyId, loadPublicKey } from '../encryption/rsa-keys.js';
 import { submissionPublicKey, withSubmissionPublicKey } from '../encryption/xform-key.js';
@@ -18,7 +18,9 @@ import { FormEncryptionRepository } from './form-encryption.repository.js';
  * public key in `<submission base64RsaPublicKey>`, and, in passphrase and server modes, the
  * private key the platform made, sealed. Owner or manager. A key pair and an argon2id
  * derivation cost a core for a fraction of a second and 64 MiB: at most two run at once in a
- * process, eight wait, the rest get 503 at once.
+ * process, eight wait, the rest get 503 at once. Like the decrypt export (DecryptExportService)
+ * it opens with the form's role check and keeps no state of its own: the two read alike on
+ * purpose, each one route's rules.
  */
 @Injectable()
 export class FormEncryptionService {
@@ -28,12 +30,12 @@ export class FormEncryptionService {
     private readonly keys: FormEncryptionRepository,
     private readonly forms: FormsService,
     private readonly access: FormAccessService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
   ) {}
 
   async create(user: AuthenticatedUser, pk: string, dto: CreateFormEncryptionDto): Promise<FormEncryptionBody> {
-    const { form } = await this.access.requireRole(user, pk, MIN_ROLE.view);
-    await this.access.requireRole(user, form.id, MIN_ROLE.share);
+    // 404 when the form is not visible to the caller, 403 below owner or manager.
+    const { form } = await this.access.requireRole(user, pk, MIN_ROLE.share);
 
     let publicKey: KeyObject;
     let sealed: SealedPrivateKey | null = null;

@@ -33,13 +33,13 @@ function stored(form: FormEntity, uuid: string, json: Record<string, unknown>, e
 }
 
 /** The service with its repositories mocked: only the calls a test allows may happen. */
-function makeSut(deps: { repo?: SubmissionsRepository; forms?: FormsRepository; cache?: FormCache; events?: SubmissionEvents; outbox?: SubmissionOutbox }) {
+function makeSut(deps: { repo?: SubmissionsRepository; cache?: FormCache; events?: SubmissionEvents; outbox?: SubmissionOutbox }) {
   const events = deps.events ?? new SubmissionEvents();
   const outbox = deps.outbox ?? mockOf<SubmissionOutbox>({ committed: () => undefined, createdRowsSql: () => '', createdRowsWritten: () => undefined });
   const repo = deps.repo ?? mockOf<SubmissionsRepository>();
   const storage = mockOf<FileStorage>();
   return new SubmissionsService(
-    repo, deps.forms ?? mockOf<FormsRepository>(), mockOf<FormAccessService>(), deps.cache ?? mockOf<FormCache>(), events, outbox, storage, config,
+    repo, mockOf<FormAccessService>(), deps.cache ?? mockOf<FormCache>(), events, outbox, storage, config,
     new SubmissionAttachmentStore(repo, storage),
     // These forms have no entity blocks (entities/intake/entity-intake.service.ts).
     mockOf<EntityIntakeService>({ declares: () => false, afterStore: () => Promise.resolve() }),

@@ -3,11 +3,10 @@ import { ConflictException, ForbiddenException, Inject, Injectable, NotFoundExce
 import type { EntityManager } from 'typeorm';
 import { FieldValidationError, NOT_FOUND_DETAIL } from '@collect/contracts';
 import type { AuthenticatedUser } from '../auth/authenticated-user.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import type { FormEntity } from '../forms/form.entity.js';
 import { FormAccessService, PERMISSION_DENIED, type FormAccess } from '../forms/form-access.service.js';
 import { FormCache } from '../forms/form-cache.js';
-import { FormsRepository } from '../forms/forms.repository.js';
 import { FORM_ROLES, MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
@@ -53,13 +52,12 @@ export class SubmissionsService {
 
   constructor(
     private readonly repo: SubmissionsRepository,
-    private readonly forms: FormsRepository,
     private readonly access: FormAccessService,
     private readonly formCache: FormCache,
     private readonly events: SubmissionEvents,
     @Inject(SUBMISSION_OUTBOX) private readonly outbox: SubmissionOutbox,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
     private readonly attachments: SubmissionAttachmentStore,
     private readonly entities: EntityIntakeService,
   ) {}
@@ -331,7 +329,8 @@ export class SubmissionsService {
   async loadSubmissionJson(submissionId: number): Promise<{ json: SubmissionJson; submission: SubmissionEntity; form: FormEntity } | null> {
     const submission = await this.repo.findAny(submissionId);
     if (!submission || submission.deletedAt) return null;
-    const form = await this.forms.findLive(submission.formId);
+    // The form as the data pages read it: dropped from the cache when it changes (FormCache).
+    const form = await this.formCache.liveById(submission.formId);
     if (!form) return null;
     return { json: (await this.toJsonMany(form, [submission]))[0], submission, form };
   }

@@ -1,7 +1,7 @@
-import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable, NotFoundException } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { TtlCache } from '../cache/ttl-cache.js';
-import { COLLECT_CONFIG, type CollectConfig } from '../config/collect-config.js';
+import { CollectConfig } from '../config/collect-config.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { presentProfile, ProfileBody } from './profile.presenter.js';
 import { UserTokensService } from './user-tokens.service.js';
@@ -21,6 +21,8 @@ export class CurrentProfile extends ProfileBody {
  * is cached per user for AUTH_TOKEN_CACHE_TTL_MS, never past the temporary token's expiry,
  * dropped at once when this process rotates or expires a token of that user, and in every
  * process when the user row changes (ChangeNotifications). Bearer callers' profile likewise.
+ * Its constructor reads like CasTokenResolver's on purpose: both keep answers of the
+ * authentication path for the same TTL and drop them on the same notification.
  */
 @Injectable()
 export class CurrentProfileService {
@@ -31,7 +33,7 @@ export class CurrentProfileService {
   constructor(
     private readonly users: UsersService,
     private readonly tokens: UserTokensService,
-    @Inject(COLLECT_CONFIG) private readonly config: CollectConfig,
+    private readonly config: CollectConfig,
     changes: ChangeNotifications,
   ) {
     this.cache = new TtlCache(config.AUTH_TOKEN_CACHE_TTL_MS);
