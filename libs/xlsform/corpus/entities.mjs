@@ -4,6 +4,32 @@
 // each; the update forms read the list from trees.csv, as a server serves it
 // (docs/xlsform.md, "Entities").
 
+/** The attributes pyxform writes on `/data/meta/entity` of a form that may update an entity of `list` (`flags`: create, update). */
+const updatingAttributes = (list, ...flags) => [
+  `/data/meta/entity@dataset=${list}`,
+  ...flags.map((flag) => `/data/meta/entity@${flag}=1`),
+  ...['baseVersion', 'trunkVersion', 'branchId', 'id'].map((name) => `/data/meta/entity@${name}=`),
+];
+
+/** The binds that read the updated entity's versions from the list's instance, keyed by the entity id's reference `ref`. */
+const versionBinds = (list, ref) =>
+  Object.fromEntries(
+    [['baseVersion', '__version'], ['trunkVersion', '__trunkVersion'], ['branchId', '__branchId']].map(([attribute, column]) => [
+      `/data/meta/entity/@${attribute}`,
+      { calculate: `instance('${list}')/root/item[name= ${ref} ]/${column}`, readonly: 'true()', type: 'string' },
+    ]),
+  );
+
+/** The binds of an entity the form creates at `entity` (its meta/entity path): an id set on load, and the label's calculation. */
+const createdBinds = (entity, label) => ({
+  [`${entity}/@id`]: { readonly: 'true()', type: 'string' },
+  [`${entity}/label`]: { calculate: label, readonly: 'true()', type: 'string' },
+});
+
+/** The list of trees the update forms choose from, as a server serves it (name, label, __version). */
+const TREES = { 'trees.csv': 'name,label,__version\nt1,Oak by the gate,3\n' };
+const TREES_EXPECTED = { instances: { trees: 'jr://file-csv/trees.csv' }, attachments: ['trees.csv'] };
+
 /** @type {import('./types').CorpusForm[]} */
 export const entityForms = [
   {
@@ -20,8 +46,7 @@ export const entityForms = [
       binds: {
         '/data/species': { type: 'string', 'entities:saveto': 'species' },
         '/data/height': { type: 'int', 'entities:saveto': 'height_m' },
-        '/data/meta/entity/@id': { readonly: 'true()', type: 'string' },
-        '/data/meta/entity/label': { calculate: "concat('Tree: ',  /data/species )", readonly: 'true()', type: 'string' },
+        ...createdBinds('/data/meta/entity', "concat('Tree: ',  /data/species )"),
       },
       body: ['input /data/species', 'input /data/height'],
       instances: {},
@@ -37,31 +62,21 @@ export const entityForms = [
       survey: [['type', 'name', 'label', 'save_to'], ['select_one_from_file trees.csv', 'tree', 'Tree'], ['integer', 'height', 'New height (m)', 'height_m']],
       entities: [['list_name', 'entity_id', 'update_if'], ['trees', '${tree}', '${height} > 0']],
     },
-    attachments: { 'trees.csv': "name,label,__version\nt1,Oak by the gate,3\n" },
+    attachments: TREES,
     expect: {
       instance: ['/data', '/data/tree', '/data/height', '/data/meta', '/data/meta/entity', '/data/meta/instanceID'],
-      instanceAttributes: [
-        '/data/meta/entity@dataset=trees',
-        '/data/meta/entity@update=1',
-        '/data/meta/entity@baseVersion=',
-        '/data/meta/entity@trunkVersion=',
-        '/data/meta/entity@branchId=',
-        '/data/meta/entity@id=',
-      ],
+      instanceAttributes: updatingAttributes('trees', 'update'),
       modelAttributes: { 'odk:xforms-version': '1.0.0', 'entities:entities-version': '2024.1.0' },
       binds: {
         '/data/tree': { type: 'string' },
         '/data/height': { type: 'int', 'entities:saveto': 'height_m' },
         '/data/meta/entity/@update': { calculate: ' /data/height  > 0', readonly: 'true()', type: 'string' },
-        '/data/meta/entity/@baseVersion': { calculate: "instance('trees')/root/item[name= /data/tree ]/__version", readonly: 'true()', type: 'string' },
-        '/data/meta/entity/@trunkVersion': { calculate: "instance('trees')/root/item[name= /data/tree ]/__trunkVersion", readonly: 'true()', type: 'string' },
-        '/data/meta/entity/@branchId': { calculate: "instance('trees')/root/item[name= /data/tree ]/__branchId", readonly: 'true()', type: 'string' },
+        ...versionBinds('trees', '/data/tree'),
         '/data/meta/entity/@id': { readonly: 'true()', type: 'string', calculate: ' /data/tree ' },
       },
       body: ['select1 /data/tree', 'input /data/height'],
-      instances: { trees: 'jr://file-csv/trees.csv' },
       itemsets: { '/data/tree': "instance('trees')/root/item|name|label" },
-      attachments: ['trees.csv'],
+      ...TREES_EXPECTED,
     },
     answers: { '/data/tree': 't1', '/data/height': 14 },
   },
@@ -77,7 +92,7 @@ export const entityForms = [
       ],
       entities: [['list_name', 'entity_id', 'create_if', 'update_if', 'label'], ['trees', '${tree_id}', "${tree} = ''", "${tree} != ''", '${species}']],
     },
-    attachments: { 'trees.csv': "name,label,__version\nt1,Oak by the gate,3\n" },
+    attachments: TREES,
     expect: {
       instance: [
         '/data',
@@ -89,15 +104,7 @@ export const entityForms = [
         '/data/meta/entity/label',
         '/data/meta/instanceID',
       ],
-      instanceAttributes: [
-        '/data/meta/entity@dataset=trees',
-        '/data/meta/entity@create=1',
-        '/data/meta/entity@update=1',
-        '/data/meta/entity@baseVersion=',
-        '/data/meta/entity@trunkVersion=',
-        '/data/meta/entity@branchId=',
-        '/data/meta/entity@id=',
-      ],
+      instanceAttributes: updatingAttributes('trees', 'create', 'update'),
       modelAttributes: { 'odk:xforms-version': '1.0.0', 'entities:entities-version': '2024.1.0' },
       binds: {
         '/data/tree': { type: 'string' },
@@ -105,16 +112,13 @@ export const entityForms = [
         '/data/tree_id': { type: 'string', calculate: "if( /data/tree  = '', uuid(),  /data/tree )" },
         '/data/meta/entity/@create': { calculate: " /data/tree  = ''", readonly: 'true()', type: 'string' },
         '/data/meta/entity/@update': { calculate: " /data/tree  != ''", readonly: 'true()', type: 'string' },
-        '/data/meta/entity/@baseVersion': { calculate: "instance('trees')/root/item[name= /data/tree_id ]/__version", readonly: 'true()', type: 'string' },
-        '/data/meta/entity/@trunkVersion': { calculate: "instance('trees')/root/item[name= /data/tree_id ]/__trunkVersion", readonly: 'true()', type: 'string' },
-        '/data/meta/entity/@branchId': { calculate: "instance('trees')/root/item[name= /data/tree_id ]/__branchId", readonly: 'true()', type: 'string' },
+        ...versionBinds('trees', '/data/tree_id'),
         '/data/meta/entity/@id': { readonly: 'true()', type: 'string', calculate: ' /data/tree_id ' },
         '/data/meta/entity/label': { calculate: ' /data/species ', readonly: 'true()', type: 'string' },
       },
       body: ['select1 /data/tree', 'input /data/species'],
-      instances: { trees: 'jr://file-csv/trees.csv' },
       itemsets: { '/data/tree': "instance('trees')/root/item|name|label" },
-      attachments: ['trees.csv'],
+      ...TREES_EXPECTED,
     },
     answers: { '/data/species': 'ash' },
     submission: { '/data/meta/entity/label': 'ash' },
@@ -158,10 +162,8 @@ export const entityForms = [
       binds: {
         '/data/site': { type: 'string', 'entities:saveto': 'site_name' },
         '/data/plot/crop': { type: 'string', 'entities:saveto': 'crop' },
-        '/data/plot/meta/entity/@id': { readonly: 'true()', type: 'string' },
-        '/data/plot/meta/entity/label': { calculate: "concat('Plot of ',  ../../../crop )", readonly: 'true()', type: 'string' },
-        '/data/meta/entity/@id': { readonly: 'true()', type: 'string' },
-        '/data/meta/entity/label': { calculate: ' /data/site ', readonly: 'true()', type: 'string' },
+        ...createdBinds('/data/plot/meta/entity', "concat('Plot of ',  ../../../crop )"),
+        ...createdBinds('/data/meta/entity', ' /data/site '),
       },
       body: [
         'input /data/site',

@@ -1,5 +1,6 @@
 // Corpus: secondary instances from files (pulldata, xml-external, csv-external), selects from
-// a repeat, and the settings sheet.
+// a repeat, and the settings sheet. Each form is written out whole, its expected XForm beside
+// its sheets, so that one case reads on its own: the entries share their shape on purpose.
 
 /** @type {import('./types').CorpusForm[]} */
 export const externalForms = [

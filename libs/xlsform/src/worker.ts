@@ -28,6 +28,24 @@ export class XlsFormWorkerError extends Error {
   }
 }
 
+/**
+ * The one way a helper process or thread ends: the first of its answer, its failure, its exit or
+ * the timeout settles the promise (`onTimeout` after `timeoutMs`), then `stop` ends it if it still runs.
+ * Answers `finish(fn)`, which runs `fn` only for the first call.
+ */
+function settleOnce(timeoutMs: number, onTimeout: () => void, stop: () => void): (fn: () => void) => void {
+  let settled = false;
+  const finish = (fn: () => void) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    fn();
+    stop();
+  };
+  const timer = setTimeout(() => finish(onTimeout), timeoutMs);
+  return finish;
+}
+
 /** Converts an .xlsx file in a child process; resolves with the same result as convertXlsForm. */
 export function convertXlsFormInWorker(data: Uint8Array, options: WorkerOptions = {}): Promise<ConversionResult> {
   const { timeoutMs = 60_000, maxHeapMb = 512, ...convert } = options;
@@ -41,15 +59,9 @@ export function convertXlsFormInWorker(data: Uint8Array, options: WorkerOptions 
     child.stderr!.on('data', (c: Buffer) => {
       if (stderr.length < 4096) stderr += c.toString('utf8');
     });
-    let settled = false;
-    const finish = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      fn();
+    const finish = settleOnce(timeoutMs, () => reject(new XlsFormWorkerError(`the conversion took longer than ${timeoutMs} ms`)), () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    };
-    const timer = setTimeout(() => finish(() => reject(new XlsFormWorkerError(`the conversion took longer than ${timeoutMs} ms`))), timeoutMs);
+    });
     child.once('message', (msg: { ok: true; result: ConversionResult } | { ok: false; error: string }) =>
       finish(() => (msg.ok ? resolve(msg.result) : reject(new Error(msg.error)))),
     );
@@ -72,15 +84,7 @@ export function convertXlsFormInWorker(data: Uint8Array, options: WorkerOptions 
 export function runInWorker<T>(entry: URL, workerData: unknown, options: { timeoutMs: number; maxHeapMb: number; transferList?: ArrayBuffer[] }): Promise<T> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(entry, { workerData, transferList: options.transferList, resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb } });
-    let settled = false;
-    const finish = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      fn();
-      void worker.terminate();
-    };
-    const timer = setTimeout(() => finish(() => reject(new Error(`The worker took longer than ${options.timeoutMs} ms`))), options.timeoutMs);
+    const finish = settleOnce(options.timeoutMs, () => reject(new Error(`The worker took longer than ${options.timeoutMs} ms`)), () => void worker.terminate());
     worker.once('message', (msg: T) => finish(() => resolve(msg)));
     worker.once('error', (err) => finish(() => reject(err)));
     worker.once('exit', (code) => finish(() => reject(new Error(`The worker exited with code ${code}`))));
