@@ -273,6 +273,27 @@ export function rssOf(pid) {
   return { rss: kb('VmRSS'), peak: kb('VmHWM'), anon: kb('RssAnon'), file: kb('RssFile') };
 }
 
+/**
+ * Runs `work` while sampling `pid`'s resident set every 20 ms, after `settleMs` for the process
+ * to settle; answers work's value, the RSS before and the growth to the peak in MB, and the
+ * seconds `work` took. The memory goals of the streaming benches read this.
+ */
+export async function rssGrowthDuring(pid, work, { settleMs = 0 } = {}) {
+  if (settleMs) await sleep(settleMs);
+  const before = rssOf(pid).rss;
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid).rss)), 20);
+  const started = process.hrtime.bigint();
+  try {
+    const value = await work();
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    peak = Math.max(peak, rssOf(pid).rss);
+    return { value, beforeMb: before / 1048576, growthMb: (peak - before) / 1048576, seconds };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
 /** Huge pages in a process's resident memory (/proc/<pid>/smaps_rollup): anonymous THP and file pages mapped by PMD. */
 export function hugePagesOf(pid) {
   const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');

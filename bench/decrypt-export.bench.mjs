@@ -9,7 +9,7 @@
 // Rounds: BENCH_DECRYPT_ROUNDS measured rounds of each export after one warm-up (default 2).
 import { constants, createCipheriv, createHash, generateKeyPairSync, publicEncrypt, randomBytes, randomUUID } from 'node:crypto';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { must, report, rssOf, startCollect, userToken } from './bench-helpers.mjs';
+import { must, report, rssGrowthDuring, startCollect, userToken } from './bench-helpers.mjs';
 
 const N = Number(process.env.BENCH_DECRYPT_N ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_DECRYPT_ROUNDS ?? 2);
@@ -56,17 +56,13 @@ async function submit(base, token, xml, files) {
 
 /** Reads a response to the end; answers the bytes and the seconds from the request to the last byte, sampling `pid`'s RSS meanwhile. */
 async function drain(pid, request) {
-  const before = rssOf(pid).rss;
-  let peak = before;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid).rss)), 20);
-  const started = process.hrtime.bigint();
-  const res = await must(request(), 200);
-  let bytes = 0;
-  for await (const chunk of res.body) bytes += chunk.length;
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  clearInterval(sampler);
-  peak = Math.max(peak, rssOf(pid).rss);
-  return { bytes, seconds, growthMb: (peak - before) / (1 << 20) };
+  const { value: bytes, seconds, growthMb } = await rssGrowthDuring(pid, async () => {
+    const res = await must(request(), 200);
+    let bytes = 0;
+    for await (const chunk of res.body) bytes += chunk.length;
+    return bytes;
+  });
+  return { bytes, seconds, growthMb };
 }
 
 const postgres = await startPostgres({ fast: true });

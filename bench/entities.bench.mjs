@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { median, must, report, requestsPerSecond, rssOf, startCollect, userToken } from './bench-helpers.mjs';
+import { median, must, report, requestsPerSecond, rssGrowthDuring, startCollect, userToken } from './bench-helpers.mjs';
 import { benchInstance, benchXForm, publishXForm } from './entity-fixtures.mjs';
 
 const require = createRequire(new URL('../apps/collect-api/package.json', import.meta.url));
@@ -102,24 +102,18 @@ try {
   const manifestXml = await (await must(fetch(`${base}/xformsManifest/${followUp}`, { headers: auth }), 200)).text();
   const url = /<downloadUrl>([^<]*entity-list[^<]*)<\/downloadUrl>/.exec(manifestXml)?.[1];
   if (!url) throw new Error(`no entity list in the manifest: ${manifestXml}`);
-  const pid = collect.api.child.pid;
-  await new Promise((r) => setTimeout(r, 500));
-  const before = rssOf(pid).rss;
-  let peak = before;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid).rss)), 20);
-  const started = Date.now();
-  const res = await must(fetch(url.replace(/^https?:\/\/[^/]+/, base), { headers: auth }), 200);
-  let bytes = 0;
-  let lines = 0;
-  for await (const chunk of Readable.fromWeb(res.body)) {
-    bytes += chunk.length;
-    for (const c of chunk) if (c === 10) lines++;
-  }
-  clearInterval(sampler);
-  peak = Math.max(peak, rssOf(pid).rss);
+  const { value: { bytes, lines }, beforeMb, growthMb: growth, seconds } = await rssGrowthDuring(collect.api.child.pid, async () => {
+    const res = await must(fetch(url.replace(/^https?:\/\/[^/]+/, base), { headers: auth }), 200);
+    let bytes = 0;
+    let lines = 0;
+    for await (const chunk of Readable.fromWeb(res.body)) {
+      bytes += chunk.length;
+      for (const c of chunk) if (c === 10) lines++;
+    }
+    return { bytes, lines };
+  }, { settleMs: 500 });
   if (lines !== ROWS + 1) throw new Error(`the CSV has ${lines} lines, expected ${ROWS + 1}`);
-  const growth = (peak - before) / MB;
-  console.log(`list CSV of ${ROWS} entities: ${(bytes / MB).toFixed(1)} MB in ${((Date.now() - started) / 1000).toFixed(1)} s; API RSS before ${(before / MB).toFixed(0)} MB, growth ${growth.toFixed(1)} MB`);
+  console.log(`list CSV of ${ROWS} entities: ${(bytes / MB).toFixed(1)} MB in ${seconds.toFixed(1)} s; API RSS before ${beforeMb.toFixed(0)} MB, growth ${growth.toFixed(1)} MB`);
   report(`rss-growth streaming the list attachment of ${ROWS} entities`, growth, { goal: '< 64', unit: 'MB', digits: 1 });
 
   const manifests = {

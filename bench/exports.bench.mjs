@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { createForm, must, report, rssOf, startCollect, userToken } from './bench-helpers.mjs';
+import { createForm, must, report, rssGrowthDuring, startCollect, userToken } from './bench-helpers.mjs';
 
 const require = createRequire(new URL('../apps/collect-api/package.json', import.meta.url));
 const rootRequire = createRequire(new URL('../package.json', import.meta.url));
@@ -61,25 +61,20 @@ try {
 
   /** Reads `url` to the end (into `file` when given), sampling the API's RSS; answers growth in MB, bytes and seconds. */
   const streamed = async (url, file) => {
-    const pid = collect.api.child.pid;
-    await new Promise((r) => setTimeout(r, 500));
-    const before = rssOf(pid).rss;
-    let peak = before;
-    const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid).rss)), 20);
-    const started = Date.now();
-    const res = await must(fetch(url, { headers: auth }), 200);
-    let bytes = 0;
-    const counting = async function* (source) {
-      for await (const chunk of source) {
-        bytes += chunk.length;
-        yield chunk;
-      }
-    };
-    if (file) await pipeline(Readable.fromWeb(res.body), counting, createWriteStream(file));
-    else for await (const chunk of counting(Readable.fromWeb(res.body))) void chunk;
-    clearInterval(sampler);
-    peak = Math.max(peak, rssOf(pid).rss);
-    return { growth: (peak - before) / MB, before: before / MB, bytes, seconds: (Date.now() - started) / 1000 };
+    const { value: bytes, beforeMb, growthMb, seconds } = await rssGrowthDuring(collect.api.child.pid, async () => {
+      const res = await must(fetch(url, { headers: auth }), 200);
+      let bytes = 0;
+      const counting = async function* (source) {
+        for await (const chunk of source) {
+          bytes += chunk.length;
+          yield chunk;
+        }
+      };
+      if (file) await pipeline(Readable.fromWeb(res.body), counting, createWriteStream(file));
+      else for await (const chunk of counting(Readable.fromWeb(res.body))) void chunk;
+      return bytes;
+    }, { settleMs: 500 });
+    return { growth: growthMb, before: beforeMb, bytes, seconds };
   };
 
   for (const format of ['csv', 'xlsx']) {
@@ -90,23 +85,17 @@ try {
 
   // The same exports asked for asynchronously: the worker process writes them (docs/exports.md).
   for (const format of ['csv', 'xlsx']) {
-    const pid = collect.worker.child.pid;
-    await new Promise((r) => setTimeout(r, 500));
-    const before = rssOf(pid).rss;
-    let peak = before;
-    const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid).rss)), 20);
-    const started = Date.now();
-    const created = await (await must(fetch(`${base}/api/v1/export`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ xform: form, format }) }), 202)).json();
-    let state = created;
-    while (state.status === 'pending' || state.status === 'running') {
-      await new Promise((r) => setTimeout(r, 200));
-      state = await (await must(fetch(`${base}/api/v1/export/${created.id}`, { headers: auth }), 200)).json();
-    }
-    clearInterval(sampler);
-    peak = Math.max(peak, rssOf(pid).rss);
+    const { value: state, beforeMb, growthMb: growth, seconds } = await rssGrowthDuring(collect.worker.child.pid, async () => {
+      const created = await (await must(fetch(`${base}/api/v1/export`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ xform: form, format }) }), 202)).json();
+      let state = created;
+      while (state.status === 'pending' || state.status === 'running') {
+        await new Promise((r) => setTimeout(r, 200));
+        state = await (await must(fetch(`${base}/api/v1/export/${created.id}`, { headers: auth }), 200)).json();
+      }
+      return state;
+    }, { settleMs: 500 });
     if (state.status !== 'done') throw new Error(`asynchronous ${format} export: ${state.status} ${state.error}`);
-    const growth = (peak - before) / MB;
-    console.log(`asynchronous ${format.toUpperCase()} of ${ROWS} submissions written by the worker in ${((Date.now() - started) / 1000).toFixed(1)} s; worker RSS before ${(before / MB).toFixed(0)} MB, growth ${growth.toFixed(1)} MB`);
+    console.log(`asynchronous ${format.toUpperCase()} of ${ROWS} submissions written by the worker in ${seconds.toFixed(1)} s; worker RSS before ${beforeMb.toFixed(0)} MB, growth ${growth.toFixed(1)} MB`);
     report(`worker rss-growth writing an asynchronous ${format} export of ${ROWS} submissions`, growth, { goal: '< 64', unit: 'MB', digits: 1 });
   }
 

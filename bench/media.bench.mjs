@@ -11,7 +11,7 @@ import { mkdtempSync, mkdirSync, openSync, writeSync, closeSync, rmSync } from '
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { freePort, startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { COLLECT_MAIN, median, must, rssOf, startService } from './bench-helpers.mjs';
+import { COLLECT_MAIN, median, must, rssGrowthDuring, startService } from './bench-helpers.mjs';
 import { mediaParent } from './media-volume.mjs';
 
 const require = createRequire(new URL('../apps/collect-api/package.json', import.meta.url));
@@ -105,21 +105,15 @@ try {
     `INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size) VALUES ($1, $2, $3, 'huge.bin', 'application/octet-stream', $4) RETURNING id`,
     [sub.id, big, rel, bytes],
   );
-  const pid = api.child.pid;
-  const rss = () => rssOf(pid).rss;
-  const before = rss();
-  let peak = before;
-  const sampler = setInterval(() => (peak = Math.max(peak, rss())), 20);
-  const started = Date.now();
-  const res = await must(fetch(`${base}/api/v1/media/${att.id}.bin`, { headers: auth }), 200);
-  let received = 0;
-  for await (const part of res.body) received += part.length;
-  clearInterval(sampler);
-  peak = Math.max(peak, rss());
+  const { value: received, beforeMb, growthMb, seconds } = await rssGrowthDuring(api.child.pid, async () => {
+    const res = await must(fetch(`${base}/api/v1/media/${att.id}.bin`, { headers: auth }), 200);
+    let received = 0;
+    for await (const part of res.body) received += part.length;
+    return received;
+  });
   rmSync(file, { force: true });
   if (received !== bytes) throw new Error(`streamed ${received} of ${bytes} bytes`);
-  const growthMb = (peak - before) / (1 << 20);
-  console.log(`streamed ${FILE_MB} MB in ${((Date.now() - started) / 1000).toFixed(1)} s; RSS before ${(before / (1 << 20)).toFixed(0)} MB, peak ${(peak / (1 << 20)).toFixed(0)} MB, growth ${growthMb.toFixed(1)} MB`);
+  console.log(`streamed ${FILE_MB} MB in ${seconds.toFixed(1)} s; RSS before ${beforeMb.toFixed(0)} MB, peak ${(beforeMb + growthMb).toFixed(0)} MB, growth ${growthMb.toFixed(1)} MB`);
   console.log(`ratio rss-growth/64MB while streaming ${FILE_MB} MB: ${(growthMb / 64).toFixed(2)} (goal < 1)`);
 } finally {
   await db?.end().catch(() => {});
