@@ -38,8 +38,8 @@ function findDirectory(buf: Uint8Array): Directory {
 
 /** The sum of the uncompressed sizes the zip's central directory declares (a cheap first refusal; the inflate cap is what holds). */
 export function uncompressedZipSize(buf: Uint8Array): number {
-  const { view, entries } = findDirectory(buf);
-  let { offset } = findDirectory(buf);
+  const { view, entries, offset: start } = findDirectory(buf);
+  let offset = start;
   let total = 0;
   for (let i = 0; i < entries; i++) {
     if (offset + 46 > buf.length || view.getUint32(offset, true) !== CENTRAL) throw notWorkbook('broken zip directory');
@@ -56,8 +56,8 @@ export function uncompressedZipSize(buf: Uint8Array): number {
  * XlsFormReadError.
  */
 export async function unpackZipCapped(buf: Uint8Array, maxBytes: number): Promise<Map<string, Buffer>> {
-  const { view, entries: count } = findDirectory(buf);
-  let { offset } = findDirectory(buf);
+  const { view, entries: count, offset: start } = findDirectory(buf);
+  let offset = start;
   const entries = new Map<string, Buffer>();
   let produced = 0;
   for (let i = 0; i < count; i++) {

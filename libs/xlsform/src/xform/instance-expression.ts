@@ -110,7 +110,8 @@ export function instanceExpressionBounds(text: string): Array<[number, number]> 
       bounds.push(last!.end);
     }
   }
-  if (last) bounds.push(last.end);
+  // An expression that runs to the end of the text ends at its last token.
+  if (inInstance) bounds.push(last!.end);
   const pairs: Array<[number, number]> = [];
   for (let i = 0; i + 1 < bounds.length; i += 2) pairs.push([bounds[i], bounds[i + 1]]);
   return pairs;

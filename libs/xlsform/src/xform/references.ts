@@ -108,26 +108,26 @@ export abstract class XFormReferences {
     }
     // pyxform's intermediate text, with the instance expressions already written as outputs:
     // the references left are resolved against it.
-    const pieces: Array<{ text: string } | { output: string }> = [];
+    // `written`: the piece as it stands in that intermediate text.
+    const pieces: Array<{ text: string; written: string } | { output: string; written: string }> = [];
     let last = 0;
     for (const [start, end] of bounds) {
-      pieces.push({ text: escaped.slice(last, start) });
+      const before = escaped.slice(last, start);
+      pieces.push({ text: before, written: before });
       const expr = escaped.slice(start, end);
-      pieces.push({ output: expr.replace(RE_REF, (match, ls: string | undefined, name: string, at: number) => this.replaceRef(expr, at, at + match.length, name, ls !== undefined, context, false, false)) });
+      const output = expr.replace(RE_REF, (match, ls: string | undefined, name: string, at: number) => this.replaceRef(expr, at, at + match.length, name, ls !== undefined, context, false, false));
+      pieces.push({ output, written: `<output value="${escapeAttr(output)}"/>` });
       last = end;
     }
-    pieces.push({ text: escaped.slice(last) });
-    const whole = pieces.map((p) => ('text' in p ? p.text : `<output value="${escapeAttr(p.output)}"/>`)).join('');
+    const rest = escaped.slice(last);
+    pieces.push({ text: rest, written: rest });
+    const whole = pieces.map((p) => p.written).join('');
     const parts: XmlChild[] = [];
     let offset = 0;
     for (const p of pieces) {
-      if ('output' in p) {
-        parts.push(el('output', { value: p.output }));
-        offset += `<output value="${escapeAttr(p.output)}"/>`.length;
-      } else {
-        parts.push(...this.referenceOutputs(p.text, whole, offset, context).map((c) => (typeof c === 'string' ? unescapeText(c) : c)));
-        offset += p.text.length;
-      }
+      if ('output' in p) parts.push(el('output', { value: p.output }));
+      else parts.push(...this.referenceOutputs(p.text, whole, offset, context).map((c) => (typeof c === 'string' ? unescapeText(c) : c)));
+      offset += p.written.length;
     }
     return parts.filter((p) => p !== '');
   }
