@@ -48,6 +48,11 @@ export class EntityChanges {
     else this.statementless = true;
   }
 
+  /** Whether every sink has its statement form: only then may intake's one statement make entity changes. */
+  get inStatement(): boolean {
+    return !this.statementless;
+  }
+
   /** The CTE bodies of every sink for intake's one statement (reading `changed`), or null when a sink has none. */
   statementSql(changed: string): string[] | null {
     return this.statementless ? null : this.statementSinks.map((sql) => sql(changed));

@@ -79,7 +79,7 @@ export class EntityIntakeService {
    */
   statementEntity(form: FormEntity, record: object, xml: string | undefined, submitterId: number | null): StatementEntity | null {
     const declared = this.declarations(form);
-    if (!declared || this.changes.statementSql('changed') === null) return null;
+    if (!declared || !this.changes.inStatement) return null;
     let root: XmlNode;
     try {
       root = xml ? parseXml(xml) : recordTree(record as Parameters<typeof recordTree>[0]);
