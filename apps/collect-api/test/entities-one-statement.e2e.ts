@@ -166,6 +166,41 @@ describe('Entity intake in one statement', () => {
     expect(n).toBe(0);
   });
 
+  it('a hold committed while the statement waits on its list is found after its commit: the entity the statement made gets the held update', async () => {
+    const id = randomUUID();
+    const holder = randomUUID();
+    await submit(registrationInstance({ instanceId: holder, entityId: randomUUID(), species: 'cedar', circumference: '4' })).expect(201);
+    const [{ id: submissionId }] = (await db().query(`SELECT id FROM submissions WHERE uuid = $1`, [holder])) as Array<{ id: number }>;
+    // The hold is made in a transaction that stays open: it counts itself on the list, whose row it keeps locked.
+    const holding = db().createQueryRunner();
+    await holding.connect();
+    await holding.startTransaction();
+    await sut.app.get(HeldUpdatesRepository).hold(holding.manager, listId, submissionId, {
+      list: 'trees', uuid: id, create: false, update: true, label: null, data: { health_status: 'held' }, baseVersion: 1, trunkVersion: 1, branchId: randomUUID(), submitterId: owner.id,
+    });
+    // The registration's statement takes its snapshot without the hold and waits on the list's row (the only row the open transaction locks).
+    outcomes = [];
+    let answered = false;
+    const registering = submit(registrationInstance({ instanceId: randomUUID(), entityId: id, species: 'cedar', circumference: '5' })).then((res) => {
+      answered = true;
+      return res;
+    });
+    for (let waiting = 0; waiting === 0; ) {
+      expect(answered).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      waiting = ((await db().query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH input AS%'`,
+      )) as Array<{ n: number }>)[0]!.n;
+    }
+    await holding.commitTransaction();
+    await holding.release();
+    expect((await registering).status).toBe(201);
+    expect(outcomes.map((o) => o.declined)).toEqual([false]);
+    expect(await entityByUuid(id)).toMatchObject({ version: 2, data: { species: 'cedar', health_status: 'held' } });
+    const [{ n }] = (await db().query(`SELECT count(*)::int AS n FROM entity_held_updates WHERE entity_uuid = $1`, [id])) as Array<{ n: number }>;
+    expect(n).toBe(0);
+  });
+
   it('the statement writes the outbox rows of the submission and of its entity change, with the entity as that version left it', async () => {
     // A service row as the restservices API stores one (its delivery is not what is tested here).
     await db().query(`INSERT INTO rest_services (form_id, name, service_url, events) VALUES ($1, 'generic_json', 'https://hooks.example.org/e', $2)`,

@@ -34,6 +34,7 @@ import { FormVersionChoices1765100000000 } from './1765100000000-form-version-ch
 import { ExportJobSize1765100000001 } from './1765100000001-export-job-size.js';
 import { FormEncryptionKeys1765100600000 } from './1765100600000-form-encryption-keys.js';
 import { FormDatasetId1765200500000 } from './1765200500000-form-dataset-id.js';
+import { EntityListHeldSeq1765200600000 } from './1765200600000-entity-list-held-seq.js';
 import { PersonalTokens1765200400000 } from './1765200400000-personal-tokens.js';
 import { SubmissionEnvelopes1765200000000 } from './1765200000000-submission-envelopes.js';
 import { RestServiceEncryptedSubmissions1765200000001 } from './1765200000001-rest-service-encrypted-submissions.js';
@@ -71,3 +72,4 @@ migrations.push(Entities1765200200000);
 migrations.push(EntityDeliveries1765200300000);
 migrations.push(PersonalTokens1765200400000);
 migrations.push(FormDatasetId1765200500000);
+migrations.push(EntityListHeldSeq1765200600000);

@@ -12,8 +12,9 @@ export type EntityInsertItem = {
  * `allowed` false: the cached form or role is stale (nothing written). `declined`: the statement
  * could not decide the entity work (or the instance exists): nothing written, intake's
  * transactional path decides. `held`: whether the entity the submission made or changed has
- * updates held for it (read after the commit, one read per statement, while the next statement
- * runs): they are to be released (docs/entities.md, "Intake: one statement").
+ * updates held for it, which are to be released (docs/entities.md, "Intake: one statement"):
+ * read after the commit, while the next statement runs, and only when an update was held on the
+ * entity's list after the statement's snapshot.
  */
 export type EntityInsertResult = {
   allowed: boolean;
@@ -49,7 +50,7 @@ export function entityInsertSql(outbox: string, entityRows: string[]): string {
          ($16::jsonb)->(i - 1) AS data_in, ($17::int[])[i] AS base_version, i AS n
        FROM generate_subscripts($1::int[], 1) AS i
      ), target AS (
-       SELECT i.n, l.id AS list_id, l.name AS list_name,
+       SELECT i.n, l.id AS list_id, l.name AS list_name, l.held_seq,
          (SELECT COALESCE(jsonb_object_agg(p.key, p.value), '{}'::jsonb) FROM jsonb_each(i.data_in) p WHERE p.key = ANY(l.properties)) AS data,
          e.id AS entity_id, e.version AS entity_version, e.deleted_at AS entity_deleted_at
        FROM input i JOIN entity_lists l ON l.owner_id = i.owner_id AND l.name = i.list_name
@@ -57,7 +58,7 @@ export function entityInsertSql(outbox: string, entityRows: string[]): string {
      ), allowed AS (
        -- The existence tests are LIMIT 1 probes of their indexes: as NOT EXISTS over a batch they get a
        -- generic plan that hashes the whole submissions table on every call.
-       SELECT i.*, t.list_id, t.list_name AS list_name_found, t.data, t.entity_id,
+       SELECT i.*, t.list_id, t.list_name AS list_name_found, t.data, t.entity_id, t.held_seq,
          EXISTS (SELECT 1 FROM forms f WHERE f.id = i.form_id AND f.deleted_at IS NULL AND f.accepting_submissions AND f.version = i.check_version)
            AND (i.superuser OR EXISTS (SELECT 1 FROM form_roles r WHERE r.form_id = i.form_id AND r.user_id = i.submitted_by_id AND r.role = ANY(string_to_array(i.roles, ',')))) AS ok,
          t.list_id IS NOT NULL
@@ -104,32 +105,36 @@ export function entityInsertSql(outbox: string, entityRows: string[]): string {
        SELECT entity_id, version, label, data, data_received, base_version, 'submission', submission_id, creator_id FROM changed ORDER BY n
      ), revised AS (
        UPDATE entity_lists l SET revision = l.revision + 1, date_modified = now() WHERE l.id IN (SELECT list_id FROM changed)
+       RETURNING l.id, l.held_seq
      ), queued AS (${outbox})${entityRows.map((sql, k) => `, queued_entities_${k} AS (${sql})`).join('')}
      SELECT a.form_id, a.uuid, a.ok, COALESCE(a.fits, false) AS fits, a.list_id, a.entity_uuid::text AS entity_uuid,
-       ins.id, ins.status, ins.date_created, ins.date_modified,
+       ins.id, ins.status, ins.date_created, ins.date_modified, COALESCE(r.held_seq <> a.held_seq, false) AS held_moved,
        (SELECT count(*) FROM queued)::int${entityRows.map((_, k) => ` + (SELECT count(*) FROM queued_entities_${k})::int`).join('')} AS queued
-     FROM allowed a LEFT JOIN inserted ins ON ins.form_id = a.form_id AND ins.uuid = a.uuid`;
+     FROM allowed a LEFT JOIN inserted ins ON ins.form_id = a.form_id AND ins.uuid = a.uuid LEFT JOIN revised r ON r.id = a.list_id`;
 }
 
 /**
  * After the statement committed: which of the entities it made or changed have updates held for
  * them. The statement declined every entity with a held update its snapshot showed, and took the
  * entity's advisory lock, which a transaction holding an update for it keeps to its commit: a held
- * update it could miss was committed between its snapshot and that lock, and this read, made after
- * the commit, sees it (docs/entities.md, "Intake: one statement").
+ * update it could miss was committed between its snapshot and that lock. Such a hold counted
+ * itself on its list (`held_seq`) before that commit, and the statement's update of the list
+ * returns the newest committed count: the read is made only for the lists whose count moved
+ * (`held_moved`), and, made after the commit, sees the hold (docs/entities.md, "Intake: one
+ * statement").
  */
 export const HELD_AFTER_SQL = `SELECT DISTINCT h.list_id, h.entity_uuid::text AS entity_uuid FROM entity_held_updates h
   JOIN unnest($1::int[], $2::uuid[]) AS d(list_id, entity_uuid) ON h.list_id = d.list_id AND h.entity_uuid = d.entity_uuid`;
 
 type Row = {
   form_id: number; uuid: string; ok: boolean; fits: boolean; list_id: number | null; entity_uuid: string; id: number | null; status: string;
-  date_created: Date; date_modified: Date; queued: number;
+  date_created: Date; date_modified: Date; held_moved: boolean; queued: number;
 };
 
 /**
  * Runs the statement for `items` (one result each, in order), and HELD_AFTER_SQL for the entities
- * it acted on, which the results wait for but the group commit does not: the next statement
- * starts without it.
+ * it acted on in lists with a hold after its snapshot, which the results wait for but the group
+ * commit does not: the next statement starts without it.
  */
 export async function runEntityInsert(
   run: (text: string, values: unknown[]) => Promise<unknown>,
@@ -145,7 +150,7 @@ export async function runEntityInsert(
     items.map((i) => i.entity.label), JSON.stringify(items.map((i) => i.entity.data)), items.map((i) => i.entity.baseVersion),
   ])) as Row[];
   const byKey = new Map(rows.map((r) => [`${r.form_id}/${r.uuid}`, r]));
-  const done = rows.filter((r) => r.id !== null);
+  const done = rows.filter((r) => r.id !== null && r.held_moved);
   const held = done.length
     ? (run(HELD_AFTER_SQL, [done.map((r) => r.list_id), done.map((r) => r.entity_uuid)]) as Promise<Array<{ list_id: number; entity_uuid: string }>>)
       .then((found) => new Set(found.map((h) => `${h.list_id}/${h.entity_uuid}`)))

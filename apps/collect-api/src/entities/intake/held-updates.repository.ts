@@ -16,9 +16,17 @@ export interface HeldUpdate {
  */
 @Injectable()
 export class HeldUpdatesRepository {
+  /**
+   * Holds an update, and counts it on its list (`held_seq`) in the same transaction: intake's one
+   * statement learns from that count whether a hold committed after its snapshot
+   * (docs/entities.md, "Intake: one statement").
+   */
   async hold(m: EntityManager, listId: number, submissionId: number, item: EntityItem): Promise<void> {
     await m.query(
-      `INSERT INTO entity_held_updates (list_id, submission_id, entity_uuid, branch_id, branch_base_version, item) VALUES ($1, $2, $3, $4, $5, $6)`,
+      `WITH held AS (
+         INSERT INTO entity_held_updates (list_id, submission_id, entity_uuid, branch_id, branch_base_version, item) VALUES ($1, $2, $3, $4, $5, $6)
+       )
+       UPDATE entity_lists SET held_seq = held_seq + 1 WHERE id = $1`,
       [listId, submissionId, item.uuid, item.branchId, item.baseVersion, JSON.stringify(item)],
     );
   }
