@@ -9,12 +9,13 @@
 //   against the manifest of a form without entity lists: time ratio (plain rate ÷ follow-up
 //   rate); goal <= 2.
 // The built collect-api runs as its own process on embedded PostgreSQL + redis-server;
-// autocannon drives it. BENCH_ENTITY_ROWS makes the list smaller.
+// autocannon drives it. BENCH_ENTITY_ROWS makes the list smaller. BENCH_CPU_PROF=<dir> profiles
+// the API; windows per intake case: register, register-plain, update, update-plain.
 import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { median, must, report, requestsPerSecond, rssGrowthDuring, startCollect, userToken } from './bench-helpers.mjs';
+import { cpuOf, median, must, postgresCpu, postmasterPidOf, profiled, report, requestsPerSecond, rssGrowthDuring, startCollect, userToken, writeProfileWindows } from './bench-helpers.mjs';
 import { benchInstance, benchXForm, publishXForm } from './entity-fixtures.mjs';
 
 const require = createRequire(new URL('../apps/collect-api/package.json', import.meta.url));
@@ -78,13 +79,30 @@ try {
   await requestsPerSecond(cases.update, 1, CONNECTIONS);
   await requestsPerSecond(cases['update-plain'], 1, CONNECTIONS);
   const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-  for (let r = 0; r < ROUNDS; r++) for (const [key, c] of Object.entries(cases)) results[key].push(await requestsPerSecond(c, DURATION, CONNECTIONS));
+  // CPU per request of the API process and of PostgreSQL, per case: what a busy shared machine changes least.
+  const apiPid = collect.api.child.pid;
+  const postmaster = await postmasterPidOf(pg, postgres.adminUrl);
+  const cpu = Object.fromEntries(Object.keys(cases).map((k) => [k, { api: 0, pg: 0, n: 0 }]));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [key, c] of Object.entries(cases)) {
+      const before = { api: cpuOf(apiPid), pg: postgresCpu(postmaster) };
+      const rps = await profiled(key, () => requestsPerSecond(c, DURATION, CONNECTIONS));
+      results[key].push(rps);
+      cpu[key].api += cpuOf(apiPid) - before.api;
+      cpu[key].pg += postgresCpu(postmaster) - before.pg;
+      cpu[key].n += rps * DURATION;
+    }
+  }
   const rate = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
-  for (const [key, rps] of Object.entries(rate)) console.log(`${cases[key].label}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections)`);
+  for (const [key, rps] of Object.entries(rate)) {
+    const { api, pg: db, n } = cpu[key];
+    console.log(`${cases[key].label}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections); CPU per request: API ${Math.round(api / n)} µs, PostgreSQL ${Math.round(db / n)} µs`);
+  }
   const { rows: [errors] } = await db.query(`SELECT count(*)::int AS n FROM submissions WHERE json ? '_entity_errors'`).catch(() => ({ rows: [{ n: 'n/a' }] }));
   console.log(`submissions with entity errors: ${errors.n}`);
   report('ratio registration-intake/plain', rate.register / rate['register-plain'], { goal: '>= 0.7' });
   report('ratio update-intake/plain', rate.update / rate['update-plain'], { goal: '>= 0.6' });
+  writeProfileWindows();
 
   // The list grows to ROWS entities (inserted in PostgreSQL), its revision raised as a change would.
   const have = Number((await db.query(`SELECT count(*) FROM entities WHERE list_id = $1`, [listId])).rows[0].count);

@@ -16,6 +16,8 @@ import { EnvelopeRepository, type NewEnvelope } from './envelope.repository.js';
 export interface IntakeContent {
   record: AnswerRecord;
   xml?: string;
+  /** `xml` parsed, when the caller has it: intake's entity statement reads it instead of parsing again. */
+  root?: XmlNode;
   files: UploadedFile[];
   version?: string;
 }

@@ -212,7 +212,7 @@ export class SubmissionController {
       // An encrypted envelope is checked and stored whole, a plaintext instance as it is (docs/encryption.md "Intake").
       return await this.envelopes.receive({
         form: upload.authorized.form, root, xml, files, readInstance: (r, form) => recordFromXml(r, form, limits),
-        plain: (form) => ({ record: recordFromXml(root, form, limits), xml, files, version: root.attrs.version }),
+        plain: (form) => ({ record: recordFromXml(root, form, limits), xml, root, files, version: root.attrs.version }),
         store: (content) => this.submissions.receive(user, (fresh) => (fresh ? resolve(idString, root, true) : Promise.resolve(upload.authorized)), content),
       });
     } finally {

@@ -9,6 +9,7 @@ import { FormAccessService, PERMISSION_DENIED, type FormAccess } from '../forms/
 import { FormCache } from '../forms/form-cache.js';
 import { FORM_ROLES, MIN_ROLE, roleAtLeast, type FormRole } from '../forms/roles.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
+import type { XmlNode } from '../openrosa/xml.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
 import { formatSubmissionTime } from '../wire-formats/api-time.js';
 import { buildSubmissionJson, type SubmissionJson } from './submission-json.js';
@@ -72,7 +73,7 @@ export class SubmissionsService {
   async receive(
     user: AuthenticatedUser,
     resolve: (fresh: boolean) => Promise<FormAccess>,
-    content: (form: FormEntity) => { record: SubmissionRecord; xml?: string; files: UploadedFile[]; version?: string },
+    content: (form: FormEntity) => { record: SubmissionRecord; xml?: string; root?: XmlNode; files: UploadedFile[]; version?: string },
   ): Promise<SubmissionResult> {
     for (let attempt = 0; ; attempt++) {
       const fresh = attempt > 0;
@@ -94,7 +95,7 @@ export class SubmissionsService {
    * records.
    */
   private async submit(input: {
-    user: AuthenticatedUser; form: FormEntity; role: FormRole; record: SubmissionRecord; xml?: string; files: UploadedFile[]; version?: string; fresh: boolean;
+    user: AuthenticatedUser; form: FormEntity; role: FormRole; record: SubmissionRecord; xml?: string; root?: XmlNode; files: UploadedFile[]; version?: string; fresh: boolean;
   }): Promise<SubmissionResult> {
     const { user, form } = input;
     // The form version the instance was made with (its root's `version`), else the current one (docs/forms.md, "Form versions").
@@ -126,7 +127,7 @@ export class SubmissionsService {
     // (An OpenRosa instance naming attachments still to come waits for them: the transactional path.)
     const aloneWithoutFiles = !input.files.length && isNew && !(input.xml && missingMedia(record, form, new Set()).length);
     if (aloneWithoutFiles && declares) {
-      const alone = await this.storeWithEntityAlone(form, row, check, record, input.xml);
+      const alone = await this.storeWithEntityAlone(form, row, check, record, input.root ?? input.xml);
       if (alone) return alone;
     } else if (aloneWithoutFiles) {
       // A new instance without attachments (every JSON submission): ONE statement stores the row
@@ -262,9 +263,9 @@ export class SubmissionsService {
    * nothing; the transactional path decides.
    */
   private async storeWithEntityAlone(
-    form: FormEntity, row: EntityInsertItem['row'], check: EntityInsertItem['check'], record: SubmissionRecord, xml: string | undefined,
+    form: FormEntity, row: EntityInsertItem['row'], check: EntityInsertItem['check'], record: SubmissionRecord, instance: XmlNode | string | undefined,
   ): Promise<SubmissionResult | null> {
-    const entity = this.entities.statementEntity(form, record, xml, row.submittedById);
+    const entity = this.entities.statementEntity(form, record, instance, row.submittedById);
     if (!entity) return null;
     let result;
     try {

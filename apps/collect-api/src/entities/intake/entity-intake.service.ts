@@ -75,14 +75,16 @@ export class EntityIntakeService {
    * The entity work of a new submission as intake's one statement can do it (docs/entities.md,
    * "Intake: one statement"), or null: the transactional path applies it (afterStore). Also null
    * when the list's held updates are due for their time check (that runs on the transactional
-   * path) or when a sink of EntityChanges has no statement form.
+   * path) or when a sink of EntityChanges has no statement form. `instance`: the OpenRosa instance
+   * as intake parsed it (or its XML); none for a JSON submission, whose record is read instead.
    */
-  statementEntity(form: FormEntity, record: object, xml: string | undefined, submitterId: number | null): StatementEntity | null {
+  statementEntity(form: FormEntity, record: object, instance: XmlNode | string | undefined, submitterId: number | null): StatementEntity | null {
     const declared = this.declarations(form);
     if (!declared || !this.changes.inStatement) return null;
     let root: XmlNode;
     try {
-      root = xml ? parseXml(xml) : recordTree(record as Parameters<typeof recordTree>[0]);
+      if (typeof instance === 'object') root = instance;
+      else root = instance ? parseXml(instance) : recordTree(record as Parameters<typeof recordTree>[0]);
     } catch {
       return null;
     }
