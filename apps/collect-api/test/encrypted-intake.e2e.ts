@@ -54,6 +54,12 @@ describe('encrypted submissions: intake, storage and decryption on receipt', () 
     return req;
   }
   const rows = async (pk: number) => (await request(sut.url).get(`/api/v1/data/${pk}`).set(as(owner)).expect(200)).body as Array<Record<string, unknown>>;
+  /** Per submission of the form: whether its envelope row, its decryption time and its parts' rows have the submission's transaction time (null: none). */
+  const together = async (pk: number) => db().query(
+    `SELECT e.created_at = s.date_created AS envelope, e.decrypted_at = s.date_created AS decrypted,
+       bool_and(a.date_created = s.date_created AND (a.deleted_at IS NULL OR a.deleted_at = s.date_created)) AS parts
+     FROM submissions s JOIN submission_envelopes e ON e.submission_id = s.id JOIN attachments a ON a.submission_id = s.id
+     WHERE s.form_id = $1 GROUP BY s.id, e.created_at, e.decrypted_at ORDER BY s.id`, [pk]);
   const media = async (pk: number) => (await request(sut.url).get(`/api/v1/media?xform=${pk}`).set(as(owner)).expect(200)).body as Array<Record<string, unknown>>;
   const download = async (url: string) => (await request(sut.url).get(new URL(url).pathname + new URL(url).search).set(as(owner)).buffer(true).parse((res, cb) => {
     const chunks: Buffer[] = [];
@@ -181,6 +187,8 @@ describe('encrypted submissions: intake, storage and decryption on receipt', () 
     expect(await kept()).toEqual(expected);
     const [envelope] = await db().query(`SELECT decryption, parts FROM submission_envelopes WHERE form_id = $1`, [f.pk]);
     expect(envelope).toEqual({ decryption: 'decrypted', parts: ['photo.jpg.enc', 'submission.xml.enc'] });
+    // The envelope row and the parts' rows commit with the submission (one transaction: one now()).
+    expect(await together(f.pk)).toEqual([{ envelope: true, decrypted: true, parts: true }]);
     await send(env.manifest, env.parts).expect(202);
     expect(await rows(f.pk)).toHaveLength(1);
     expect(await kept()).toEqual(expected);
@@ -199,6 +207,7 @@ describe('encrypted submissions: intake, storage and decryption on receipt', () 
       expect((row!._attachments as Array<{ name: string; mimetype: string }>).map((a) => [a.name, a.mimetype])).toEqual([['photo.jpg.enc', 'application/octet-stream'], ['submission.xml.enc', 'application/octet-stream']]);
       const [{ parts }] = await db().query(`SELECT parts FROM submission_envelopes WHERE form_id = $1`, [f.pk]);
       expect(parts).toEqual(['photo.jpg.enc', 'submission.xml.enc']);
+      expect(await together(f.pk)).toEqual([{ envelope: true, decrypted: null, parts: true }]);
     }
   });
 

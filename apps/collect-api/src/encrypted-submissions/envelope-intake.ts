@@ -20,12 +20,27 @@ export interface IntakeContent {
   root?: XmlNode;
   files: UploadedFile[];
   version?: string;
+  /** An envelope's row, for the submissions' one statement to record with the instance (`StoredInstance.envelopeRecorded`). */
+  envelope?: IntakeEnvelope;
+}
+
+/**
+ * An envelope's row as intake's one statement records it with its submission (docs/encryption.md,
+ * "How an envelope is stored"): `pending` (stored as received) or `decrypted` (on receipt, with
+ * `keep`: its `.enc` parts as received, kept with the submission, hidden).
+ */
+export interface IntakeEnvelope {
+  row: Omit<NewEnvelope, 'submissionId' | 'formId'>;
+  decryption: 'pending' | 'decrypted';
+  keep?: Array<{ name: string; bytes: Buffer[]; size: number; mimetype: string }>;
 }
 
 /** What the submissions service answers for a stored instance (only these fields are read). */
 export interface StoredInstance {
   outcome: 'created' | 'updated' | 'duplicate';
   submission: { id: number; formId: number };
+  /** The content's `envelope` was recorded with the submission; else intake records it after. */
+  envelopeRecorded?: boolean;
 }
 
 /**
@@ -39,8 +54,10 @@ const DECRYPTED_RECORD = { _encrypted: true, _decryption: 'decrypted' } as unkno
  * OpenRosa intake of encrypted envelopes (docs/encryption.md "Intake"). Every OpenRosa instance
  * goes through `receive`: a plaintext one to a form version that carries no key is stored as
  * before; an envelope to a form version with a key is stored whole, its `.enc` parts as
- * attachments; anything else is a 400 saying which. After the store, the envelope gets its row,
- * and in server mode it is decrypted as soon as its last part is there.
+ * attachments; anything else is a 400 saying which. The envelope's row goes with the submission
+ * in the intake's one statement (IntakeContent.envelope), else right after the store (an instance
+ * the transactional path stores: a split send, a repeated one); in server mode the envelope is
+ * decrypted as soon as its last part is there.
  */
 @Injectable()
 export class EnvelopeIntake {
@@ -82,7 +99,11 @@ export class EnvelopeIntake {
     if (stray) throw refusal(`The encrypted submission's manifest names no part "${stray.name.slice(0, 100)}"; its parts are ${parts.map((p) => `"${p}"`).join(', ')}.`);
     for (const f of input.files) f.mimetype = PART_MIMETYPE;
     const envelope = { formId: form.id, version: m.version, instanceId: stripScheme(m.instanceId), keyId: key.keyId, manifest: input.xml, parts };
-    const pending = (): IntakeContent => ({ record: { 'meta/instanceID': m.instanceId, ...PENDING_RECORD }, xml: input.xml, files: input.files, version: m.version ?? undefined });
+    const row = { version: envelope.version, instanceId: envelope.instanceId, keyId: envelope.keyId, manifest: envelope.manifest, parts: envelope.parts };
+    const pending = (): IntakeContent => ({
+      record: { 'meta/instanceID': m.instanceId, ...PENDING_RECORD }, xml: input.xml, files: input.files, version: m.version ?? undefined,
+      envelope: { row, decryption: 'pending' },
+    });
     // Server mode, every part in this request: decrypted first, stored once as what it says (docs/encryption.md "Server mode").
     const opened = await this.openInHand(form, m, key.keyId, parts, input.files, input.readInstance);
     if (opened) {
@@ -91,6 +112,7 @@ export class EnvelopeIntake {
         xml: opened.xml,
         files: opened.media.map(mediaFile),
         version: m.version ?? undefined,
+        envelope: { row, decryption: 'decrypted', keep: input.files.map((f) => ({ name: f.name, bytes: f.bytes!, size: f.size, mimetype: PART_MIMETYPE })) },
       });
       let result: R | null = null;
       try {
@@ -99,6 +121,7 @@ export class EnvelopeIntake {
         // The instance is stored already as the envelope it was (a part sent before): it goes the general way.
         if (!(err instanceof ConflictException)) throw err;
       }
+      if (result?.envelopeRecorded) return result;
       if (result) {
         try {
           await this.decryption.keepParts(form, { ...envelope, submissionId: result.submission.id }, input.files.map((f) => ({ name: f.name, bytes: f.bytes!, size: f.size })));
@@ -137,7 +160,8 @@ export class EnvelopeIntake {
   }
 
   /**
-   * The envelope row of an envelope stored as received (the first send's; later sends keep it);
+   * The envelope row of an envelope stored as received, unless the store recorded it (the first
+   * send's; later sends keep it);
    * then, when the key is the server's and every part is stored, decryption (parts sent in
    * several requests, or one that did not decrypt: decryptIfReady records why). A failure here
    * never fails the intake: the submission is stored, its envelope stays `pending`, and the next
@@ -145,7 +169,7 @@ export class EnvelopeIntake {
    */
   private async stored(result: StoredInstance, form: FormEntity, envelope: Omit<NewEnvelope, 'submissionId'>, readInstance: InstanceReader): Promise<void> {
     const submissionId = result.submission.id;
-    if (!(await this.recordEnvelope(result, envelope))) return;
+    if (!result.envelopeRecorded && !(await this.recordEnvelope(result, envelope))) return;
     try {
       if (envelope.keyId && (await this.decryption.isServerKey(form.id, envelope.keyId))) await this.decryption.decryptIfReady(submissionId, form, readInstance);
     } catch (err) {

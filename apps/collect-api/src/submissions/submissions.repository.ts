@@ -5,6 +5,7 @@ import { preparedQuery, preparedQueryIn } from '../database/prepared-query.js';
 import { StatementBatches } from '../database/statement-batches.js';
 import { AttachmentEntity, SubmissionEntity, type SubmissionRecord } from './submission.entity.js';
 import { runEntityInsert, type EntityInsertItem, type EntityInsertResult } from './submission-entity-insert.js';
+import { ENVELOPE_CTES, envelopeParams, type EnvelopeStatementRow } from './submission-envelope-insert.js';
 
 /** A new instance's row as the intake's checked insert writes it. */
 /** `jsonText`: the answers' JSON when the caller wrote it already (intake's canonical JSON; any key order stores the same jsonb). */
@@ -19,8 +20,8 @@ type InstanceCheck = { version: string; superuser: boolean; roles: readonly stri
 type CheckedInsert = { allowed: boolean; created: SubmissionEntity | null; queued: number; reserved?: Set<string> };
 /** An attachment row the transactional checked insert reserves for the new instance (its storage path, unique). */
 export type AttachmentReservation = Pick<AttachmentEntity, 'filename' | 'name' | 'mimetype' | 'size' | 'fieldXpath'>;
-/** One row of the checked insert: the instance, its checks and (a new OpenRosa instance) its attachment rows. */
-type InsertItem = { row: InstanceRow; check: InstanceCheck; attachments?: AttachmentReservation[] };
+/** One row of the checked insert: the instance, its checks, (a new OpenRosa instance) its attachment rows and (an encrypted one) its envelope row. */
+type InsertItem = { row: InstanceRow; check: InstanceCheck; attachments?: AttachmentReservation[]; envelope?: EnvelopeStatementRow };
 /** SubmissionOutbox.createdRowsSql: the outbox CTE of the one-statement insert, reading `inserted` (and `attached`). */
 type OutboxSql = (inserted: string, attached?: string) => string;
 
@@ -46,7 +47,11 @@ export class SubmissionsRepository {
    * passes the same function each time gets its batches without its SQL being written and
    * looked up again per submission (a fresh string of kilobytes is hashed on every lookup).
    */
-  private readonly batchesByFunction = [new WeakMap<OutboxSql, StatementBatches<InsertItem, CheckedInsert>>(), new WeakMap<OutboxSql, StatementBatches<InsertItem, CheckedInsert>>()];
+  private readonly batchesByFunction = {
+    plain: new WeakMap<OutboxSql, StatementBatches<InsertItem, CheckedInsert>>(),
+    attachments: new WeakMap<OutboxSql, StatementBatches<InsertItem, CheckedInsert>>(),
+    envelope: new WeakMap<OutboxSql, StatementBatches<InsertItem, CheckedInsert>>(),
+  };
 
   /** Group commit of the one statement of submissions with entity work (its text written on first use: the sinks register at start). */
   private entityBatches: StatementBatches<EntityInsertItem, EntityInsertResult> | null = null;
@@ -119,7 +124,7 @@ export class SubmissionsRepository {
    * on every call cost PostgreSQL more than executing it (docs/benchmarks.md, "cpu-per-request").
    */
   insertCheckedAlone(row: InstanceRow, check: InstanceCheck, outboxSql: OutboxSql): Promise<CheckedInsert> {
-    return this.batchesFor(outboxSql, false).submit({ row, check });
+    return this.batchesFor(outboxSql, 'plain').submit({ row, check });
   }
 
   /**
@@ -133,7 +138,19 @@ export class SubmissionsRepository {
   insertCheckedAloneWithAttachments(
     row: InstanceRow, check: InstanceCheck, attachments: AttachmentReservation[], outboxSql: OutboxSql,
   ): Promise<CheckedInsert> {
-    return this.batchesFor(outboxSql, true).submit({ row, check, attachments });
+    return this.batchesFor(outboxSql, 'attachments').submit({ row, check, attachments });
+  }
+
+  /**
+   * `insertCheckedAloneWithAttachments` of a new encrypted instance: the same statement also
+   * writes its envelope row and (decrypted on receipt) the hidden attachment rows of its kept
+   * `.enc` parts, their files written already (submission-envelope-insert.ts; docs/encryption.md,
+   * "How an envelope is stored"). `created`: the envelope is recorded too.
+   */
+  insertCheckedAloneWithEnvelope(
+    row: InstanceRow, check: InstanceCheck, attachments: AttachmentReservation[], envelope: EnvelopeStatementRow, outboxSql: OutboxSql,
+  ): Promise<CheckedInsert> {
+    return this.batchesFor(outboxSql, 'envelope').submit({ row, check, attachments, envelope });
   }
 
   /**
@@ -154,17 +171,17 @@ export class SubmissionsRepository {
     return this.entityBatches.submit(item);
   }
 
-  /** The group commit of one statement text (per outbox statement, with or without attachment rows). */
-  private batchesFor(outboxSql: OutboxSql, withAttachments: boolean): StatementBatches<InsertItem, CheckedInsert> {
-    const byFunction = this.batchesByFunction[withAttachments ? 1 : 0]!;
+  /** The group commit of one statement text (per outbox statement; without attachment rows, with them, with them and an envelope). */
+  private batchesFor(outboxSql: OutboxSql, kind: 'plain' | 'attachments' | 'envelope'): StatementBatches<InsertItem, CheckedInsert> {
+    const byFunction = this.batchesByFunction[kind];
     const known = byFunction.get(outboxSql);
     if (known) return known;
-    const outbox = withAttachments ? outboxSql('inserted', 'attached') : outboxSql('inserted');
-    const key = `${withAttachments ? 'a' : '-'}${outbox}`;
+    const outbox = kind === 'plain' ? outboxSql('inserted') : outboxSql('inserted', 'attached');
+    const key = `${kind}\n${outbox}`;
     let batches = this.batches.get(key);
     if (!batches) {
       const db = this.submissions.manager.connection;
-      const texts = insertCheckedTexts({ outbox, attachments: withAttachments ? 'insert' : undefined });
+      const texts = insertCheckedTexts({ outbox, attachments: kind === 'plain' ? undefined : 'insert', envelopes: kind === 'envelope' });
       batches = new StatementBatches(
         (items: InsertItem[]) => runInsertChecked((text, values) => preparedQuery(db, text, values), items, texts),
         (item) => `${item.row.formId}/${item.row.uuid}`,
@@ -223,7 +240,7 @@ export class SubmissionsRepository {
   }
 }
 
-type InsertCheckedOptions = { outbox?: string; attachments?: 'reserve' | 'insert' };
+type InsertCheckedOptions = { outbox?: string; attachments?: 'reserve' | 'insert'; envelopes?: boolean };
 /** The checked insert's statement texts for one set of options: one row, several rows. */
 type InsertCheckedTexts = { options: InsertCheckedOptions; single: string; multi: string };
 
@@ -239,7 +256,7 @@ function insertCheckedTexts(options: InsertCheckedOptions): InsertCheckedTexts {
 /** The transactional path's texts (one row each; no outbox CTE). */
 const CHECKED_TEXTS = { plain: insertCheckedTexts({}), reserve: insertCheckedTexts({ attachments: 'reserve' }) };
 
-function insertCheckedSql(single: boolean, { outbox, attachments }: InsertCheckedOptions): string {
+function insertCheckedSql(single: boolean, { outbox, attachments, envelopes }: InsertCheckedOptions): string {
   // Attachment rows, read by index as the instance rows are, each naming its item (`input.n`).
   // 'reserve' (the transactional path, one item): a path taken already is skipped and answered
   // (`reserved`), the caller reserves that file again under another name. 'insert' (the
@@ -277,7 +294,7 @@ function insertCheckedSql(single: boolean, { outbox, attachments }: InsertChecke
        SELECT form_id, uuid, json, xml, content_hash, submitted_by_id, version FROM allowed WHERE ok ORDER BY form_id, uuid
        ON CONFLICT (form_id, uuid) DO NOTHING
        RETURNING *
-     )${attached}${outbox ? `, queued AS (${outbox})` : ''}
+     )${attached}${envelopes ? ENVELOPE_CTES : ''}${outbox ? `, queued AS (${outbox})` : ''}
      SELECT a.form_id, a.uuid, a.ok, ins.id, ins.status, ins.date_created, ins.date_modified,
        ${outbox ? '(SELECT count(*) FROM queued)::int' : '0'} AS queued${attachments === 'reserve' ? ', ARRAY(SELECT filename FROM attached) AS attached' : ''}
      FROM allowed a LEFT JOIN inserted ins ON ins.form_id = a.form_id AND ins.uuid = a.uuid`;
@@ -299,7 +316,7 @@ async function runInsertChecked(
   items: InsertItem[],
   texts: InsertCheckedTexts,
 ): Promise<CheckedInsert[]> {
-  const { attachments } = texts.options;
+  const { attachments, envelopes } = texts.options;
   const files = attachments ? items.flatMap((item, n) => (item.attachments ?? []).map((a) => ({ n: n + 1, a }))) : [];
   const single = items.length === 1;
   const column = <T>(f: (item: InsertItem) => T): T[] | T => (single ? f(items[0]!) : items.map(f));
@@ -313,6 +330,7 @@ async function runInsertChecked(
       ...(attachments
         ? [files.map((f) => f.n), files.map((f) => f.a.filename), files.map((f) => f.a.name), files.map((f) => f.a.mimetype), files.map((f) => f.a.size), files.map((f) => f.a.fieldXpath)]
         : []),
+      ...(envelopes ? envelopeParams(items.map((i) => i.envelope)) : []),
     ],
   )) as Array<{ form_id: number; uuid: string; ok: boolean; id: number | null; status: string; date_created: Date; date_modified: Date; queued: number; attached?: string[] }>;
   const byKey = new Map(rows.map((r) => [`${r.form_id}/${r.uuid}`, r]));

@@ -16,11 +16,13 @@ import { buildSubmissionJson, type SubmissionJson } from './submission-json.js';
 import { renderInstanceXml } from './instance-xml.js';
 import { canonicalJson, contentHashOf } from './submission-canonical.js';
 import { METADATA_KEYS, stripUuidScheme } from './submission-record.js';
-import { answersByValue, attachmentPlan, claimStoragePath, missingMedia, SubmissionAttachmentStore } from './submission-attachments.js';
+import { answersByValue, attachmentPlan, missingMedia, SubmissionAttachmentStore } from './submission-attachments.js';
 import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
 import { SUBMISSION_OUTBOX, type SubmissionOutbox } from './submission-outbox.js';
-import { isAttachmentPathTaken, SubmissionsRepository, type AttachmentReservation } from './submissions.repository.js';
+import { SubmissionsRepository } from './submissions.repository.js';
+import { storeNewWithFilesAlone, type FilesStatementDeps } from './submission-files-statement.js';
+import type { IntakeEnvelope } from '../encrypted-submissions/envelope-intake.js';
 import type { SubmissionAck } from './submission.dto.js';
 import { EntityIntakeService } from '../entities/intake/entity-intake.service.js';
 import { entityInsertSql, isEntityInsertRace, type EntityInsertItem } from './submission-entity-insert.js';
@@ -29,7 +31,12 @@ export interface SubmissionResult {
   outcome: 'created' | 'updated' | 'duplicate';
   submission: SubmissionEntity;
   form: FormEntity;
+  /** The content's `envelope` was recorded with the submission (its one statement). */
+  envelopeRecorded?: boolean;
 }
+
+/** What intake stores for one attempt (SubmissionsService.receive); `envelope`: an encrypted instance's, recorded with it when one statement stores it. */
+type Content = { record: SubmissionRecord; xml?: string; root?: XmlNode; files: UploadedFile[]; version?: string; envelope?: IntakeEnvelope };
 
 export interface PageRequest {
   page: number;
@@ -61,7 +68,12 @@ export class SubmissionsService {
     private readonly config: CollectConfig,
     private readonly attachments: SubmissionAttachmentStore,
     private readonly entities: EntityIntakeService,
-  ) {}
+  ) {
+    this.filesStatement = { repo, storage, attachments, outbox, outboxSql: this.createdRowsSql };
+  }
+
+  /** The one-statement path with files (submission-files-statement.ts) with this service's own. */
+  private readonly filesStatement: FilesStatementDeps;
 
   /**
    * Intake: the form and role as `resolve` finds them (from FormCache first), then `submit`.
@@ -73,7 +85,7 @@ export class SubmissionsService {
   async receive(
     user: AuthenticatedUser,
     resolve: (fresh: boolean) => Promise<FormAccess>,
-    content: (form: FormEntity) => { record: SubmissionRecord; xml?: string; root?: XmlNode; files: UploadedFile[]; version?: string },
+    content: (form: FormEntity) => Content,
   ): Promise<SubmissionResult> {
     for (let attempt = 0; ; attempt++) {
       const fresh = attempt > 0;
@@ -94,9 +106,7 @@ export class SubmissionsService {
    * storage inside the transaction and removed again if it fails: no orphan files, no partial
    * records.
    */
-  private async submit(input: {
-    user: AuthenticatedUser; form: FormEntity; role: FormRole; record: SubmissionRecord; xml?: string; root?: XmlNode; files: UploadedFile[]; version?: string; fresh: boolean;
-  }): Promise<SubmissionResult> {
+  private async submit(input: Content & { user: AuthenticatedUser; form: FormEntity; role: FormRole; fresh: boolean }): Promise<SubmissionResult> {
     const { user, form } = input;
     // The form version the instance was made with (its root's `version`), else the current one (docs/forms.md, "Form versions").
     const version = input.version || form.version;
@@ -152,10 +162,11 @@ export class SubmissionsService {
       input.files.length && isNew && !declares && this.storage.putBytesIfAbsent && input.files.every((f) => f.bytes) &&
       !missingMedia(record, form, new Set(input.files.map((f) => f.name))).length
     ) {
-      const stored = await this.storeNewWithFilesAlone(form, ownerName, row, check, input.files);
+      const stored = await storeNewWithFilesAlone(this.filesStatement, form, ownerName, row, check, input.files, input.envelope);
+      if (stored === 'stale') throw new StaleFormAccess();
       if (stored) {
         this.events.committed({ type: 'submission.created', formId: form.id, submissionId: stored.id, instanceUuid: instanceId });
-        return { outcome: 'created', submission: stored, form };
+        return { outcome: 'created', submission: stored, form, ...(input.envelope ? { envelopeRecorded: true } : {}) };
       }
       // The instance exists (a duplicate, or more files for it), or a claimed path had a row: the transactional path answers.
     }
@@ -216,43 +227,6 @@ export class SubmissionsService {
     } catch (err) {
       await this.attachments.removeFiles(stored.splice(0)); // only non-empty when the commit itself failed
       throw err;
-    }
-  }
-
-  /**
-   * The one-statement path of a new OpenRosa instance with attachments (docs/forms.md, "Intake:
-   * caches and one statement"): each file is written first at a storage path it claims by
-   * creating it (the plain path, else a suffixed one: FileStorage.putBytesIfAbsent), then ONE
-   * statement, outside any transaction and group-committed, stores the instance, its attachment
-   * rows and its outbox rows, which see those rows. The files are whole before anything names
-   * them; when the statement stores nothing they are removed. Null: nothing stored, because the
-   * instance exists or a claimed path has a row already (its file removed by hand): the caller
-   * goes on with the transactional path.
-   */
-  private async storeNewWithFilesAlone(
-    form: FormEntity, owner: string, row: Parameters<SubmissionsRepository['insertCheckedAlone']>[0], check: Parameters<SubmissionsRepository['insertCheckedAlone']>[1],
-    files: UploadedFile[],
-  ): Promise<SubmissionEntity | null> {
-    const written: string[] = [];
-    let kept = false;
-    try {
-      const rows: AttachmentReservation[] = [];
-      for (const { file, row: attachment } of attachmentPlan(form, owner, answersByValue(row.json), files, new Set())) {
-        const path = await claimStoragePath(attachment.filename, (p) => this.storage.putBytesIfAbsent!(p, file.bytes!, file.mimetype));
-        written.push(path);
-        rows.push({ ...attachment, filename: path });
-      }
-      const { allowed, created, queued } = await this.repo.insertCheckedAloneWithAttachments(row, check, rows, this.createdRowsSql);
-      if (!allowed) throw new StaleFormAccess();
-      if (!created) return null;
-      kept = true;
-      this.outbox.createdRowsWritten(queued);
-      return created;
-    } catch (err) {
-      if (isAttachmentPathTaken(err)) return null;
-      throw err;
-    } finally {
-      if (!kept) await this.attachments.removeFiles(written);
     }
   }
 

@@ -1,0 +1,74 @@
+import type { IntakeEnvelope } from '../encrypted-submissions/envelope-intake.js';
+import type { FormEntity } from '../forms/form.entity.js';
+import type { UploadedFile } from '../openrosa/multipart.js';
+import { safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
+import { answersByValue, attachmentPlan, claimStoragePath, type SubmissionAttachmentStore } from './submission-attachments.js';
+import type { EnvelopeStatementRow } from './submission-envelope-insert.js';
+import type { SubmissionOutbox } from './submission-outbox.js';
+import type { SubmissionEntity } from './submission.entity.js';
+import { isAttachmentPathTaken, type AttachmentReservation, type SubmissionsRepository } from './submissions.repository.js';
+
+type Row = Parameters<SubmissionsRepository['insertCheckedAlone']>[0];
+type Check = Parameters<SubmissionsRepository['insertCheckedAlone']>[1];
+
+/** What the one-statement path with files works with (the submissions service's own). */
+export interface FilesStatementDeps {
+  repo: SubmissionsRepository;
+  storage: FileStorage;
+  attachments: SubmissionAttachmentStore;
+  outbox: SubmissionOutbox;
+  outboxSql: (inserted: string, attached?: string) => string;
+}
+
+/**
+ * The one-statement path of a new OpenRosa instance with attachments (docs/forms.md, "Intake:
+ * caches and one statement"): each file is written first at a storage path it claims by
+ * creating it (the plain path, else a suffixed one: FileStorage.putBytesIfAbsent), then ONE
+ * statement, outside any transaction and group-committed, stores the instance, its attachment
+ * rows and its outbox rows, which see those rows. An encrypted instance's envelope row goes in
+ * the same statement (`envelope`), with, for one decrypted on receipt, its `.enc` parts written
+ * at `encrypted/<instance id>_<part>` in the form's folder and their rows hidden
+ * (docs/encryption.md, "Server mode"). The files are whole before anything names them; when the
+ * statement stores nothing they are removed. Null: nothing stored, because the instance exists or
+ * a claimed path has a row already (its file removed by hand): the caller goes on with the
+ * transactional path. `stale`: the cached form or role no longer holds (nothing stored).
+ */
+export async function storeNewWithFilesAlone(
+  deps: FilesStatementDeps, form: FormEntity, owner: string, row: Row, check: Check, files: UploadedFile[], envelope?: IntakeEnvelope,
+): Promise<SubmissionEntity | null | 'stale'> {
+  const written: string[] = [];
+  let kept = false;
+  try {
+    const rows: AttachmentReservation[] = [];
+    for (const { file, row: attachment } of attachmentPlan(form, owner, answersByValue(row.json), files, new Set())) {
+      const path = await claimStoragePath(attachment.filename, (p) => deps.storage.putBytesIfAbsent!(p, file.bytes!, file.mimetype));
+      written.push(path);
+      rows.push({ ...attachment, filename: path });
+    }
+    let stored;
+    if (envelope) {
+      const statementRow: EnvelopeStatementRow = { ...envelope.row, decryption: envelope.decryption, kept: [] };
+      // The instance id names the parts' files: one instance per form, so a path of this submission alone.
+      const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}/encrypted/${safeStorageSegment(row.uuid).slice(0, 64)}_`;
+      for (const part of envelope.keep ?? []) {
+        const path = await claimStoragePath(`${dir}${safeStorageSegment(part.name)}`, (p) => deps.storage.putBytesIfAbsent!(p, part.bytes, part.mimetype));
+        written.push(path);
+        statementRow.kept.push({ filename: path, name: part.name, mimetype: part.mimetype, size: part.size });
+      }
+      stored = await deps.repo.insertCheckedAloneWithEnvelope(row, check, rows, statementRow, deps.outboxSql);
+    } else {
+      stored = await deps.repo.insertCheckedAloneWithAttachments(row, check, rows, deps.outboxSql);
+    }
+    const { allowed, created, queued } = stored;
+    if (!allowed) return 'stale';
+    if (!created) return null;
+    kept = true;
+    deps.outbox.createdRowsWritten(queued);
+    return created;
+  } catch (err) {
+    if (isAttachmentPathTaken(err)) return null;
+    throw err;
+  } finally {
+    if (!kept) await deps.attachments.removeFiles(written);
+  }
+}
