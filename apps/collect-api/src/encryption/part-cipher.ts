@@ -1,4 +1,4 @@
-import { createDecipheriv, createHash, type Hash } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { DecryptionFailureError, failed, ok, type DecryptionFailure, type Outcome } from './decryption-failure.js';
 
@@ -51,14 +51,37 @@ function paddingLength(lastBlock: Buffer): number {
   return good ? n : 0;
 }
 
+/**
+ * AES-256-CFB (128-bit feedback) decryption of whole blocks held in memory: plaintext block i is
+ * AES(C[i-1]) XOR C[i], with C[-1] the IV, so every block's keystream comes from ciphertext
+ * already in hand. One AES-256-ECB pass over IV || C[0..n-2], then an XOR with C: OpenSSL's ECB
+ * runs the blocks side by side, where its CFB decryption runs them one after another, and this
+ * took half the time of `aes-256-cfb` for a 100 KB part (docs/encryption.md "Parts").
+ */
+export function cfbDecrypt(aesKey: Buffer, iv: Buffer, ciphertext: Buffer): Buffer {
+  const n = ciphertext.length;
+  const ecb = createCipheriv('aes-256-ecb', aesKey, null).setAutoPadding(false);
+  const out = Buffer.allocUnsafe(n);
+  ecb.update(iv).copy(out, 0);
+  if (n > BLOCK) ecb.update(ciphertext.subarray(0, n - BLOCK)).copy(out, BLOCK);
+  ecb.final();
+  if ((out.byteOffset & 3) === 0 && (ciphertext.byteOffset & 3) === 0) {
+    const o = new Int32Array(out.buffer, out.byteOffset, n >> 2);
+    const c = new Int32Array(ciphertext.buffer, ciphertext.byteOffset, n >> 2);
+    for (let i = 0; i < o.length; i++) o[i]! ^= c[i]!;
+  } else {
+    for (let i = 0; i < n; i++) out[i]! ^= ciphertext[i]!;
+  }
+  return out;
+}
+
 /** Decrypts one whole part held in memory: AES-256-CFB, then PKCS5 padding removed and checked. */
 export function decryptPart(aesKey: Buffer, iv: Buffer, ciphertext: Buffer, file: string): Outcome<Buffer> {
   if (ciphertext.length === 0 || ciphertext.length % BLOCK !== 0) {
     const f = undecryptable(file, `${ciphertext.length} bytes is not a whole number of AES blocks`);
     return failed(f.reason, f.message, f.file);
   }
-  const decipher = createDecipheriv('aes-256-cfb', aesKey, iv);
-  const padded = Buffer.concat([decipher.update(ciphertext), decipher.final()]);
+  const padded = cfbDecrypt(aesKey, iv, ciphertext);
   const pad = paddingLength(padded.subarray(padded.length - BLOCK));
   if (!pad) {
     const f = undecryptable(file, 'its padding is wrong');
