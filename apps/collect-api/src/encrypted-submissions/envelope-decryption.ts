@@ -31,6 +31,9 @@ export interface DecryptedInHand {
   media: Array<{ name: string; bytes: Buffer; mimetype: string }>;
 }
 
+/** The key-encryption key and its public name (kekId). */
+type Kek = { bytes: Buffer; id: string };
+
 /** Metadata of an instance that intake keeps apart from the answers (the submission's own columns). */
 const METADATA_KEYS = ['meta/instanceID', 'meta/deprecatedID', 'formhub/uuid'];
 
@@ -56,6 +59,8 @@ export class EnvelopeDecryption {
   private readonly openKeys = new Map<string, KeyObject>();
   private readonly keyRows = new Map<string, FormKeyRow | null>();
   private readonly owners = new Map<number, string>();
+  /** ENCRYPTION_KEK decoded and named once (per value): a server-mode intake otherwise decoded it and ran an HMAC for its name each time. */
+  private kekRead: { value: string | undefined; kek: Kek | null } | null = null;
 
   constructor(
     private readonly envelopes: EnvelopeRepository,
@@ -75,7 +80,7 @@ export class EnvelopeDecryption {
     form: FormEntity; manifest: EnvelopeManifest; keyId: string; ciphertexts: Map<string, Buffer>; readInstance: InstanceReader;
   }): Promise<DecryptedInHand | null> {
     const keyRow = await this.serverKey(input.form.id, input.keyId);
-    const kek = keyRow ? kekFromConfig(this.config.ENCRYPTION_KEK) : null;
+    const kek = keyRow ? this.kek() : null;
     const key = keyRow && kek ? this.privateKey(keyRow, kek) : null;
     if (!key?.ok) return null;
     const opened = decryptEnvelope(input.manifest, key.value, input.ciphertexts);
@@ -141,7 +146,7 @@ export class EnvelopeDecryption {
     const stored = new Map((await this.envelopes.partsOf([submissionId])).map((p) => [p.name, p]));
     if (envelope.parts.some((name) => !stored.has(name))) return;
 
-    const kek = kekFromConfig(this.config.ENCRYPTION_KEK);
+    const kek = this.kek();
     if (!kek) {
       this.logger.warn({ submissionId }, 'a server-mode encrypted submission stays pending: ENCRYPTION_KEK is not set');
       return;
@@ -174,12 +179,22 @@ export class EnvelopeDecryption {
     }
   }
 
+  /** ENCRYPTION_KEK and its name, or null when it is not set; throws when it is not the base64 of 32 bytes. */
+  private kek(): Kek | null {
+    const value = this.config.ENCRYPTION_KEK;
+    if (!this.kekRead || this.kekRead.value !== value) {
+      const kek = kekFromConfig(value);
+      this.kekRead = { value, kek: kek ? { bytes: kek, id: kekId(kek) } : null };
+    }
+    return this.kekRead.kek;
+  }
+
   /** The form version's private key, opened with the KEK once per process. */
-  private privateKey(row: FormKeyRow, kek: Buffer): Outcome<KeyObject> {
-    const cacheKey = `${row.form_id}\n${row.key_id}\n${kekId(kek)}`;
+  private privateKey(row: FormKeyRow, kek: Kek): Outcome<KeyObject> {
+    const cacheKey = `${row.form_id}\n${row.key_id}\n${kek.id}`;
     const hit = this.openKeys.get(cacheKey);
     if (hit) return { ok: true, value: hit };
-    const opened = openWithKek(row.sealed!, kek);
+    const opened = openWithKek(row.sealed!, kek.bytes);
     if (opened.ok) {
       if (this.openKeys.size >= KEYS_KEPT) this.openKeys.delete(this.openKeys.keys().next().value!);
       this.openKeys.set(cacheKey, opened.value);
