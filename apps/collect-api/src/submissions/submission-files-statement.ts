@@ -3,7 +3,6 @@ import type { FormEntity } from '../forms/form.entity.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
 import { safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
 import { answersByValue, attachmentPlan, claimStoragePath, type SubmissionAttachmentStore } from './submission-attachments.js';
-import type { EnvelopeStatementRow } from './submission-envelope-insert.js';
 import type { SubmissionOutbox } from './submission-outbox.js';
 import type { SubmissionEntity } from './submission.entity.js';
 import { isAttachmentPathTaken, type AttachmentReservation, type SubmissionsRepository } from './submissions.repository.js';
@@ -39,26 +38,29 @@ export async function storeNewWithFilesAlone(
   const written: string[] = [];
   let kept = false;
   try {
-    const rows: AttachmentReservation[] = [];
-    for (const { file, row: attachment } of attachmentPlan(form, owner, answersByValue(row.json), files, new Set())) {
-      const path = await claimStoragePath(attachment.filename, (p) => deps.storage.putBytesIfAbsent!(p, file.bytes!, file.mimetype));
+    // Every file written side by side: a file's creation mostly waits on the file system, not on
+    // this process (docs/benchmarks.md, "encrypted-intake"). Every write settles before any is
+    // undone (finally below).
+    const claim = async (plain: string, bytes: Buffer[], mimetype: string): Promise<string> => {
+      const path = await claimStoragePath(plain, (p) => deps.storage.putBytesIfAbsent!(p, bytes, mimetype));
       written.push(path);
-      rows.push({ ...attachment, filename: path });
-    }
-    let stored;
-    if (envelope) {
-      const statementRow: EnvelopeStatementRow = { ...envelope.row, decryption: envelope.decryption, kept: [] };
-      // The instance id names the parts' files: one instance per form, so a path of this submission alone.
-      const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}/encrypted/${safeStorageSegment(row.uuid).slice(0, 64)}_`;
-      for (const part of envelope.keep ?? []) {
-        const path = await claimStoragePath(`${dir}${safeStorageSegment(part.name)}`, (p) => deps.storage.putBytesIfAbsent!(p, part.bytes, part.mimetype));
-        written.push(path);
-        statementRow.kept.push({ filename: path, name: part.name, mimetype: part.mimetype, size: part.size });
-      }
-      stored = await deps.repo.insertCheckedAloneWithEnvelope(row, check, rows, statementRow, deps.outboxSql);
-    } else {
-      stored = await deps.repo.insertCheckedAloneWithAttachments(row, check, rows, deps.outboxSql);
-    }
+      return path;
+    };
+    const media = attachmentPlan(form, owner, answersByValue(row.json), files, new Set())
+      .map(async ({ file, row: attachment }): Promise<AttachmentReservation> => ({ ...attachment, filename: await claim(attachment.filename, file.bytes!, file.mimetype) }));
+    // The instance id names the parts' files: one instance per form, so a path of this submission alone.
+    const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}/encrypted/${safeStorageSegment(row.uuid).slice(0, 64)}_`;
+    const parts = (envelope?.keep ?? [])
+      .map(async (part): Promise<AttachmentReservation> => ({ fieldXpath: null, filename: await claim(`${dir}${safeStorageSegment(part.name)}`, part.bytes, part.mimetype), name: part.name, mimetype: part.mimetype, size: part.size }));
+    const all = await Promise.allSettled<AttachmentReservation>([...media, ...parts]);
+    const failure = all.find((r) => r.status === 'rejected');
+    if (failure) throw failure.reason;
+    const values = all.map((r) => (r as PromiseFulfilledResult<AttachmentReservation>).value);
+    const rows = values.slice(0, media.length);
+    const keptParts = values.slice(media.length);
+    const stored = envelope
+      ? await deps.repo.insertCheckedAloneWithEnvelope(row, check, rows, { ...envelope.row, decryption: envelope.decryption, kept: keptParts }, deps.outboxSql)
+      : await deps.repo.insertCheckedAloneWithAttachments(row, check, rows, deps.outboxSql);
     const { allowed, created, queued } = stored;
     if (!allowed) return 'stale';
     if (!created) return null;
