@@ -122,12 +122,26 @@ export function missingMedia(record: SubmissionRecord, form: FormEntity, present
 }
 
 /**
- * The storage path `plain`, else a suffixed one, that `create` could create (false: taken). A few
- * attempts, then an error (random suffixes do not collide in practice).
+ * Plain storage paths this process found taken (a bounded hint, emptied when full): a name every
+ * submission of a form shares (an envelope's `submission.xml.enc`) is taken from the second
+ * submission on, and trying it again cost each intake a failed exclusive create.
+ */
+const takenPaths = new Set<string>();
+const TAKEN_PATHS_KEPT = 10_000;
+
+/**
+ * The storage path `plain`, else a suffixed one, that `create` could create (false: taken); a
+ * plain path this process found taken before goes straight to a suffixed one. A few attempts,
+ * then an error (random suffixes do not collide in practice).
  */
 export async function claimStoragePath(plain: string, create: (path: string) => Promise<boolean>): Promise<string> {
-  let path = plain;
+  const known = takenPaths.has(plain);
+  let path = known ? withSuffix(plain, randomBytes(4).toString('hex')) : plain;
   for (let attempt = 0; !(await create(path)); attempt++) {
+    if (path === plain) {
+      if (takenPaths.size >= TAKEN_PATHS_KEPT) takenPaths.clear();
+      takenPaths.add(plain);
+    }
     if (attempt >= 5) throw new Error(`no free storage path for ${plain}`);
     path = withSuffix(plain, randomBytes(4).toString('hex'));
   }
