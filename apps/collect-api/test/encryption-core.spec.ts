@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import fc from 'fast-check';
 import { DecryptionFailureError } from '../src/encryption/decryption-failure.js';
-import { decryptEnvelope, EnvelopeDecryptor } from '../src/encryption/envelope-decryptor.js';
+import { decryptEnvelope, EnvelopeDecryptor, unwrapAhead } from '../src/encryption/envelope-decryptor.js';
 import { parseManifest, type EnvelopeManifest } from '../src/encryption/manifest.js';
 import { partIv } from '../src/encryption/part-cipher.js';
 import { base64Spki, loadPrivateKey, loadPublicKey } from '../src/encryption/rsa-keys.js';
@@ -250,5 +250,38 @@ describe('manifest parsing', () => {
       }),
       { numRuns: 300, seed: 45 },
     );
+  });
+});
+
+describe('the key and signature unwrapped ahead on the thread pool (unwrapAhead)', () => {
+  const media = [{ name: 'a.jpg', bytes: randomBytes(5000) }];
+
+  it.each(['sha256-mgf1-sha256', 'sha256-mgf1-sha1', 'sha1'] as const)('%s wrapping: Collect\'s reading only, and the same outcome as without', async (wrapping) => {
+    const env = encryptSubmission(submission({ wrapping, media }));
+    const manifest = manifestOf(env.manifest);
+    const ahead = await unwrapAhead(manifest, pair.privateKey);
+    const collect = wrapping === 'sha256-mgf1-sha256';
+    expect([ahead.aesKey?.length ?? null, ahead.signature?.length ?? null]).toEqual(collect ? [32, 16] : [null, null]);
+    const withAhead = decryptEnvelope(manifest, pair.privateKey, env.parts, ahead);
+    const without = decryptEnvelope(manifest, pair.privateKey, env.parts);
+    expect(withAhead.ok && without.ok).toBe(true);
+    if (!withAhead.ok || !without.ok) return;
+    expect(withAhead.value.submissionXml!.equals(without.value.submissionXml!)).toBe(true);
+    expect(withAhead.value.media[0]!.bytes.equals(media[0]!.bytes)).toBe(true);
+  });
+
+  it('a wrong key opens nothing ahead: key_unwrap_failed; another envelope\'s signature: signature_mismatch', async () => {
+    const env = encryptSubmission(submission({ media }));
+    const manifest = manifestOf(env.manifest);
+    const wrong = await unwrapAhead(manifest, other.privateKey);
+    expect(wrong).toEqual({ aesKey: null, signature: null });
+    const out = decryptEnvelope(manifest, other.privateKey, env.parts, wrong);
+    expect(out.ok ? out.value.status : out.failure.reason).toBe('key_unwrap_failed');
+    const second = manifestOf(encryptSubmission(submission({ media })).manifest);
+    const swapped = { ...manifest, encryptedSignature: second.encryptedSignature };
+    const ahead = await unwrapAhead(swapped, pair.privateKey);
+    expect(ahead.signature?.length).toBe(16);
+    const mismatch = decryptEnvelope(swapped, pair.privateKey, env.parts, ahead);
+    expect(mismatch.ok ? mismatch.value.status : mismatch.failure.reason).toBe('signature_mismatch');
   });
 });

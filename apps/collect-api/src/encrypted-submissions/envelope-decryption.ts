@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { KeyObject } from 'node:crypto';
 import { CollectConfig } from '../config/collect-config.js';
 import { failed, type DecryptionFailure, type Outcome } from '../encryption/decryption-failure.js';
-import { decryptEnvelope } from '../encryption/envelope-decryptor.js';
+import { decryptEnvelope, unwrapAhead } from '../encryption/envelope-decryptor.js';
 import { kekFromConfig, kekId, openWithKek } from '../encryption/key-sealing.js';
 import { parseManifest, type EnvelopeManifest } from '../encryption/manifest.js';
 import type { FormEntity } from '../forms/form.entity.js';
@@ -83,7 +83,8 @@ export class EnvelopeDecryption {
     const kek = keyRow ? this.kek() : null;
     const key = keyRow && kek ? this.privateKey(keyRow, kek) : null;
     if (!key?.ok) return null;
-    const opened = decryptEnvelope(input.manifest, key.value, input.ciphertexts);
+    // The two RSA operations on the thread pool, the event loop free meanwhile (docs/encryption.md, "Server mode").
+    const opened = decryptEnvelope(input.manifest, key.value, input.ciphertexts, await unwrapAhead(input.manifest, key.value));
     if (!opened.ok || opened.value.status !== 'decrypted' || !opened.value.submissionXml) return null;
     const xml = opened.value.submissionXml.toString('utf8');
     const record = this.readDecrypted(xml, input.form, input.manifest.formId, input.manifest.instanceId, input.readInstance);
@@ -162,7 +163,7 @@ export class EnvelopeDecryption {
 
     const ciphertexts = new Map<string, Buffer>();
     for (const [name, part] of stored) ciphertexts.set(name, await this.bytesOf(part.path));
-    const opened = decryptEnvelope(manifest.value, key.value, ciphertexts);
+    const opened = decryptEnvelope(manifest.value, key.value, ciphertexts, await unwrapAhead(manifest.value, key.value));
     if (!opened.ok) return this.envelopes.markFailed(submissionId, opened.failure);
     if (opened.value.status !== 'decrypted' || !opened.value.submissionXml) return;
 

@@ -2,9 +2,31 @@ import { createHash, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { failed, ok, type DecryptionFailure, type Outcome } from './decryption-failure.js';
 import { plaintextName, type EnvelopeManifest } from './manifest.js';
 import { AES_KEY_BYTES, decryptPart, enketoPartIv, partIv, PartDecipher } from './part-cipher.js';
-import { unwrapOaep, type OaepVariant } from './rsa-oaep.js';
+import { unwrapOaep, unwrapOaepOffThread, type OaepVariant } from './rsa-oaep.js';
 
 const MD5_BYTES = 16;
+
+/**
+ * The envelope's key and signature unwrapped ahead (unwrapAhead) with Collect's reading; null
+ * where that reading did not open it (EnvelopeDecryptor then tries every reading itself).
+ */
+export interface UnwrappedAhead {
+  aesKey: Buffer | null;
+  signature: Buffer | null;
+}
+
+/**
+ * The envelope's AES key and element signature unwrapped side by side on libuv's thread pool
+ * (unwrapOaepOffThread), for decryptEnvelope: the event loop goes on meanwhile. What they give
+ * is what EnvelopeDecryptor's first reading would have given; a null leaves that one to it.
+ */
+export async function unwrapAhead(manifest: EnvelopeManifest, privateKey: KeyObject): Promise<UnwrappedAhead> {
+  const [aesKey, signature] = await Promise.all([
+    unwrapOaepOffThread(privateKey, manifest.encryptedKey, AES_KEY_BYTES),
+    manifest.encryptedSignature ? unwrapOaepOffThread(privateKey, manifest.encryptedSignature, MD5_BYTES) : Promise.resolve(null),
+  ]);
+  return { aesKey, signature };
+}
 
 export type IvReading = 'collect' | 'enketo';
 
@@ -35,12 +57,17 @@ export class EnvelopeDecryptor {
     private readonly aesKey: Buffer,
     /** Which OAEP reading opened the key; the signature is tried with it first. */
     readonly variant: OaepVariant,
+    /** The signature as Collect's reading unwrapped it ahead (used only when that reading opened the key too). */
+    private readonly signatureAhead: Buffer | null = null,
   ) {}
 
-  static open(manifest: EnvelopeManifest, privateKey: KeyObject): Outcome<EnvelopeDecryptor> {
-    const unwrapped = unwrapOaep(privateKey, manifest.encryptedKey, AES_KEY_BYTES);
+  /** `ahead`: the key and signature unwrapped already with Collect's reading (unwrapAhead), where it opened them. */
+  static open(manifest: EnvelopeManifest, privateKey: KeyObject, ahead?: UnwrappedAhead): Outcome<EnvelopeDecryptor> {
+    // Collect's reading is the first one unwrapOaep tries: what it opened ahead is what that would answer.
+    const unwrapped = ahead?.aesKey ? { plaintext: ahead.aesKey, variant: 'sha256-mgf1-sha256' as const } : unwrapOaep(privateKey, manifest.encryptedKey, AES_KEY_BYTES);
     if (!unwrapped) return failed('key_unwrap_failed', 'The submission\'s key does not unwrap with this private key: the submission was encrypted for another key, or its manifest was altered.');
-    return ok(new EnvelopeDecryptor(manifest, privateKey, unwrapped.plaintext, unwrapped.variant));
+    const signatureAhead = unwrapped.variant === 'sha256-mgf1-sha256' ? (ahead?.signature ?? null) : null;
+    return ok(new EnvelopeDecryptor(manifest, privateKey, unwrapped.plaintext, unwrapped.variant, signatureAhead));
   }
 
   /** Every part in ciphering order: media in manifest order, the XML last. */
@@ -74,7 +101,8 @@ export class EnvelopeDecryptor {
     if (!signature) return failed('signature_missing', 'The manifest carries no base64EncryptedElementSignature, so the parts cannot be checked.');
     const missing = this.parts.find((p) => !md5HexByPart.has(p));
     if (missing) return failed('part_missing', `The part ${missing} has not arrived, so the signature cannot be checked yet.`, missing);
-    const unwrapped = unwrapOaep(this.privateKey, signature, MD5_BYTES, this.variant);
+    // Unwrapped ahead with this key's reading, the first one tried here, or else here.
+    const unwrapped = this.signatureAhead ? { plaintext: this.signatureAhead } : unwrapOaep(this.privateKey, signature, MD5_BYTES, this.variant);
     if (!unwrapped) return failed('signature_unwrap_failed', 'The element signature does not unwrap with this private key.');
     const expected = createHash('md5').update(signatureText(this.manifest, md5HexByPart), 'utf8').digest();
     if (!timingSafeEqual(unwrapped.plaintext, expected)) return failed('signature_mismatch', 'The element signature does not match the parts, ids and key of this submission: something was altered after it was encrypted.');
@@ -104,9 +132,10 @@ export interface DecryptedEnvelope {
  * Decrypts an envelope whose parts are in memory (`parts` by the names the manifest uses).
  * A missing part is reported, not a failure: the others are still decrypted and the signature
  * waits for it. Any part that does not decrypt, or a signature that does not verify, is a failure.
+ * `ahead`: the key and signature unwrapped already (unwrapAhead).
  */
-export function decryptEnvelope(manifest: EnvelopeManifest, privateKey: KeyObject, parts: ReadonlyMap<string, Buffer>): Outcome<DecryptedEnvelope> {
-  const opened = EnvelopeDecryptor.open(manifest, privateKey);
+export function decryptEnvelope(manifest: EnvelopeManifest, privateKey: KeyObject, parts: ReadonlyMap<string, Buffer>, ahead?: UnwrappedAhead): Outcome<DecryptedEnvelope> {
+  const opened = EnvelopeDecryptor.open(manifest, privateKey, ahead);
   if (!opened.ok) return opened;
   const decryptor = opened.value;
   const md5s = new Map<string, string>();

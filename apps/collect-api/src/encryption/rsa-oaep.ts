@@ -1,4 +1,4 @@
-import { constants, createHash, privateDecrypt, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { constants, createHash, privateDecrypt, timingSafeEqual, webcrypto, type KeyObject } from 'node:crypto';
 import { modulusBytes } from './rsa-keys.js';
 
 /**
@@ -25,6 +25,32 @@ export function unwrapOaep(key: KeyObject, wrapped: Buffer, expectedLength: numb
     if (plaintext && plaintext.length === expectedLength) return { plaintext, variant };
   }
   return null;
+}
+
+/** Each private key as a WebCrypto key for Collect's reading, made once per key object. */
+const cryptoKeys = new WeakMap<KeyObject, webcrypto.CryptoKey>();
+
+/**
+ * Collect's reading (`sha256-mgf1-sha256`, the first unwrapOaep tries) through WebCrypto, which
+ * runs the RSA private-key operation on libuv's thread pool instead of this thread: a server-mode
+ * intake's two RSA operations were most of its time on the event loop, and two requests' can
+ * run on two cores (docs/encryption.md, "Server mode"). The plaintext when that reading opens
+ * `wrapped` to `expectedLength` bytes, else null: the caller then runs unwrapOaep, which tries
+ * every reading and decides. The same OpenSSL operation as unwrapOaep's first try.
+ */
+export async function unwrapOaepOffThread(key: KeyObject, wrapped: Buffer, expectedLength: number): Promise<Buffer | null> {
+  if (key.asymmetricKeyType !== 'rsa' || wrapped.length !== modulusBytes(key)) return null;
+  try {
+    let cryptoKey = cryptoKeys.get(key);
+    if (!cryptoKey) {
+      cryptoKey = key.toCryptoKey({ name: 'RSA-OAEP', hash: 'SHA-256' }, false, ['decrypt']);
+      cryptoKeys.set(key, cryptoKey);
+    }
+    const plaintext = Buffer.from(await webcrypto.subtle.decrypt({ name: 'RSA-OAEP' }, cryptoKey, wrapped));
+    return plaintext.length === expectedLength ? plaintext : null;
+  } catch {
+    return null;
+  }
 }
 
 function unwrapWith(key: KeyObject, wrapped: Buffer, variant: OaepVariant): Buffer | null {
