@@ -5,7 +5,7 @@ import { preparedQuery, preparedQueryIn } from '../database/prepared-query.js';
 import { StatementBatches } from '../database/statement-batches.js';
 import { AttachmentEntity, SubmissionEntity, type SubmissionRecord } from './submission.entity.js';
 import { runEntityInsert, type EntityInsertItem, type EntityInsertResult } from './submission-entity-insert.js';
-import { ENVELOPE_CTES, envelopeParams, type EnvelopeStatementRow } from './submission-envelope-insert.js';
+import { envelopeCtes, envelopeParams, type EnvelopeStatementRow } from './submission-envelope-insert.js';
 
 /** A new instance's row as the intake's checked insert writes it. */
 /** `jsonText`: the answers' JSON when the caller wrote it already (intake's canonical JSON; any key order stores the same jsonb). */
@@ -51,6 +51,7 @@ export class SubmissionsRepository {
     plain: new WeakMap<OutboxSql, StatementBatches<InsertItem, CheckedInsert>>(),
     attachments: new WeakMap<OutboxSql, StatementBatches<InsertItem, CheckedInsert>>(),
     envelope: new WeakMap<OutboxSql, StatementBatches<InsertItem, CheckedInsert>>(),
+    envelopeKept: new WeakMap<OutboxSql, StatementBatches<InsertItem, CheckedInsert>>(),
   };
 
   /** Group commit of the one statement of submissions with entity work (its text written on first use: the sinks register at start). */
@@ -150,7 +151,7 @@ export class SubmissionsRepository {
   insertCheckedAloneWithEnvelope(
     row: InstanceRow, check: InstanceCheck, attachments: AttachmentReservation[], envelope: EnvelopeStatementRow, outboxSql: OutboxSql,
   ): Promise<CheckedInsert> {
-    return this.batchesFor(outboxSql, 'envelope').submit({ row, check, attachments, envelope });
+    return this.batchesFor(outboxSql, envelope.kept.length ? 'envelopeKept' : 'envelope').submit({ row, check, attachments, envelope });
   }
 
   /**
@@ -171,8 +172,8 @@ export class SubmissionsRepository {
     return this.entityBatches.submit(item);
   }
 
-  /** The group commit of one statement text (per outbox statement; without attachment rows, with them, with them and an envelope). */
-  private batchesFor(outboxSql: OutboxSql, kind: 'plain' | 'attachments' | 'envelope'): StatementBatches<InsertItem, CheckedInsert> {
+  /** The group commit of one statement text (per outbox statement; without attachment rows, with them, with them and an envelope row, with those and kept parts' rows). */
+  private batchesFor(outboxSql: OutboxSql, kind: keyof SubmissionsRepository['batchesByFunction']): StatementBatches<InsertItem, CheckedInsert> {
     const byFunction = this.batchesByFunction[kind];
     const known = byFunction.get(outboxSql);
     if (known) return known;
@@ -181,7 +182,7 @@ export class SubmissionsRepository {
     let batches = this.batches.get(key);
     if (!batches) {
       const db = this.submissions.manager.connection;
-      const texts = insertCheckedTexts({ outbox, attachments: kind === 'plain' ? undefined : 'insert', envelopes: kind === 'envelope' });
+      const texts = insertCheckedTexts({ outbox, attachments: kind === 'plain' ? undefined : 'insert', envelopes: kind === 'envelope' ? 'row' : kind === 'envelopeKept' ? 'kept' : undefined });
       batches = new StatementBatches(
         (items: InsertItem[]) => runInsertChecked((text, values) => preparedQuery(db, text, values), items, texts),
         (item) => `${item.row.formId}/${item.row.uuid}`,
@@ -240,7 +241,8 @@ export class SubmissionsRepository {
   }
 }
 
-type InsertCheckedOptions = { outbox?: string; attachments?: 'reserve' | 'insert'; envelopes?: boolean };
+/** `envelopes`: the envelope rows (`row`), and with them the hidden rows of kept parts (`kept`): submission-envelope-insert.ts. */
+type InsertCheckedOptions = { outbox?: string; attachments?: 'reserve' | 'insert'; envelopes?: 'row' | 'kept' };
 /** The checked insert's statement texts for one set of options: one row, several rows. */
 type InsertCheckedTexts = { options: InsertCheckedOptions; single: string; multi: string };
 
@@ -294,7 +296,7 @@ function insertCheckedSql(single: boolean, { outbox, attachments, envelopes }: I
        SELECT form_id, uuid, json, xml, content_hash, submitted_by_id, version FROM allowed WHERE ok ORDER BY form_id, uuid
        ON CONFLICT (form_id, uuid) DO NOTHING
        RETURNING *
-     )${attached}${envelopes ? ENVELOPE_CTES : ''}${outbox ? `, queued AS (${outbox})` : ''}
+     )${attached}${envelopes ? envelopeCtes(envelopes === 'kept') : ''}${outbox ? `, queued AS (${outbox})` : ''}
      SELECT a.form_id, a.uuid, a.ok, ins.id, ins.status, ins.date_created, ins.date_modified,
        ${outbox ? '(SELECT count(*) FROM queued)::int' : '0'} AS queued${attachments === 'reserve' ? ', ARRAY(SELECT filename FROM attached) AS attached' : ''}
      FROM allowed a LEFT JOIN inserted ins ON ins.form_id = a.form_id AND ins.uuid = a.uuid`;
@@ -330,7 +332,7 @@ async function runInsertChecked(
       ...(attachments
         ? [files.map((f) => f.n), files.map((f) => f.a.filename), files.map((f) => f.a.name), files.map((f) => f.a.mimetype), files.map((f) => f.a.size), files.map((f) => f.a.fieldXpath)]
         : []),
-      ...(envelopes ? envelopeParams(items.map((i) => i.envelope)) : []),
+      ...(envelopes ? envelopeParams(items.map((i) => i.envelope), envelopes === 'kept') : []),
     ],
   )) as Array<{ form_id: number; uuid: string; ok: boolean; id: number | null; status: string; date_created: Date; date_modified: Date; queued: number; attached?: string[] }>;
   const byKey = new Map(rows.map((r) => [`${r.form_id}/${r.uuid}`, r]));
