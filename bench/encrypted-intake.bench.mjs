@@ -12,7 +12,8 @@
 import { constants, createCipheriv, createHash, createPublicKey, generateKeyPairSync, publicEncrypt, randomBytes, randomUUID } from 'node:crypto';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
 import { createRequire } from 'node:module';
-import { cpuOf, createForm, median, must, postgresCpu, postmasterPidOf, profiled, report, requestsPerSecond, startCollect, userToken, writeProfileWindows } from './bench-helpers.mjs';
+import { createForm, must, postmasterPidOf, report, requestsPerSecond, startCollect, userToken, writeProfileWindows } from './bench-helpers.mjs';
+import { roundsWithCpu } from './cpu-rounds.mjs';
 import { openRosaPhotoBodies, photoJpeg, PHOTO_FORM_FIELDS } from './intake-fixtures.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -104,7 +105,7 @@ try {
   };
   const pools = Object.fromEntries(Object.entries(makers).map(([mode, make]) => [mode, pooled(make)]));
   const openRosa = (label, next) => ({
-    label, url: `${base}/submission`, method: 'POST', expect: 201,
+    label: `POST /submission, ${label}`, url: `${base}/submission`, method: 'POST', expect: 201,
     headers: { authorization: token },
     setupRequest: (req) => {
       const b = next();
@@ -125,29 +126,18 @@ try {
     const rps = await requestsPerSecond(c, 1, CONNECTIONS);
     if (key in most) most[key] = Math.max(most[key], rps);
   }
-  const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-  // CPU per request of the API process and of PostgreSQL, per case: what a busy shared machine changes least.
-  const cpu = Object.fromEntries(Object.keys(cases).map((k) => [k, { api: 0, pg: 0, n: 0 }]));
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const [key, c] of Object.entries(cases)) {
+  const { rate } = await roundsWithCpu(cases, {
+    rounds: ROUNDS, duration: DURATION, connections: CONNECTIONS, apiPid, postmaster,
+    before: (key) => {
       fillFor(key, DURATION);
       if (pools[key]) pools[key].madeInWindow = 0;
-      const before = { api: cpuOf(apiPid), pg: postgresCpu(postmaster) };
-      const rps = await profiled(key, () => requestsPerSecond(c, DURATION, CONNECTIONS));
+    },
+    after: (key, rps, r) => {
       if (key in most) most[key] = Math.max(most[key], rps);
       if (pools[key]?.madeInWindow) console.log(`${key}, round ${r + 1}: ${pools[key].madeInWindow} envelopes made inside the window (the pool ran out)`);
       pools[key]?.fill(0);
-      results[key].push(rps);
-      cpu[key].api += cpuOf(apiPid) - before.api;
-      cpu[key].pg += postgresCpu(postmaster) - before.pg;
-      cpu[key].n += rps * DURATION;
-    }
-  }
-  const rate = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
-  for (const [key, rps] of Object.entries(rate)) {
-    const { api, pg: db, n } = cpu[key];
-    console.log(`POST /submission, ${cases[key].label}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections); CPU per request: API ${Math.round(api / n)} µs, PostgreSQL ${Math.round(db / n)} µs`);
-  }
+    },
+  });
   report('ratio server-mode/plaintext', rate.server / rate.plain, { goal: '>= 0.7' });
   report('ratio passphrase-mode/plaintext', rate.passphrase / rate.plain, { goal: '>= 0.9' });
   report('ratio self-mode/plaintext', rate.self / rate.plain, { goal: '>= 0.9' });

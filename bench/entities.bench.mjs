@@ -15,7 +15,8 @@ import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { cpuOf, median, must, postgresCpu, postmasterPidOf, profiled, report, requestsPerSecond, rssGrowthDuring, startCollect, userToken, writeProfileWindows } from './bench-helpers.mjs';
+import { median, must, postmasterPidOf, report, requestsPerSecond, rssGrowthDuring, startCollect, userToken, writeProfileWindows } from './bench-helpers.mjs';
+import { roundsWithCpu } from './cpu-rounds.mjs';
 import { benchInstance, benchXForm, publishXForm } from './entity-fixtures.mjs';
 
 const require = createRequire(new URL('../apps/collect-api/package.json', import.meta.url));
@@ -78,26 +79,9 @@ try {
   console.log(`${targets.length} entities registered by the warm-up; the update rounds change them in turn`);
   await requestsPerSecond(cases.update, 1, CONNECTIONS);
   await requestsPerSecond(cases['update-plain'], 1, CONNECTIONS);
-  const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-  // CPU per request of the API process and of PostgreSQL, per case: what a busy shared machine changes least.
   const apiPid = collect.api.child.pid;
   const postmaster = await postmasterPidOf(pg, postgres.adminUrl);
-  const cpu = Object.fromEntries(Object.keys(cases).map((k) => [k, { api: 0, pg: 0, n: 0 }]));
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const [key, c] of Object.entries(cases)) {
-      const before = { api: cpuOf(apiPid), pg: postgresCpu(postmaster) };
-      const rps = await profiled(key, () => requestsPerSecond(c, DURATION, CONNECTIONS));
-      results[key].push(rps);
-      cpu[key].api += cpuOf(apiPid) - before.api;
-      cpu[key].pg += postgresCpu(postmaster) - before.pg;
-      cpu[key].n += rps * DURATION;
-    }
-  }
-  const rate = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
-  for (const [key, rps] of Object.entries(rate)) {
-    const { api, pg: db, n } = cpu[key];
-    console.log(`${cases[key].label}: ${Math.round(rps)} req/s (median of ${ROUNDS} x ${DURATION}s, ${CONNECTIONS} connections); CPU per request: API ${Math.round(api / n)} µs, PostgreSQL ${Math.round(db / n)} µs`);
-  }
+  const { results, rate } = await roundsWithCpu(cases, { rounds: ROUNDS, duration: DURATION, connections: CONNECTIONS, apiPid, postmaster });
   const { rows: [errors] } = await db.query(`SELECT count(*)::int AS n FROM submissions WHERE json ? '_entity_errors'`).catch(() => ({ rows: [{ n: 'n/a' }] }));
   console.log(`submissions with entity errors: ${errors.n}`);
   // Each ratio is the median of the rounds' own ratios: a round measures a case and its baseline
