@@ -95,12 +95,13 @@ try {
   }
 
   /**
-   * Envelope bodies made before a window: `fill(n)` makes n of them (each a new instance), `next`
-   * hands out one each (the autocannon request copies it), making one when the pool is empty.
+   * Envelope bodies made before a window: `fill(n)` makes n of them (each a new instance) and
+   * starts the window's count of `madeInWindow`; `next` hands out one each (the autocannon
+   * request copies it), making one when the pool is empty.
    */
   const pooled = (make) => {
     let pool = [];
-    const p = { madeInWindow: 0, fill(n) { pool = Array.from({ length: n }, make); }, next() { const b = pool.pop(); if (b) return b; p.madeInWindow++; return make(); } };
+    const p = { madeInWindow: 0, fill(n) { pool = Array.from({ length: n }, make); p.madeInWindow = 0; }, next() { const b = pool.pop(); if (b) return b; p.madeInWindow++; return make(); } };
     return p;
   };
   const pools = Object.fromEntries(Object.entries(makers).map(([mode, make]) => [mode, pooled(make)]));
@@ -128,10 +129,7 @@ try {
   }
   const { rate } = await roundsWithCpu(cases, {
     rounds: ROUNDS, duration: DURATION, connections: CONNECTIONS, apiPid, postmaster,
-    before: (key) => {
-      fillFor(key, DURATION);
-      if (pools[key]) pools[key].madeInWindow = 0;
-    },
+    before: (key) => fillFor(key, DURATION),
     after: (key, rps, r) => {
       if (key in most) most[key] = Math.max(most[key], rps);
       if (pools[key]?.madeInWindow) console.log(`${key}, round ${r + 1}: ${pools[key].madeInWindow} envelopes made inside the window (the pool ran out)`);
