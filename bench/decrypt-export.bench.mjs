@@ -7,9 +7,10 @@
 // N: BENCH_DECRYPT_N (default 10,000, the goal's size; both exports stream one submission at a
 // time, so a smaller N, e.g. 1,000 for a quick look, gives about the same ratio and memory).
 // Rounds: BENCH_DECRYPT_ROUNDS measured rounds of each export after one warm-up (default 2).
+// BENCH_CPU_PROF=<dir> profiles the API; windows: media, decrypt (the measured rounds).
 import { constants, createCipheriv, createHash, generateKeyPairSync, publicEncrypt, randomBytes, randomUUID } from 'node:crypto';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { must, report, rssGrowthDuring, startCollect, userToken } from './bench-helpers.mjs';
+import { must, profiled, report, rssGrowthDuring, startCollect, userToken, writeProfileWindows } from './bench-helpers.mjs';
 
 const N = Number(process.env.BENCH_DECRYPT_N ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_DECRYPT_ROUNDS ?? 2);
@@ -104,8 +105,8 @@ try {
   await drain(pid, decrypt);
   const rounds = { decrypt: [], archive: [] };
   for (let r = 0; r < ROUNDS; r++) {
-    rounds.archive.push(await drain(pid, archive));
-    rounds.decrypt.push(await drain(pid, decrypt));
+    rounds.archive.push(await profiled('media', () => drain(pid, archive)));
+    rounds.decrypt.push(await profiled('decrypt', () => drain(pid, decrypt)));
   }
   const best = (xs) => xs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
   const d = best(rounds.decrypt);
@@ -114,6 +115,7 @@ try {
   console.log(`decrypt zip of ${N}: ${d.seconds.toFixed(2)} s, ${(d.bytes / 1e6).toFixed(0)} MB; plaintext media.zip: ${a.seconds.toFixed(2)} s, ${(a.bytes / 1e6).toFixed(0)} MB`);
   report(`ratio decrypt-zip-time/media-zip-time (${N} submissions, 100 KB photo each)`, d.seconds / a.seconds, { goal: '<= 2' });
   report(`decrypt zip API RSS growth (${N} submissions)`, Math.max(...rounds.decrypt.map((x) => x.growthMb)), { goal: '< 64', unit: 'MB', digits: 1 });
+  writeProfileWindows();
 } finally {
   await collect?.stop();
   await redis.stop();

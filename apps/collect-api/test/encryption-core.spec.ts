@@ -270,6 +270,27 @@ describe('the key and signature unwrapped ahead on the thread pool (unwrapAhead)
     expect(withAhead.value.media[0]!.bytes.equals(media[0]!.bytes)).toBe(true);
   });
 
+  it.each(['sha256-mgf1-sha256', 'sha1'] as const)('%s wrapping: the key alone ahead, the signature later (unwrapSignatureAhead), the same verdicts', async (wrapping) => {
+    const s = submission({ wrapping, media });
+    const env = encryptSubmission(s);
+    const manifest = manifestOf(env.manifest);
+    const ahead = await unwrapAhead(manifest, pair.privateKey, { signature: false });
+    expect([ahead.aesKey?.length ?? null, ahead.signature]).toEqual([wrapping === 'sha1' ? null : 32, null]);
+    const md5 = (b: Buffer | string) => createHash('md5').update(b).digest('hex');
+    const md5s = new Map([['a.jpg.enc', md5(media[0]!.bytes)], ['submission.xml.enc', md5(s.submissionXml)]]);
+    const verdict = async (m: EnvelopeManifest, sums: Map<string, string>) => {
+      const opened = EnvelopeDecryptor.open(m, pair.privateKey, await unwrapAhead(m, pair.privateKey, { signature: false }));
+      if (!opened.ok) return opened.failure.reason;
+      await opened.value.unwrapSignatureAhead();
+      const verified = opened.value.verify(sums);
+      return verified.ok ? 'verified' : verified.failure.reason;
+    };
+    expect(await verdict(manifest, md5s)).toBe('verified');
+    expect(await verdict(manifest, new Map([...md5s, ['a.jpg.enc', md5('another photo')]]))).toBe('signature_mismatch');
+    const swapped = { ...manifest, encryptedSignature: manifestOf(encryptSubmission(submission({ wrapping, media })).manifest).encryptedSignature };
+    expect(await verdict(swapped, md5s)).toBe('signature_mismatch');
+  });
+
   it('a wrong key opens nothing ahead: key_unwrap_failed; another envelope\'s signature: signature_mismatch', async () => {
     const env = encryptSubmission(submission({ media }));
     const manifest = manifestOf(env.manifest);

@@ -76,6 +76,8 @@ async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.
   if (!decryptor || d.status === 'failed') return { written: Promise.resolve(null) };
   const md5s = new Map<string, string>();
   if (d.xmlMd5) md5s.set(decryptor.manifest.xmlFile, d.xmlMd5);
+  // The signature's RSA operation runs on the thread pool while the media stream (unwrapSignatureAhead).
+  const signature = d.missing.length || !d.xmlMd5 ? Promise.resolve() : decryptor.unwrapSignatureAhead();
   const done: Array<Promise<DecryptionFailure | null>> = [];
   for (const name of decryptor.manifest.mediaFiles) {
     const part = d.envelope.stored.get(name);
@@ -113,10 +115,11 @@ async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.
       );
     });
   }
-  const written = Promise.all(done).then((failures) => {
+  const written = Promise.all(done).then(async (failures) => {
     const first = failures.find((f) => f !== null);
     if (first) return first;
     if (d.missing.length || !d.xmlMd5) return null;
+    await signature;
     const verified = decryptor.verify(md5s);
     return verified.ok ? null : verified.failure;
   });

@@ -1,6 +1,6 @@
 import { createHash, type KeyObject } from 'node:crypto';
-import type { DecryptionFailure } from '../encryption/decryption-failure.js';
-import { EnvelopeDecryptor, type IvReading } from '../encryption/envelope-decryptor.js';
+import type { DecryptionFailure, Outcome } from '../encryption/decryption-failure.js';
+import { EnvelopeDecryptor, unwrapAhead, type IvReading, type UnwrappedAhead } from '../encryption/envelope-decryptor.js';
 import { plaintextName, type EnvelopeManifest } from '../encryption/manifest.js';
 import type { EnvelopeStore, EnvelopeWithParts } from '../encrypted-submissions/envelope-store.js';
 import type { FormField } from '../forms/form.entity.js';
@@ -10,7 +10,11 @@ import { recordFromXml } from '../submissions/submission-record.js';
 
 /** Envelopes read per statement. */
 const BATCH = 100;
-/** XML parts being read from storage ahead of their decryption (small files: the reads, not the bytes, take the time). */
+/**
+ * Envelopes prepared ahead of their decryption: the XML part read from storage (small files: the
+ * reads, not the bytes, take the time) and the key and signature unwrapped on libuv's thread pool
+ * (the RSA operations, most of an envelope's work, then run on every core while this thread goes on).
+ */
 const READ_AHEAD = 8;
 
 export type DecryptStatus = 'decrypted' | 'incomplete' | 'failed';
@@ -60,9 +64,9 @@ export async function* decryptedSubmissions(
     const out: DecryptedSubmission[] = [];
     // The media pass needs no answers: what an earlier pass learnt is enough.
     const needed = envelopes.map((e) => !(opened.has(e.submissionId) && !o.answers));
-    const reads: Array<Promise<Buffer | null> | undefined> = [];
+    const reads: Array<Promise<Prepared> | undefined> = [];
     const readAhead = (i: number) => {
-      if (i < envelopes.length && needed[i]) reads[i] = xmlCiphertext(store, envelopes[i]!);
+      if (i < envelopes.length && needed[i]) reads[i] = prepared(store, envelopes[i]!, keys, opened.get(envelopes[i]!.submissionId)?.decryptor ?? null);
     };
     for (let i = 0; i < READ_AHEAD; i++) readAhead(i);
     for (const [i, envelope] of envelopes.entries()) {
@@ -72,9 +76,9 @@ export async function* decryptedSubmissions(
         out.push({ ...known!, envelope, record: null });
         continue;
       }
-      const ciphertext = await reads[i]!;
+      const ready = await reads[i]!;
       reads[i] = undefined;
-      const d = await decryptOne(store, envelope, keys, fields, known?.decryptor ?? null, ciphertext);
+      const d = decryptOne(envelope, keys, fields, known?.decryptor ?? null, ready);
       if (opened.size < OPENED_KEPT || known) opened.set(envelope.submissionId, { decryptor: d.decryptor, reading: d.reading, status: d.status, missing: d.missing, error: d.error, xmlMd5: d.xmlMd5 });
       out.push(d);
     }
@@ -84,6 +88,37 @@ export async function* decryptedSubmissions(
   }
 }
 
+/**
+ * What is made ready for an envelope ahead of decryptOne: its manifest parsed, its XML part's
+ * bytes, and, unless an earlier pass opened it, its key and signature unwrapped with the one key
+ * it can be for.
+ */
+interface Prepared {
+  manifest: Outcome<EnvelopeManifest>;
+  xmlBytes: Buffer | null;
+  ahead?: { key: KeyObject; unwrapped: UnwrappedAhead };
+}
+
+async function prepared(store: EnvelopeStore, envelope: EnvelopeWithParts, keys: ReadonlyMap<string, KeyObject>, known: EnvelopeDecryptor | null): Promise<Prepared> {
+  const manifest = store.manifestOf(envelope);
+  const key = manifest.ok && !known ? theKeyOf(envelope, keys) : null;
+  // The signature of an envelope with media is checked by the archive once they have streamed, and unwrapped there (decrypted-archive.ts).
+  const signature = manifest.ok && manifest.value.mediaFiles.length === 0;
+  const [xmlBytes, unwrapped] = await Promise.all([xmlCiphertext(store, envelope), key && manifest.ok ? unwrapAhead(manifest.value, key, { signature }) : null]);
+  return { manifest, xmlBytes, ...(key && unwrapped ? { ahead: { key, unwrapped } } : {}) };
+}
+
+/** The keys the envelope may have been made for: the one of its key id, else every key given. */
+function candidateKeys(envelope: EnvelopeWithParts, keys: ReadonlyMap<string, KeyObject>): KeyObject[] {
+  return envelope.keyId ? [keys.get(envelope.keyId)].filter((k): k is KeyObject => !!k) : [...keys.values()];
+}
+
+/** The one key the envelope can be for, or null when there is none or more than one to try. */
+function theKeyOf(envelope: EnvelopeWithParts, keys: ReadonlyMap<string, KeyObject>): KeyObject | null {
+  const candidates = candidateKeys(envelope, keys);
+  return candidates.length === 1 ? candidates[0]! : null;
+}
+
 /** The stored ciphertext of the envelope's XML part (the last of its parts), or null when it has not arrived. */
 function xmlCiphertext(store: EnvelopeStore, envelope: EnvelopeWithParts): Promise<Buffer | null> {
   const part = envelope.stored.get(envelope.parts[envelope.parts.length - 1] ?? '');
@@ -91,23 +126,21 @@ function xmlCiphertext(store: EnvelopeStore, envelope: EnvelopeWithParts): Promi
   return part ? store.partBytes(part).catch(() => null) : Promise.resolve(null);
 }
 
-async function decryptOne(
-  store: EnvelopeStore,
+function decryptOne(
   envelope: EnvelopeWithParts,
   keys: ReadonlyMap<string, KeyObject>,
   fields: FormField[],
   known: EnvelopeDecryptor | null,
-  xmlBytes: Buffer | null,
-): Promise<DecryptedSubmission> {
+  { manifest: parsed, xmlBytes, ahead }: Prepared,
+): DecryptedSubmission {
   const missing = envelope.missing.map(plaintextName);
   const result = (status: DecryptStatus, rest: Partial<DecryptedSubmission>): DecryptedSubmission => ({ envelope, decryptor: null, reading: 'collect', record: null, missing, error: null, xmlMd5: null, ...rest, status });
-  const parsed = store.manifestOf(envelope);
   if (!parsed.ok) return result('failed', { error: parsed.failure });
   const manifest: EnvelopeManifest = parsed.value;
-  const candidates = envelope.keyId ? [keys.get(envelope.keyId)].filter((k): k is KeyObject => !!k) : [...keys.values()];
   let decryptor: EnvelopeDecryptor | null = known;
-  for (const key of decryptor ? [] : candidates) {
-    const opened = EnvelopeDecryptor.open(manifest, key);
+  for (const key of decryptor ? [] : candidateKeys(envelope, keys)) {
+    // What was unwrapped ahead with this key is what open's first reading would give (unwrapAhead).
+    const opened = EnvelopeDecryptor.open(manifest, key, ahead?.key === key ? ahead.unwrapped : undefined);
     if (opened.ok) {
       decryptor = opened.value;
       break;

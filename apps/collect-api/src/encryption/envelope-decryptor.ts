@@ -19,11 +19,13 @@ export interface UnwrappedAhead {
  * The envelope's AES key and element signature unwrapped side by side on libuv's thread pool
  * (unwrapOaepOffThread), for decryptEnvelope: the event loop goes on meanwhile. What they give
  * is what EnvelopeDecryptor's first reading would have given; a null leaves that one to it.
+ * Without `signature`, the key only (the signature is then unwrapped later, when it is needed:
+ * EnvelopeDecryptor.unwrapSignatureAhead).
  */
-export async function unwrapAhead(manifest: EnvelopeManifest, privateKey: KeyObject): Promise<UnwrappedAhead> {
+export async function unwrapAhead(manifest: EnvelopeManifest, privateKey: KeyObject, o: { signature: boolean } = { signature: true }): Promise<UnwrappedAhead> {
   const [aesKey, signature] = await Promise.all([
     unwrapOaepOffThread(privateKey, manifest.encryptedKey, AES_KEY_BYTES),
-    manifest.encryptedSignature ? unwrapOaepOffThread(privateKey, manifest.encryptedSignature, MD5_BYTES) : Promise.resolve(null),
+    o.signature && manifest.encryptedSignature ? unwrapOaepOffThread(privateKey, manifest.encryptedSignature, MD5_BYTES) : Promise.resolve(null),
   ]);
   return { aesKey, signature };
 }
@@ -58,7 +60,7 @@ export class EnvelopeDecryptor {
     /** Which OAEP reading opened the key; the signature is tried with it first. */
     readonly variant: OaepVariant,
     /** The signature as Collect's reading unwrapped it ahead (used only when that reading opened the key too). */
-    private readonly signatureAhead: Buffer | null = null,
+    private signatureAhead: Buffer | null = null,
   ) {}
 
   /** `ahead`: the key and signature unwrapped already with Collect's reading (unwrapAhead), where it opened them. */
@@ -68,6 +70,19 @@ export class EnvelopeDecryptor {
     if (!unwrapped) return failed('key_unwrap_failed', 'The submission\'s key does not unwrap with this private key: the submission was encrypted for another key, or its manifest was altered.');
     const signatureAhead = unwrapped.variant === 'sha256-mgf1-sha256' ? (ahead?.signature ?? null) : null;
     return ok(new EnvelopeDecryptor(manifest, privateKey, unwrapped.plaintext, unwrapped.variant, signatureAhead));
+  }
+
+  /**
+   * Unwraps the element signature on libuv's thread pool for `verify`, when the key opened with
+   * Collect's reading (the reading verify tries first) and it was not unwrapped ahead already:
+   * the decrypt export starts it as an envelope's media begin to stream, so that the RSA
+   * operation runs beside them (docs/encryption.md, "Decrypting without a server-held key").
+   * Never rejects; where it opens nothing, verify tries every reading itself.
+   */
+  async unwrapSignatureAhead(): Promise<void> {
+    const signature = this.manifest.encryptedSignature;
+    if (this.signatureAhead || this.variant !== 'sha256-mgf1-sha256' || !signature) return;
+    this.signatureAhead ??= await unwrapOaepOffThread(this.privateKey, signature, MD5_BYTES);
   }
 
   /** Every part in ciphering order: media in manifest order, the XML last. */
