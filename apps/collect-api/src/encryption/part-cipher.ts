@@ -1,9 +1,10 @@
-import { createCipheriv, createDecipheriv, createHash, type Hash } from 'node:crypto';
+import { createCipheriv, createHash, type Cipheriv, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { DecryptionFailureError, failed, ok, type DecryptionFailure, type Outcome } from './decryption-failure.js';
 
 export const AES_KEY_BYTES = 32;
 const BLOCK = 16;
+const EMPTY = Buffer.alloc(0);
 
 /**
  * The IV of the part at `index` (media in manifest order, then the submission XML): the seed is
@@ -59,12 +60,22 @@ function paddingLength(lastBlock: Buffer): number {
  * took half the time of `aes-256-cfb` for a 100 KB part (docs/encryption.md "Parts").
  */
 export function cfbDecrypt(aesKey: Buffer, iv: Buffer, ciphertext: Buffer): Buffer {
-  const n = ciphertext.length;
-  const ecb = createCipheriv('aes-256-ecb', aesKey, null).setAutoPadding(false);
-  const out = Buffer.allocUnsafe(n);
-  ecb.update(iv).copy(out, 0);
-  if (n > BLOCK) ecb.update(ciphertext.subarray(0, n - BLOCK)).copy(out, BLOCK);
+  const ecb = aesEcb(aesKey);
+  const out = cfbBlocks(ecb, iv, ciphertext);
   ecb.final();
+  return out;
+}
+
+function aesEcb(aesKey: Buffer): Cipheriv {
+  return createCipheriv('aes-256-ecb', aesKey, null).setAutoPadding(false);
+}
+
+/** The plaintext of whole ciphertext blocks that follow the block (or IV) `before` (cfbDecrypt), through a running ECB cipher. */
+function cfbBlocks(ecb: Cipheriv, before: Buffer, ciphertext: Buffer): Buffer {
+  const n = ciphertext.length;
+  const out = Buffer.allocUnsafe(n);
+  ecb.update(before).copy(out, 0);
+  if (n > BLOCK) ecb.update(ciphertext.subarray(0, n - BLOCK)).copy(out, BLOCK);
   if ((out.byteOffset & 3) === 0 && (ciphertext.byteOffset & 3) === 0) {
     const o = new Int32Array(out.buffer, out.byteOffset, n >> 2);
     const c = new Int32Array(ciphertext.buffer, ciphertext.byteOffset, n >> 2);
@@ -97,35 +108,50 @@ export function decryptPart(aesKey: Buffer, iv: Buffer, ciphertext: Buffer, file
  * output fails the stream with a DecryptionFailureError.
  */
 export class PartDecipher extends Transform {
-  private readonly decipher;
+  /** AES-256-CFB decryption as cfbDecrypt does it, block-aligned run by run. */
+  private readonly ecb: Cipheriv;
+  /** The ciphertext block before the next one (the IV at first). */
+  private before: Buffer;
+  /** Ciphertext short of a whole block, waiting for the next chunk. */
+  private partial: Buffer = EMPTY;
+  /** The last plaintext block so far, held back for its padding. */
+  private held: Buffer = EMPTY;
   private readonly md5: Hash = createHash('md5');
-  private held: Buffer = Buffer.alloc(0);
   private cipherBytes = 0;
   /** Hex MD5 of the plaintext, set when the stream has ended without error. */
   md5Hex: string | null = null;
 
   constructor(aesKey: Buffer, iv: Buffer, private readonly file: string) {
     super();
-    this.decipher = createDecipheriv('aes-256-cfb', aesKey, iv);
+    this.ecb = aesEcb(aesKey);
+    this.before = Buffer.from(iv);
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.cipherBytes += chunk.length;
-    const plain = this.decipher.update(chunk);
-    const all = this.held.length ? Buffer.concat([this.held, plain]) : plain;
-    const keep = Math.min(all.length, BLOCK);
-    const pass = all.subarray(0, all.length - keep);
-    this.held = Buffer.from(all.subarray(all.length - keep));
-    if (pass.length) {
-      this.md5.update(pass);
-      this.push(pass);
+    const data = this.partial.length ? Buffer.concat([this.partial, chunk]) : chunk;
+    const whole = data.length - (data.length % BLOCK);
+    this.partial = whole < data.length ? Buffer.from(data.subarray(whole)) : EMPTY;
+    if (whole > 0) {
+      const blocks = data.subarray(0, whole);
+      const plain = cfbBlocks(this.ecb, this.before, blocks);
+      this.before = Buffer.from(blocks.subarray(whole - BLOCK));
+      this.pass(this.held);
+      this.pass(plain.subarray(0, whole - BLOCK));
+      this.held = plain.subarray(whole - BLOCK);
     }
     done();
   }
 
+  private pass(plain: Buffer): void {
+    if (!plain.length) return;
+    this.md5.update(plain);
+    this.push(plain);
+  }
+
   override _flush(done: TransformCallback): void {
-    const tail = this.decipher.final();
-    const last = tail.length ? Buffer.concat([this.held, tail]) : this.held;
+    this.ecb.final();
+    const last = this.held;
     if (this.cipherBytes === 0 || this.cipherBytes % BLOCK !== 0 || last.length !== BLOCK) {
       done(new DecryptionFailureError(undecryptable(this.file, `${this.cipherBytes} bytes is not a whole number of AES blocks`)));
       return;
