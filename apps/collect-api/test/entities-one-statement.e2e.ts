@@ -91,6 +91,43 @@ describe('Entity intake in one statement', () => {
     ]);
   });
 
+  it('a registration and an update in one batch are one statement: both stored, the revision of the list raised once', async () => {
+    const id = randomUUID();
+    await submit(registrationInstance({ instanceId: randomUUID(), entityId: id, species: 'oak', circumference: '11' })).expect(201);
+    const spied = jest.mocked(sut.app.get(SubmissionsRepository).insertCheckedAloneWithEntity);
+    const through = spied.getMockImplementation()!;
+    // Both calls go on in the same turn, so the group commit puts them in one batch.
+    const waiting: Array<() => void> = [];
+    spied.mockImplementation((item, text) => new Promise<EntityInsertResult>((resolve, reject) => {
+      waiting.push(() => void through(item, text).then(resolve, reject));
+      if (waiting.length === 2) for (const go of waiting.splice(0)) go();
+    }));
+    try {
+      outcomes = [];
+      const before = await revision();
+      const fresh = randomUUID();
+      await Promise.all([
+        submit(registrationInstance({ instanceId: randomUUID(), entityId: fresh, species: 'ash', circumference: '12' })).expect(201),
+        submit(followUpInstance({ instanceId: randomUUID(), entityId: id, baseVersion: '1', health: 'good' })).expect(201),
+      ]);
+      expect(outcomes.map((o) => o.created !== null)).toEqual([true, true]);
+      expect(await revision()).toBe(before + 1);
+      expect(await entityByUuid(fresh)).toMatchObject({ version: 1, conflict: null, data: { label: 'ash 12', species: 'ash', circumference_cm: '12' } });
+      expect(await entityByUuid(id)).toMatchObject({ version: 2, conflict: null, data: { label: 'oak 11', species: 'oak', health_status: 'good' } });
+      const versions = (await db().query(
+        `SELECT e.uuid::text AS uuid, v.version, v.base_version, v.data_received FROM entity_versions v JOIN entities e ON e.id = v.entity_id
+         WHERE e.uuid = ANY($1::uuid[]) ORDER BY e.uuid, v.version`, [[id, fresh]],
+      )) as Array<{ uuid: string; version: number; base_version: number | null; data_received: Record<string, string> }>;
+      expect(versions).toEqual(expect.arrayContaining([
+        { uuid: fresh, version: 1, base_version: null, data_received: { label: 'ash 12', species: 'ash', circumference_cm: '12' } },
+        { uuid: id, version: 2, base_version: 1, data_received: { health_status: 'good' } },
+      ]));
+      expect(versions).toHaveLength(3);
+    } finally {
+      spied.mockImplementation(through);
+    }
+  });
+
   it('what the statement cannot decide it leaves to the transactional path: an update on an older version (a conflict), an existing uuid, a missing entity', async () => {
     const id = randomUUID();
     await submit(registrationInstance({ instanceId: randomUUID(), entityId: id, species: 'ash', circumference: '5' })).expect(201);
