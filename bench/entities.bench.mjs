@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
 import { median, must, postmasterPidOf, report, requestsPerSecond, rssGrowthDuring, startCollect, userToken, writeProfileWindows } from './bench-helpers.mjs';
-import { roundsWithCpu } from './cpu-rounds.mjs';
+import { pairedRatio, roundsWithCpu } from './cpu-rounds.mjs';
 import { benchInstance, benchXForm, publishXForm } from './entity-fixtures.mjs';
 
 const require = createRequire(new URL('../apps/collect-api/package.json', import.meta.url));
@@ -84,13 +84,8 @@ try {
   const { results, rate } = await roundsWithCpu(cases, { rounds: ROUNDS, duration: DURATION, connections: CONNECTIONS, apiPid, postmaster });
   const { rows: [errors] } = await db.query(`SELECT count(*)::int AS n FROM submissions WHERE json ? '_entity_errors'`).catch(() => ({ rows: [{ n: 'n/a' }] }));
   console.log(`submissions with entity errors: ${errors.n}`);
-  // Each ratio is the median of the rounds' own ratios: a round measures a case and its baseline
-  // back to back, so a slower phase of the shared machine weighs on both sides of its ratio.
-  const paired = (a, b) => {
-    const each = results[a].map((rps, r) => rps / results[b][r]);
-    console.log(`${a} ÷ ${b} per round: ${each.map((x) => x.toFixed(2)).join(', ')}; ratio of the medians ${(rate[a] / rate[b]).toFixed(2)}`);
-    return median(each);
-  };
+  // Each ratio is the median of the rounds' own ratios (pairedRatio).
+  const paired = (a, b) => pairedRatio(results, rate, a, b);
   report('ratio registration-intake/plain', paired('register', 'register-plain'), { goal: '>= 0.7' });
   report('ratio update-intake/plain', paired('update', 'update-plain'), { goal: '>= 0.6' });
   writeProfileWindows();
