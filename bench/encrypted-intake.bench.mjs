@@ -143,6 +143,12 @@ try {
   const stored = (await (await must(fetch(`${base}/api/v1/forms/${forms.server.formid}`, { headers: { authorization: token } }), 200)).json()).num_of_submissions;
   console.log(`server-mode submissions stored: ${stored}`);
   writeProfileWindows();
+} catch (err) {
+  // A window with unexpected answers: the API's own error lines say why (the last of its kept output).
+  const errors = (collect?.api.output() ?? '').split('\n').filter((line) => /"level":(50|60)/.test(line));
+  console.log(`API error lines in its kept output: ${errors.length}`);
+  for (const line of errors.slice(-10)) console.log(line.slice(0, 2000));
+  throw err;
 } finally {
   await collect?.stop();
   await redis.stop();
