@@ -12,8 +12,9 @@ import { recordFromXml } from '../submissions/submission-record.js';
 const BATCH = 100;
 /**
  * Envelopes prepared ahead of their decryption: the XML part read from storage (small files: the
- * reads, not the bytes, take the time) and the key and signature unwrapped on libuv's thread pool
- * (the RSA operations, most of an envelope's work, then run on every core while this thread goes on).
+ * reads, not the bytes, take the time) and the AES key unwrapped on libuv's thread pool (the RSA
+ * operation, most of an envelope's work, then runs beside this thread; docs/encryption.md,
+ * "Decrypting without a server-held key").
  */
 const READ_AHEAD = 8;
 
