@@ -76,8 +76,9 @@ async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.
   if (!decryptor || d.status === 'failed') return { written: Promise.resolve(null) };
   const md5s = new Map<string, string>();
   if (d.xmlMd5) md5s.set(decryptor.manifest.xmlFile, d.xmlMd5);
-  // The signature's RSA operation runs on the thread pool while the media stream (unwrapSignatureAhead).
-  const signature = d.missing.length || !d.xmlMd5 ? Promise.resolve() : decryptor.unwrapSignatureAhead();
+  // Only a whole envelope's signature is checked; its RSA operation runs on the thread pool while the media stream (unwrapSignatureAhead).
+  const checked = !d.missing.length && !!d.xmlMd5;
+  const signature = checked ? decryptor.unwrapSignatureAhead() : Promise.resolve();
   const done: Array<Promise<DecryptionFailure | null>> = [];
   for (const name of decryptor.manifest.mediaFiles) {
     const part = d.envelope.stored.get(name);
@@ -118,7 +119,7 @@ async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.
   const written = Promise.all(done).then(async (failures) => {
     const first = failures.find((f) => f !== null);
     if (first) return first;
-    if (d.missing.length || !d.xmlMd5) return null;
+    if (!checked) return null;
     await signature;
     const verified = decryptor.verify(md5s);
     return verified.ok ? null : verified.failure;

@@ -91,8 +91,8 @@ export async function* decryptedSubmissions(
 
 /**
  * What is made ready for an envelope ahead of decryptOne: its manifest parsed, its XML part's
- * bytes, and, unless an earlier pass opened it, its key and signature unwrapped with the one key
- * it can be for.
+ * bytes, and, unless an earlier pass opened it, its key (and, without media, its signature)
+ * unwrapped with the one key it can be for.
  */
 interface Prepared {
   manifest: Outcome<EnvelopeManifest>;

@@ -82,7 +82,7 @@ export class EnvelopeDecryptor {
   async unwrapSignatureAhead(): Promise<void> {
     const signature = this.manifest.encryptedSignature;
     if (this.signatureAhead || this.variant !== 'sha256-mgf1-sha256' || !signature) return;
-    this.signatureAhead ??= await unwrapOaepOffThread(this.privateKey, signature, MD5_BYTES);
+    this.signatureAhead = await unwrapOaepOffThread(this.privateKey, signature, MD5_BYTES);
   }
 
   /** Every part in ciphering order: media in manifest order, the XML last. */

@@ -34,9 +34,9 @@ const cryptoKeys = new WeakMap<KeyObject, webcrypto.CryptoKey>();
  * Collect's reading (`sha256-mgf1-sha256`, the first unwrapOaep tries) through WebCrypto, which
  * runs the RSA private-key operation on libuv's thread pool instead of this thread: a server-mode
  * intake's two RSA operations were most of its time on the event loop (docs/encryption.md,
- * "Server mode"; one process's RSA operations still run one at a time). The plaintext when that reading opens
- * `wrapped` to `expectedLength` bytes, else null: the caller then runs unwrapOaep, which tries
- * every reading and decides. The same OpenSSL operation as unwrapOaep's first try.
+ * "Server mode"; one process's RSA operations still run one at a time). The plaintext when that
+ * reading opens `wrapped` to `expectedLength` bytes, else null: the caller then runs unwrapOaep,
+ * which tries every reading and decides. The same OpenSSL operation as unwrapOaep's first try.
  */
 export async function unwrapOaepOffThread(key: KeyObject, wrapped: Buffer, expectedLength: number): Promise<Buffer | null> {
   if (key.asymmetricKeyType !== 'rsa' || wrapped.length !== modulusBytes(key)) return null;
