@@ -61,9 +61,8 @@ function all(root: XmlNode, path: string): XmlNode[] {
 
 /** The value of an attribute of the block, else of a child of that name (JSON), else the form's template value. */
 function valueOf(entity: XmlNode, name: string, defaults: Record<string, string>): string | undefined {
-  // Read for each of the seven attributes of every block at intake: no entries array or `:name` string per call.
   const attrs = entity.attrs;
-  for (const k in attrs) if (k === name || (k.length > name.length && k.charCodeAt(k.length - name.length - 1) === 58 && k.endsWith(name))) return attrs[k];
+  for (const k in attrs) if (k === name || k.endsWith(`:${name}`)) return attrs[k];
   const c = entity.children.find((x) => x.name === name);
   if (c) return c.text;
   return defaults[name];
