@@ -32,6 +32,20 @@ describe('HttpErrorFilter', () => {
     expect(res.body.error_id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('answers 503 with Retry-After when the database could not do the work now, 500 for any other database error', () => {
+    const pg = (code: string, message = 'x') => Object.assign(new Error(message), { code, severity: 'ERROR' });
+    // TypeORM's QueryFailedError keeps the driver's error beside the code it copies.
+    const wrapped = (driverError: Error) => Object.assign(new Error(driverError.message), { driverError });
+    for (const transient of [pg('40P01'), pg('40001'), pg('57P01'), pg('53300'), pg('08006'), wrapped(pg('55P03')), new Error('timeout exceeded when trying to connect'), wrapped(new Error('Connection terminated unexpectedly'))]) {
+      const res = sut.toResponse(transient);
+      expect(res).toMatchObject({ status: 503, headers: { 'Retry-After': '1' }, body: { detail: 'The database is busy; try again shortly.' } });
+      expect(res.body.error_id).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    for (const defect of [pg('23505', 'duplicate key value'), pg('42P01'), wrapped(pg('22P02'))]) {
+      expect(sut.toResponse(defect).status).toBe(500);
+    }
+  });
+
   it('maps body-parser errors to 4xx', () => {
     const err = Object.assign(new Error('Unexpected end'), { status: 400, type: 'entity.parse.failed' });
     expect(sut.toResponse(err)).toMatchObject({ status: 400, body: { detail: 'JSON parse error.' } });

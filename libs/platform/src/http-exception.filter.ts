@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { ErrorBody } from '@collect/contracts';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
+import { isTransientDatabaseError } from './database-errors.js';
 
 type HttpRequestLike = { url?: string; originalUrl?: string };
 
@@ -78,6 +79,11 @@ export class HttpErrorFilter implements ExceptionFilter {
       return { status: parserStatus, body: { detail }, headers: {} };
     }
     const errorId = randomUUID();
+    if (isTransientDatabaseError(exception)) {
+      // The database could not do it now (docs/api-conventions.md, "Errors"): logged, answered 503.
+      this.logger.warn({ err: exception, errorId }, 'database unavailable for a request');
+      return { status: HttpStatus.SERVICE_UNAVAILABLE, body: { detail: 'The database is busy; try again shortly.', error_id: errorId }, headers: { 'Retry-After': '1' } };
+    }
     this.logger.error({ err: exception, errorId }, 'unhandled error');
     return { status: HttpStatus.INTERNAL_SERVER_ERROR, body: { detail: 'Internal server error.', error_id: errorId }, headers: {} };
   }

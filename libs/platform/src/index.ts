@@ -5,6 +5,7 @@ export * from './logging.js';
 export * from './logger-module.js';
 export * from './health.js';
 export * from './http-app.js';
+export * from './database-errors.js';
 export * from './http-exception.filter.js';
 export * from './nul-guard.js';
 export * from './openapi.js';

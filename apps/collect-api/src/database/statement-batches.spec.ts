@@ -88,6 +88,37 @@ describe('StatementBatches (group commit)', () => {
     expect(r.batches).toEqual([['a'], ['b', 'bad', 'c'], ['b'], ['bad'], ['c']]);
   });
 
+  it('an item that loses a deadlock alone runs once more; a second loss, or any other error, reaches its caller', async () => {
+    // PostgreSQL's deadlock_detected as node-postgres reports it: the statement wrote nothing.
+    const lost = () => Object.assign(new Error('deadlock detected'), { code: '40P01' });
+    const losses = new Map([['once', 1], ['twice', 2]]);
+    const runs: string[][] = [];
+    const run = async (items: string[]) => {
+      runs.push(items);
+      for (const i of items) {
+        const left = losses.get(i) ?? 0;
+        if (left > 0) {
+          losses.set(i, left - 1);
+          throw lost();
+        }
+        if (i === 'bad') throw Object.assign(new Error('invalid input syntax'), { code: '22P02' });
+      }
+      return items.map((i) => `done ${i}`);
+    };
+    const batches = new StatementBatches(run, key, { maxInFlight: 1, maxItems: 10 });
+    const outcome = (i: string) => batches.submit(i).then((v) => ({ v }), (e: { code: string }) => ({ e: e.code }));
+    expect(await outcome('once')).toEqual({ v: 'done once' });
+    expect(await outcome('twice')).toEqual({ e: '40P01' });
+    expect(await outcome('bad')).toEqual({ e: '22P02' });
+    expect(runs).toEqual([['once'], ['once'], ['twice'], ['twice'], ['bad']]);
+    // In a batch: the batch fails, each item runs alone, the one that loses again alone runs once more.
+    runs.length = 0;
+    losses.set('x', 2);
+    const grouped = Promise.all(['x', 'y'].map(outcome));
+    expect(await grouped).toEqual([{ v: 'done x' }, { v: 'done y' }]);
+    expect(runs.filter((b) => b.length === 1 && b[0] === 'x')).toHaveLength(2);
+  });
+
   it('gatherTurn: the calls of one event-loop turn go in one statement, and so do those of the turn after a statement ends', async () => {
     const r = recorder();
     const batches = new StatementBatches(r.run, key, { maxInFlight: 1, maxItems: 10, gatherTurn: true });

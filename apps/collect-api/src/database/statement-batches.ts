@@ -1,3 +1,5 @@
+import { isLostTransaction } from '@collect/platform';
+
 /**
  * Group commit for a statement of a hot path: calls that arrive while earlier batches are on
  * their way wait and then run together as ONE statement (one round trip, one PostgreSQL
@@ -22,8 +24,9 @@
  * Each call keeps its own answer: `run` returns one result per item, in order. Two items with
  * the same `key` never share a batch (the later one runs in a following batch, so it sees the
  * earlier one's row as any second request would). When a batch of several fails, every item is
- * run again alone, so one item's error (a bad value, a deadlock) is answered to that item only:
- * a failed statement wrote nothing, so running them again changes nothing twice.
+ * run again alone, so one item's error (a bad value) is answered to that item only: a failed
+ * statement wrote nothing, so running them again changes nothing twice. An item that loses a
+ * deadlock or a serialization conflict alone runs once more before its error is answered.
  */
 export class StatementBatches<I, O> {
   private readonly waiting: Array<{ item: I; resolve: (o: O) => void; reject: (e: unknown) => void }> = [];
@@ -96,16 +99,33 @@ export class StatementBatches<I, O> {
       const results = await this.run(batch.map((w) => w.item));
       batch.forEach((w, i) => w.resolve(results[i]!));
     } catch (err) {
-      if (batch.length === 1) return batch[0]!.reject(err);
       await Promise.all(
         batch.map(async (w) => {
           try {
-            w.resolve((await this.run([w.item]))[0]!);
+            w.resolve((await this.runAlone(w.item, batch.length === 1 ? err : null))[0]!);
           } catch (e) {
             w.reject(e);
           }
         }),
       );
     }
+  }
+
+  /**
+   * One item by itself, once more after it lost a deadlock or a serialization conflict (the
+   * statement wrote nothing, so nothing is written twice): such a loss says nothing about the
+   * item, and it would otherwise reach its caller as an error (docs/api-conventions.md, "Errors").
+   * `failed`: the error the item already got alone (null: it has not run alone yet).
+   */
+  private async runAlone(item: I, failed: unknown): Promise<O[]> {
+    if (failed === null) {
+      try {
+        return await this.run([item]);
+      } catch (err) {
+        failed = err;
+      }
+    }
+    if (!isLostTransaction(failed)) throw failed;
+    return this.run([item]);
   }
 }
