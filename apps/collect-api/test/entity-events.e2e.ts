@@ -100,6 +100,54 @@ describe('entity events reach rest services through the outbox', () => {
     expect(rows.map((r) => r.submission_id)).toEqual([null, null, null, null]);
   });
 
+  it('a replay sends each live entity of the form\'s lists as entity_created at its current version, after the submissions', async () => {
+    const idString = 'replay_trees';
+    const form = (await api().post('/api/v1/forms').set(auth()).attach('xml_file', Buffer.from(registrationXForm(idString, idString)), 'form.xml').expect(201)).body.formid as number;
+    const db = sut.app.get(DataSource);
+    const register = async (species: string) => {
+      const uuid = randomUUID();
+      const instanceId = randomUUID();
+      await api().post('/submission').set(auth()).set('X-OpenRosa-Version', '1.0')
+        .attach('xml_submission_file', Buffer.from(registrationSubmission({ uuid, species, circumference: 10, instanceId, idString }).replace('dataset="trees"', `dataset="${idString}"`)), 'submission.xml')
+        .expect(201);
+      const [row] = (await db.query(`SELECT e.id::float8 AS id, e.list_id, e.creator_submission_id AS submission FROM entities e WHERE e.uuid = $1`, [uuid])) as Array<{ id: number; list_id: number; submission: number }>;
+      return { uuid, ...row };
+    };
+    const [ash, oak, yew] = [await register('Ash'), await register('Oak'), await register('Yew')];
+    await api().patch(`/api/v2/entity-lists/${oak.list_id}/entities/${oak.id}`).set(auth()).send({ data: { circumference_cm: '55' } }).expect(200);
+    await api().delete(`/api/v2/entity-lists/${yew.list_id}/entities/${yew.id}`).set(auth()).expect(204);
+
+    // A service added afterwards gets nothing of the past until a replay.
+    const late = await service('/replay-entities', ['entity_created'], form);
+    const replay = (id: number, body: Record<string, unknown>, status: number) =>
+      api().post(`/api/v1/restservices/${id}/replay`).set(auth()).send(body).expect(status).then((r) => r.body as { id: number; total: number; count: number });
+    expect((await replay(late.id, { dry_run: true }, 200)).count).toBe(2);
+    const started = await replay(late.id, {}, 202);
+    expect(started.total).toBe(2);
+    const got = await until('two replayed entities', () => (rx.to('/replay-entities').length >= 2 ? rx.to('/replay-entities') : false));
+    expect(got.map((r) => r.headers['x-submission-event'])).toEqual(['entity_created', 'entity_created']);
+    // (Rows of different entities may be sent side by side: their order of arrival is not fixed.)
+    const bodies = new Map(got.map(bodyOf).map((b) => [b.uuid, b]));
+    expect([...bodies.keys()].sort()).toEqual([ash.uuid, oak.uuid].sort()); // the deleted one is not sent
+    expect(bodies.get(oak.uuid)).toMatchObject({ version: 2, list: idString, data: { species: 'Oak', circumference_cm: '55' } });
+    expect(bodies.get(ash.uuid)).toMatchObject({ version: 1, list: idString, creator_submission: ash.submission });
+    await until('the replay done', async () => {
+      const r = (await api().get(`/api/v1/restservices/${late.id}/replays/${started.id}`).set(auth()).expect(200)).body as { status: string; done: number };
+      return r.status === 'done' && r.done === 2;
+    });
+
+    // Submissions and entities, narrowed to one submission: that submission and the entity it made.
+    const both = await service('/replay-both', ['created', 'entity_created'], form);
+    expect((await replay(both.id, { submission_ids: [ash.submission] }, 202)).total).toBe(2);
+    const pair = await until('the submission and its entity', () => (rx.to('/replay-both').length >= 2 ? rx.to('/replay-both') : false));
+    const byEvent = new Map(pair.map((r) => [r.headers['x-submission-event'], bodyOf(r)]));
+    expect([...byEvent.keys()].sort()).toEqual(['created', 'entity_created']);
+    expect(byEvent.get('entity_created')).toMatchObject({ uuid: ash.uuid });
+    expect(byEvent.get('created')).toMatchObject({ _id: ash.submission });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rx.to('/replay-both')).toHaveLength(2);
+  });
+
   it('only services of a form that uses the list get its events; only generic_json may take them', async () => {
     const other = (await api().post('/api/v1/forms').set(auth()).attach('xml_file', Buffer.from(registrationXForm('other_form', 'other_list')), 'form.xml').expect(201)).body.formid as number;
     await service('/other-form', ['entity_created'], other);

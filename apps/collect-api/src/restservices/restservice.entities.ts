@@ -277,6 +277,14 @@ export class ReplayEntity {
   @Column({ type: 'int', default: 0 })
   cursor: number;
 
+  /** The newest entity of the service's form's lists when the replay was asked for (0: no entities). */
+  @Column({ name: 'entity_upto', type: 'bigint', default: 0, transformer: { to: (v: number) => v, from: (v: string | number) => Number(v) } })
+  entityUpto: number;
+
+  /** The last entity id given an outbox row so far. */
+  @Column({ name: 'entity_cursor', type: 'bigint', default: 0, transformer: { to: (v: number) => v, from: (v: string | number) => Number(v) } })
+  entityCursor: number;
+
   /** Every outbox row of the replay is written. */
   @Column({ type: 'boolean', default: false })
   written: boolean;

@@ -106,7 +106,7 @@ export class RestServicesController {
 
   @Post(':pk/replay')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Replay / back-fill: sends existing submissions (filters: submitted_after, submitted_before, submission_ids, only_failed) to this service again, paced by its limit (editor or above). `dry_run`: 200 with the count. 409 while the service has an open replay; 429 past REPLAY_MAX_OPEN_PER_USER open replays of the user.' })
+  @ApiOperation({ summary: 'Replay / back-fill: sends existing submissions as `created` and, to a service taking `entity_created`, the live entities of the form\'s lists (filters: submitted_after, submitted_before, submission_ids, only_failed) to this service again, paced by its limit (editor or above). `dry_run`: 200 with the count. 409 while the service has an open replay; 429 past REPLAY_MAX_OPEN_PER_USER open replays of the user.' })
   @ApiAcceptedResponse({ type: ReplayBody, headers: { Location: { description: 'GET .../replays/{id}', schema: { type: 'string' } } } })
   @ApiOkResponse({ description: 'dry_run', schema: { $ref: getSchemaPath(ReplayCount) } })
   async replay(

@@ -15,19 +15,19 @@ const isoDate = (description: string) =>
 
 /** `POST /api/v1/restservices/{pk}/replay` (docs/api-conventions.md §Rest services). */
 export class ReplayDto {
-  @isoDate('Only submissions received at or after this time (a date alone is midnight UTC).')
+  @isoDate('Only submissions received (entities created) at or after this time (a date alone is midnight UTC).')
   submitted_after?: string;
 
-  @isoDate('Only submissions received before this time.')
+  @isoDate('Only submissions received (entities created) before this time.')
   submitted_before?: string;
 
-  @IntList({ minItems: 1, maxItems: 10_000, unique: true, min: 1, max: MAX_DB_ID, description: 'Only these submissions (`_id`).' })
+  @IntList({ minItems: 1, maxItems: 10_000, unique: true, min: 1, max: MAX_DB_ID, description: 'Only these submissions (`_id`), and the entities they created.' })
   submission_ids?: number[];
 
-  @Bool({ message: 'Must be a boolean.', description: 'Only submissions whose delivery to this service failed and never succeeded.' })
+  @Bool({ message: 'Must be a boolean.', description: 'Only submissions (entities) whose delivery to this service failed and never succeeded.' })
   only_failed?: boolean;
 
-  @Bool({ message: 'Must be a boolean.', description: 'Answer the number of submissions it would send, send nothing.' })
+  @Bool({ message: 'Must be a boolean.', description: 'Answer the number of submissions and entities it would send, send nothing.' })
   dry_run?: boolean;
 }
 
@@ -45,7 +45,7 @@ export class ReplayBody {
   @ApiProperty({ type: 'string', enum: ['queued', 'running', 'done', 'cancelled'] })
   status: string;
 
-  @ApiProperty({ type: 'integer', description: 'Submissions it sends.' })
+  @ApiProperty({ type: 'integer', description: 'Submissions and entities it sends.' })
   total: number;
 
   @ApiProperty({ type: 'integer', description: 'Delivered (or skipped: deleted before sending).' })

@@ -13,7 +13,8 @@ const BATCH = 1_000;
 
 /**
  * Replay / back-fill (docs/restservices.md, "Replay"): existing submissions sent again to one
- * service, as `created` deliveries through the ordinary outbox, so each goes through the
+ * service, as `created` deliveries through the ordinary outbox, and the live entities of the
+ * lists its form uses as `entity_created`, so each goes through the
  * destination limit, the retries and the delivery log like any other. The request counts and
  * records the replay and queues a `replay` job; the worker's handler writes the outbox rows in
  * batches past a cursor (resumable: ReplayResumer re-queues an unfinished one) and the rows
@@ -39,12 +40,12 @@ export class ReplayService {
     if (filters.submitted_after && filters.submitted_before && filters.submitted_after >= filters.submitted_before) {
       throw new BadRequestException({ submitted_before: ['Must be later than submitted_after.'] });
     }
-    // A replay sends `created` events: a service that does not take them has nothing to replay.
-    if (!service.events.includes('created')) throw new BadRequestException({ detail: 'This service does not take "created" events, which a replay sends; add "created" to its events first.' });
-    if (body.dry_run) {
-      const upto = await this.repo.newestSubmissionId(service.formId);
-      return { count: await this.repo.countMatching(service.formId, service.id, filters, upto) };
+    // A replay sends `created` events (submissions) and `entity_created` events (entities): a
+    // service that takes neither has nothing to replay.
+    if (!service.events.includes('created') && !service.events.includes('entity_created')) {
+      throw new BadRequestException({ detail: 'This service takes neither "created" nor "entity_created" events, which a replay sends; add one of them to its events first.' });
     }
+    if (body.dry_run) return { count: (await this.extent(service, filters)).count };
     if (!service.active) throw new BadRequestException({ detail: 'The service is inactive; PATCH it with "active": true first.' });
     return present(await this.start(service, filters, userId));
   }
@@ -59,11 +60,22 @@ export class ReplayService {
     return this.start(service, { missing_in_sheet: true }, userId);
   }
 
-  /** Records a replay of the submissions that exist now and queues the writing of its rows. */
+  /**
+   * What a replay of `service` sends now: the newest submission and entity it may send, and how
+   * many match. Submissions only when the service takes `created`; entities only when it takes
+   * `entity_created`, and never for the spreadsheet back-fill (rows of submissions).
+   */
+  private async extent(service: RestServiceEntity, filters: ReplayFilters): Promise<{ upto: number; entityUpto: number; count: number }> {
+    const upto = service.events.includes('created') ? await this.repo.newestSubmissionId(service.formId) : 0;
+    const entityUpto = service.events.includes('entity_created') && !filters.missing_in_sheet ? await this.repo.newestEntityId(service.formId) : 0;
+    const submissions = upto > 0 ? await this.repo.countMatching(service.formId, service.id, filters, upto) : 0;
+    return { upto, entityUpto, count: submissions + (await this.repo.countEntitiesMatching(service.formId, service.id, filters, entityUpto)) };
+  }
+
+  /** Records a replay of the submissions and entities that exist now and queues the writing of its rows. */
   private async start(service: RestServiceEntity, filters: ReplayFilters, userId: number | null): Promise<ReplayEntity> {
-    const upto = await this.repo.newestSubmissionId(service.formId);
-    const count = await this.repo.countMatching(service.formId, service.id, filters, upto);
-    const row = { serviceId: service.id, filters, total: count, upto, createdBy: userId, written: count === 0, status: count === 0 ? 'done' : 'queued', finishedAt: count === 0 ? new Date() : null } as const;
+    const { upto, entityUpto, count } = await this.extent(service, filters);
+    const row = { serviceId: service.id, filters, total: count, upto, entityUpto, createdBy: userId, written: count === 0, status: count === 0 ? 'done' : 'queued', finishedAt: count === 0 ? new Date() : null } as const;
     if (count === 0) return this.repo.create(row);
     // One open replay per service and a few per user (docs/security.md, "Rate limits, quotas and forwarding input").
     const replay = await this.repo.createExclusive(row, this.config.REPLAY_MAX_OPEN_PER_USER);
@@ -113,8 +125,10 @@ export class ReplayService {
       if (!replay || replay.written || (replay.status !== 'queued' && replay.status !== 'running')) return;
       const formId = await this.repo.formOfService(replay.serviceId);
       if (formId === null) return;
-      // Each batch NOTIFYs the relay at commit (replays.repository.ts).
-      const written = await this.repo.writeBatch(replay, formId, BATCH);
+      // Each batch NOTIFYs the relay at commit (replays.repository.ts). The submissions first,
+      // then the entities; a resumed replay finds its submissions written (past the cursor).
+      let written = await this.repo.writeBatch(replay, formId, BATCH);
+      if (written < BATCH) written = await this.repo.writeEntityBatch(replay, formId, BATCH);
       if (written < BATCH || this.stopped) {
         if (written < BATCH) await this.repo.markWritten(id);
         return;

@@ -20,6 +20,26 @@ function params(formId: number, serviceId: number, f: ReplayFilters, upto: numbe
   return [formId, serviceId, f.submitted_after ?? null, f.submitted_before ?? null, f.submission_ids ?? null, f.only_failed ?? false, upto, f.missing_in_sheet ?? false];
 }
 
+/**
+ * The same for the entities a replay sends ($1 form, $2 service, $3..$6 the filters as for
+ * submissions: the entity's creation time, the submission that created it, a delivery to this
+ * service that failed for good and none that succeeded; $7 the newest entity when asked): the
+ * live entities of the lists the form uses (entity_list_forms), as the live entity events go
+ * (delivery/entity-outbox.ts).
+ */
+const ENTITIES_MATCHING = `e.list_id IN (SELECT lf.list_id FROM entity_list_forms lf WHERE lf.form_id = $1) AND e.deleted_at IS NULL
+  AND ($3::timestamptz IS NULL OR e.date_created >= $3::timestamptz)
+  AND ($4::timestamptz IS NULL OR e.date_created < $4::timestamptz)
+  AND ($5::int[] IS NULL OR e.creator_submission_id = ANY($5::int[]))
+  AND (NOT $6::boolean OR e.id IN (
+        SELECT entity_id FROM rest_deliveries WHERE service_id = $2 AND entity_id IS NOT NULL AND status = 'failed'
+        EXCEPT SELECT entity_id FROM rest_deliveries WHERE service_id = $2 AND entity_id IS NOT NULL AND status = 'success'))
+  AND e.id <= $7`;
+
+function entityParams(formId: number, serviceId: number, f: ReplayFilters, entityUpto: number): unknown[] {
+  return [formId, serviceId, f.submitted_after ?? null, f.submitted_before ?? null, f.submission_ids ?? null, f.only_failed ?? false, entityUpto];
+}
+
 export interface ReplayProgress {
   done: number;
   failed: number;
@@ -43,6 +63,21 @@ export class ReplaysRepository {
 
   async countMatching(formId: number, serviceId: number, filters: ReplayFilters, upto: number): Promise<number> {
     const rows = (await this.replays.query(`SELECT count(*)::int AS n FROM submissions s WHERE ${MATCHING}`, params(formId, serviceId, filters, upto))) as Array<{ n: number }>;
+    return rows[0].n;
+  }
+
+  /** The newest entity of the lists the form uses (0: none). */
+  async newestEntityId(formId: number): Promise<number> {
+    const rows = (await this.replays.query(
+      `SELECT COALESCE(max(e.id), 0)::text AS id FROM entities e WHERE e.list_id IN (SELECT lf.list_id FROM entity_list_forms lf WHERE lf.form_id = $1)`,
+      [formId],
+    )) as Array<{ id: string }>;
+    return Number(rows[0].id);
+  }
+
+  async countEntitiesMatching(formId: number, serviceId: number, filters: ReplayFilters, entityUpto: number): Promise<number> {
+    if (entityUpto <= 0) return 0;
+    const rows = (await this.replays.query(`SELECT count(*)::int AS n FROM entities e WHERE ${ENTITIES_MATCHING}`, entityParams(formId, serviceId, filters, entityUpto))) as Array<{ n: number }>;
     return rows[0].n;
   }
 
@@ -121,7 +156,43 @@ export class ReplaysRepository {
     });
   }
 
-  /** All rows written: `total` becomes what was written (submissions deleted meanwhile drop out). */
+  /**
+   * `writeBatch` for the entities of a replay (after its submissions): the next `limit` live
+   * entities past its entity cursor, each an `entity_created` row whose snapshot is the entity
+   * as it is now (its current version), in the shape of the live entity events
+   * (delivery/entity-outbox.ts). Nothing once the replay is cancelled, or once the service
+   * stopped taking `entity_created`.
+   */
+  async writeEntityBatch(replay: ReplayEntity, formId: number, limit: number): Promise<number> {
+    if (replay.entityUpto <= 0) return 0;
+    return this.replays.manager.transaction(async (m) => {
+      const [live] = (await m.query(`SELECT entity_cursor::text AS cursor FROM rest_replays WHERE id = $1 AND status IN ('queued', 'running') FOR UPDATE`, [replay.id])) as Array<{ cursor: string }>;
+      if (!live) return 0;
+      const rows = (await m.query(
+        `WITH written AS (
+           INSERT INTO rest_deliveries (delivery_id, service_id, entity_id, event, replay_id, snapshot, next_attempt_at)
+           SELECT gen_random_uuid(), $2, e.id, 'entity_created', $10,
+             jsonb_build_object('list', l.name, 'entity', jsonb_build_object(
+               'id', e.id, 'list_id', e.list_id, 'uuid', e.uuid, 'label', e.label, 'data', e.data,
+               'version', e.version, 'conflict', e.conflict, 'creator_submission_id', e.creator_submission_id,
+               'date_created', e.date_created, 'date_modified', e.date_modified, 'deleted_at', e.deleted_at)),
+             now()
+           FROM entities e JOIN entity_lists l ON l.id = e.list_id
+           WHERE ${ENTITIES_MATCHING} AND e.id > $8 AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = $2 AND 'entity_created' = ANY(r.events))
+           ORDER BY e.id LIMIT $9
+           RETURNING entity_id)
+         UPDATE rest_replays SET entity_cursor = COALESCE((SELECT max(entity_id) FROM written), entity_cursor), status = 'running'
+         WHERE id = $10
+         RETURNING (SELECT count(*)::int FROM written) AS n`,
+        [...entityParams(formId, replay.serviceId, replay.filters, replay.entityUpto), live.cursor, limit, replay.id],
+      )) as [Array<{ n: number }>, number];
+      const n = rows[0][0]?.n ?? 0;
+      if (n) await m.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
+      return n;
+    });
+  }
+
+  /** All rows written: `total` becomes what was written (submissions and entities deleted meanwhile drop out). */
   async markWritten(id: number): Promise<void> {
     await this.replays.query(
       `UPDATE rest_replays SET written = true, total = (SELECT count(*)::int FROM rest_deliveries WHERE replay_id = $1) WHERE id = $1 AND status IN ('queued', 'running')`,
