@@ -14,8 +14,13 @@ export class ExportJobEntity {
   @Column({ name: 'owner_id', type: 'int' })
   ownerId: number;
 
-  @Column({ name: 'form_id', type: 'int' })
-  formId: number;
+  /** The form exported; null for an entity list's export. */
+  @Column({ name: 'form_id', type: 'int', nullable: true })
+  formId: number | null;
+
+  /** The entity list exported (csv, xlsx: docs/entities.md, "Exports of a list"); null for a form's. */
+  @Column({ name: 'entity_list_id', type: 'int', nullable: true })
+  entityListId: number | null;
 
   @Column({ type: 'varchar', length: 10 })
   format: ExportJobFormat;

@@ -6,7 +6,7 @@ import type { AuthenticatedUser } from '../auth/authenticated-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireAuth } from '../auth/require-auth.decorator.js';
 import { setInertHeaders } from '../storage/served-content.js';
-import { CreateExportDto, ExportJobDto, exportOptions } from './export.dto.js';
+import { CreateExportDto, ExportJobDto, exportOptions, exportSubject } from './export.dto.js';
 import { ExportJobsService } from './export-jobs.service.js';
 import { EXPORT_CONTENT_TYPES } from './exports.controller.js';
 
@@ -19,10 +19,10 @@ export class ExportJobsController {
 
   @Post()
   @HttpCode(202)
-  @ApiOperation({ summary: 'Starts an export of a form (`csv`, `xlsx`, or `zip` for its media); readonly or above on the form.' })
+  @ApiOperation({ summary: 'Starts an export of a form (`xform`: `csv`, `xlsx`, or `zip` for its media; readonly or above on the form) or of an entity list (`entity_list`: `csv`, `xlsx`; whoever may read the list).' })
   @ApiAcceptedResponse({ type: ExportJobDto })
   async create(@CurrentUser() user: AuthenticatedUser, @Body() body: CreateExportDto): Promise<Pick<ExportJobDto, 'id' | 'status' | 'progress'> & ExportJobDto> {
-    return this.jobs.create(user, body.xform, body.format, exportOptions(body));
+    return this.jobs.create(user, exportSubject(body), body.format, exportOptions(body));
   }
 
   @Get(':id')

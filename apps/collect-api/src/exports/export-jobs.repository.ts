@@ -31,14 +31,15 @@ export class ExportJobsRepository {
    * how many wait or run, the bytes the finished ones keep, when the first of those expires, and
    * a waiting or running one asked for with the same form, format and options.
    */
-  async usage(ownerId: number, same: { formId: number; format: ExportJobFormat; options: Record<string, unknown> }): Promise<{ open: number; bytes: number; firstExpiry: Date | null; twin: ExportJobEntity | null }> {
+  async usage(ownerId: number, same: { formId: number | null; entityListId: number | null; format: ExportJobFormat; options: Record<string, unknown> }): Promise<{ open: number; bytes: number; firstExpiry: Date | null; twin: ExportJobEntity | null }> {
     const [row] = (await this.jobs.query(
       `SELECT count(*) FILTER (WHERE status IN ('pending', 'running'))::int AS open,
               COALESCE(sum(size) FILTER (WHERE status = 'done'), 0)::float8 AS bytes,
               min(expires_at) FILTER (WHERE status = 'done') AS first_expiry,
-              (array_agg(id ORDER BY date_created) FILTER (WHERE status IN ('pending', 'running') AND form_id = $2 AND format = $3 AND options = $4::jsonb))[1] AS twin
+              (array_agg(id ORDER BY date_created) FILTER (WHERE status IN ('pending', 'running') AND form_id IS NOT DISTINCT FROM $2::int
+                AND entity_list_id IS NOT DISTINCT FROM $5::int AND format = $3 AND options = $4::jsonb))[1] AS twin
        FROM export_jobs WHERE owner_id = $1 AND expires_at > now()`,
-      [ownerId, same.formId, same.format, JSON.stringify(same.options)],
+      [ownerId, same.formId, same.format, JSON.stringify(same.options), same.entityListId],
     )) as Array<{ open: number; bytes: number; first_expiry: Date | null; twin: string | null }>;
     return { open: row!.open, bytes: row!.bytes, firstExpiry: row!.first_expiry, twin: row!.twin ? await this.find(row!.twin) : null };
   }

@@ -37,13 +37,17 @@ export class ExportJobsService {
     private readonly config: CollectConfig,
   ) {}
 
-  async create(user: AuthenticatedUser, formPk: number, format: ExportJobFormat, options: ExportOptions): Promise<ExportJobBody> {
+  /** `subject`: a form, or an entity list (csv, xlsx; of the options only `escapeFormulas` applies to it). */
+  async create(user: AuthenticatedUser, subject: { formId: number } | { entityListId: number }, format: ExportJobFormat, options: ExportOptions): Promise<ExportJobBody> {
+    const formId = 'formId' in subject ? subject.formId : null;
+    const entityListId = 'entityListId' in subject ? subject.entityListId : null;
+    const kept: Record<string, unknown> = entityListId === null ? { ...options } : { escapeFormulas: options.escapeFormulas };
     // The same checks as the synchronous routes, before anything is recorded (404/403).
-    await this.access.check(user, format, formPk);
-    const twin = await this.withinQuota(user, { formId: formPk, format, options: { ...options } });
+    await this.access.check(user, format, { formId, entityListId });
+    const twin = await this.withinQuota(user, { formId, entityListId, format, options: kept });
     if (twin) return this.body(twin);
     const job = await this.repo.insert({
-      id: randomUUID(), ownerId: user.id, formId: formPk, format, options: { ...options }, status: 'pending', progress: 0,
+      id: randomUUID(), ownerId: user.id, formId, entityListId, format, options: kept, status: 'pending', progress: 0,
       expiresAt: new Date(Date.now() + this.config.EXPORT_TTL_SECONDS * 1000),
     });
     try {
@@ -58,10 +62,10 @@ export class ExportJobsService {
 
   /**
    * The quotas of docs/exports.md, "Quotas": a waiting or running export asked for again (same
-   * form, format and options) is that export; past EXPORT_OPEN_PER_USER open exports, or with
+   * form or list, format and options) is that export; past EXPORT_OPEN_PER_USER open exports, or with
    * EXPORT_STORAGE_QUOTA_BYTES of finished files kept, a new one is 429.
    */
-  private async withinQuota(user: AuthenticatedUser, same: { formId: number; format: ExportJobFormat; options: Record<string, unknown> }): Promise<ExportJobEntity | null> {
+  private async withinQuota(user: AuthenticatedUser, same: { formId: number | null; entityListId: number | null; format: ExportJobFormat; options: Record<string, unknown> }): Promise<ExportJobEntity | null> {
     const usage = await this.repo.usage(user.id, same);
     if (usage.twin) return usage.twin;
     if (usage.open >= this.config.EXPORT_OPEN_PER_USER) {
@@ -90,7 +94,7 @@ export class ExportJobsService {
     if (!job || (job.ownerId !== user.id && !user.isSuperuser) || job.expiresAt.getTime() <= Date.now()) throw new NotFoundException({ detail: NOT_FOUND_DETAIL });
     // The requester must still hold the role the listing needs: a share taken away (or a
     // deleted form) takes the export with it, even one written before (docs/exports.md).
-    await this.access.check(user, job.format, job.formId);
+    await this.access.check(user, job.format, job);
     return job;
   }
 

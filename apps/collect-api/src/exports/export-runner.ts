@@ -1,6 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ReadSlots } from '../database/read-slots.js';
+import { EntityAttachmentsService } from '../entity-attachments/entity-attachments.service.js';
+import { writeListCsv } from '../entity-attachments/entity-list-csv.js';
 import { FormsRepository } from '../forms/forms.repository.js';
 import type { JobData } from '../jobs/job.types.js';
 import { OnJob } from '../jobs/on-job.decorator.js';
@@ -10,7 +12,9 @@ import type { ExportJobEntity } from './export-job.entity.js';
 import { ExportJobsRepository } from './export-jobs.repository.js';
 import type { ExportOptions } from './export-columns.js';
 import { ExportsService } from './exports.service.js';
+import { writeEntityListXlsx } from './entity-list-export.js';
 import { writeMediaArchive } from './media-archive.js';
+import { formulaGuard } from './spreadsheet-cells.js';
 
 /** Progress is written at most this often (ms): one UPDATE per batch would cost more than the export. */
 const PROGRESS_EVERY_MS = 500;
@@ -34,6 +38,7 @@ export class ExportRunner {
     private readonly forms: FormsRepository,
     private readonly mediaRepo: MediaRepository,
     private readonly slots: ReadSlots,
+    private readonly lists: EntityAttachmentsService,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
   ) {}
 
@@ -43,14 +48,15 @@ export class ExportRunner {
     const job = await this.repo.find(exportId);
     // Expired (and swept) or finished before a re-run of the same job: nothing to do.
     if (!job || job.status === 'done' || job.status === 'failed') return;
-    const form = await this.forms.findLive(job.formId);
+    if (job.entityListId !== null) return this.execute(job, this.listRun(job, job.entityListId));
+    const form = await this.forms.findLive(job.formId!);
     if (!form) {
       await this.repo.update(job.id, { status: 'failed', error: 'The form was deleted.' });
       return;
     }
     const run: Run =
       job.format === 'zip'
-        ? await this.archiveRun(job.formId)
+        ? await this.archiveRun(form.id)
         : (out, progress) => this.exports.write(this.exports.formSource(form), job.format as 'csv' | 'xlsx', job.options as unknown as ExportOptions, out, this.slots.background(), (done, total) => progress(total ? done / total : 1));
     await this.execute(job, run);
   }
@@ -61,6 +67,23 @@ export class ExportRunner {
       if (job.path) await this.storage.delete(job.path).catch((err: unknown) => this.logger.warn({ err, export: job.id }, 'could not remove expired export file'));
       await this.repo.remove(job.id);
     }
+  }
+
+  /**
+   * An entity list's file, CSV or XLSX, as its downloads write it (docs/entities.md, "Exports of a
+   * list"), from a cursor on a background lease; progress is not known before the end (the list
+   * is not counted first). A list deleted meanwhile fails the export.
+   */
+  private listRun(job: ExportJobEntity, listId: number): Run {
+    return async (out) => {
+      const open = await this.lists.openRows(listId, this.slots.background());
+      try {
+        if (job.format === 'xlsx') await writeEntityListXlsx(open.head.properties, open.batches, out);
+        else await writeListCsv(open.head.properties, open.batches, out, formulaGuard(job.options.escapeFormulas !== false));
+      } finally {
+        await open.close();
+      }
+    };
   }
 
   private async archiveRun(formId: number): Promise<Run> {

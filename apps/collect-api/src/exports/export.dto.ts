@@ -37,13 +37,27 @@ export function exportOptions(q: ExportQueryDto): ExportOptions {
   };
 }
 
-/** `POST /api/v1/export`. */
+/** `POST /api/v1/export`: of a form (`xform`) or of an entity list (`entity_list`), one of them. */
 export class CreateExportDto extends ExportQueryDto {
-  @Int({ required: true, fromString: false, min: 1, max: MAX_DB_ID, message: 'A form id.', requiredMessage: 'A form id.', description: 'The form.' })
-  xform: number;
+  @Int({ fromString: false, min: 1, max: MAX_DB_ID, message: 'A form id.', description: 'The form (or `entity_list`).' })
+  xform?: number;
 
-  @Choice(['csv', 'xlsx', 'zip'], { required: true, choiceMessage: 'One of csv, xlsx, zip.', description: '`zip`: the media archive of the form.' })
+  @Int({ fromString: false, min: 1, max: MAX_DB_ID, message: 'An entity list id.', description: 'The entity list (or `xform`): its live entities as the list\'s CSV or XLSX (docs/entities.md, "Exports of a list").' })
+  entity_list?: number;
+
+  @Choice(['csv', 'xlsx', 'zip'], { required: true, choiceMessage: 'One of csv, xlsx, zip.', description: '`zip`: the media archive of the form (not for an entity list).' })
   format: 'csv' | 'xlsx' | 'zip';
+}
+
+/** What `POST /api/v1/export` exports: exactly one of `xform` and `entity_list` (400 naming the field otherwise). */
+export function exportSubject(body: CreateExportDto): { formId: number } | { entityListId: number } {
+  if (body.xform !== undefined && body.entity_list !== undefined) throw new FieldValidationError({ entity_list: ['Either xform or entity_list, not both.'] });
+  if (body.entity_list !== undefined) {
+    if (body.format === 'zip') throw new FieldValidationError({ format: ['An entity list exports as csv or xlsx.'] });
+    return { entityListId: body.entity_list };
+  }
+  if (body.xform === undefined) throw new FieldValidationError({ xform: ['A form id.'] });
+  return { formId: body.xform };
 }
 
 /** The state of an asynchronous export. */

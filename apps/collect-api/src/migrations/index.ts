@@ -36,6 +36,7 @@ import { FormEncryptionKeys1765100600000 } from './1765100600000-form-encryption
 import { FormDatasetId1765200500000 } from './1765200500000-form-dataset-id.js';
 import { EntityListHeldSeq1765200600000 } from './1765200600000-entity-list-held-seq.js';
 import { ReplayEntities1765200700000 } from './1765200700000-replay-entities.js';
+import { ExportEntityLists1765200800000 } from './1765200800000-export-entity-lists.js';
 import { PersonalTokens1765200400000 } from './1765200400000-personal-tokens.js';
 import { SubmissionEnvelopes1765200000000 } from './1765200000000-submission-envelopes.js';
 import { RestServiceEncryptedSubmissions1765200000001 } from './1765200000001-rest-service-encrypted-submissions.js';
@@ -75,3 +76,4 @@ migrations.push(PersonalTokens1765200400000);
 migrations.push(FormDatasetId1765200500000);
 migrations.push(EntityListHeldSeq1765200600000);
 migrations.push(ReplayEntities1765200700000);
+migrations.push(ExportEntityLists1765200800000);
