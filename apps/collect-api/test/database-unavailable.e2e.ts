@@ -8,7 +8,8 @@ import { createTestUser, type TestUser } from './test-users.js';
 /**
  * When the database cannot do the work at that moment, a request is answered 503 with
  * Retry-After, never 500, and nothing of it is stored; a deadlock the intake statement loses is
- * run again before anyone is answered (docs/api-conventions.md, "Errors"). Real PostgreSQL: a
+ * run again before anyone is answered; a request waits for a pooled connection at most
+ * DATABASE_POOL_WAIT_MS (docs/api-conventions.md, "Errors"). Real PostgreSQL: a
  * second session holds the form's row, so the intake statement waits on the foreign key to it,
  * and then either has its backend terminated or is drawn into a real deadlock.
  */
@@ -70,6 +71,30 @@ describe('database unavailable: 503 and a retried deadlock, never a 500', () => 
     expect(await storedUuids()).not.toContain(uuid);
     await submit(uuid).expect(201);
     expect((await storedUuids()).filter((u) => u === uuid)).toHaveLength(1);
+  });
+
+  it('a request that finds every pooled connection taken past DATABASE_POOL_WAIT_MS answers 503, and is stored when sent again', async () => {
+    const small = await startTestCollectApp({ DATABASE_POOL_SIZE: '1', DATABASE_POOL_WAIT_MS: '300' });
+    try {
+      const user = await createTestUser(small.app);
+      const id = `pool_wait_${process.pid}`;
+      await request(small.url).post('/api/v1/forms').set('Authorization', user.token).attach('xml_file', Buffer.from(demoXForm(id)), 'form.xml').expect(201);
+      const send = (uuid: string) => request(small.url).post('/api/v1/submissions').set('Authorization', user.token).timeout(30_000).send({ id, submission: { name: 'pool', 'meta/instanceID': `uuid:${uuid}` } });
+      const uuid = randomUUID();
+      // The pool's only connection, held.
+      const holder = small.app.get(DataSource).createQueryRunner();
+      await holder.connect();
+      try {
+        const res = await send(uuid);
+        expect(res.status).toBe(503);
+        expect(res.headers['retry-after']).toBe('1');
+      } finally {
+        await holder.release();
+      }
+      await send(uuid).expect(201);
+    } finally {
+      await small.close();
+    }
   });
 
   it('a deadlock the intake statement loses is run again: 201, stored once', async () => {

@@ -14,6 +14,8 @@ export const collectEnvSchema = z
     COLLECT_HOST: z.string().default('0.0.0.0'),
     DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').default('postgres://postgres:postgres@127.0.0.1:5432/collect'),
     DATABASE_POOL_SIZE: envField.int(10, 1, 200),
+    // A request waits this long for a pooled connection, then answers 503 (docs/api-conventions.md, "Errors").
+    DATABASE_POOL_WAIT_MS: envField.int(30_000, 100, 600_000),
     // Streamed and heavy reads: their own pool, slots and deadlines (docs/security.md, "Streamed reads and heavy queries").
     READ_POOL_SIZE: envField.int(6, 1, 200),
     READS_PER_USER: envField.int(2, 1, 1_000),
