@@ -146,6 +146,18 @@ describe('entity events reach rest services through the outbox', () => {
     expect(byEvent.get('created')).toMatchObject({ _id: ash.submission });
     await new Promise((r) => setTimeout(r, 300));
     expect(rx.to('/replay-both')).toHaveLength(2);
+
+    // only_failed: the entities whose delivery to this service failed for good (a 400) and never succeeded.
+    const refusing = await service('/replay-failed', ['entity_created'], form);
+    rx.script('/replay-failed', [{ status: 400 }]);
+    const elm = await register('Elm');
+    const failed = async () => ((await db.query(`SELECT count(*)::int AS n FROM rest_deliveries WHERE service_id = $1 AND entity_id = $2 AND status = 'failed'`, [refusing.id, elm.id])) as Array<{ n: number }>)[0]!.n;
+    await until('the refused delivery failed', async () => (await failed()) === 1);
+    expect((await replay(refusing.id, { only_failed: true, dry_run: true }, 200)).count).toBe(1);
+    expect((await replay(refusing.id, { only_failed: true }, 202)).total).toBe(1);
+    const resent = await until('the failed entity sent again', () => (rx.to('/replay-failed').length >= 2 ? rx.to('/replay-failed') : false));
+    expect(resent.map((r) => bodyOf(r).uuid)).toEqual([elm.uuid, elm.uuid]);
+    expect(resent.map((r) => r.headers['x-submission-event'])).toEqual(['entity_created', 'entity_created']);
   });
 
   it('only services of a form that uses the list get its events; only generic_json may take them', async () => {
