@@ -55,14 +55,16 @@ function paddingLength(lastBlock: Buffer): number {
 /**
  * AES-256-CFB (128-bit feedback) decryption of whole blocks held in memory: plaintext block i is
  * AES(C[i-1]) XOR C[i], with C[-1] the IV, so every block's keystream comes from ciphertext
- * already in hand. One AES-256-ECB pass over IV || C[0..n-2], then an XOR with C: OpenSSL's ECB
- * runs the blocks side by side, where its CFB decryption runs them one after another, and this
- * took half the time of `aes-256-cfb` for a 100 KB part (docs/encryption.md "Parts").
+ * already in hand. One AES-256-ECB pass over the ciphertext, then an XOR with C shifted by one
+ * block: OpenSSL's ECB runs the blocks side by side, where its CFB decryption runs them one after
+ * another, and this took half the time of `aes-256-cfb` for a 100 KB part (docs/encryption.md "Parts").
  */
 export function cfbDecrypt(aesKey: Buffer, iv: Buffer, ciphertext: Buffer): Buffer {
   const ecb = aesEcb(aesKey);
-  const out = cfbBlocks(ecb, iv, ciphertext);
+  const first = ecb.update(iv);
+  const out = ecb.update(ciphertext);
   ecb.final();
+  cfbInPlace(out, first, ciphertext);
   return out;
 }
 
@@ -70,20 +72,26 @@ function aesEcb(aesKey: Buffer): Cipheriv {
   return createCipheriv('aes-256-ecb', aesKey, null).setAutoPadding(false);
 }
 
-/** The plaintext of whole ciphertext blocks that follow the block (or IV) `before` (cfbDecrypt), through a running ECB cipher. */
-function cfbBlocks(ecb: Cipheriv, before: Buffer, ciphertext: Buffer): Buffer {
+/**
+ * Turns `ecbOut` = AES-ECB(ciphertext), whole blocks, into the plaintext in place: block i is
+ * `ecbOut` block i-1 XOR C[i], block 0 is `first` (the AES of the block or IV before) XOR C[0].
+ * Written from the end, so each keystream block is read before its place is overwritten: one
+ * buffer per chunk (OpenSSL's output), where a separate plaintext buffer doubled the bytes the
+ * garbage collector had to reclaim (docs/encryption.md "Parts"). The caller keeps `ecbOut`'s
+ * last block first when it needs it (the keystream of the block after).
+ */
+function cfbInPlace(ecbOut: Buffer, first: Buffer, ciphertext: Buffer): void {
   const n = ciphertext.length;
-  const out = Buffer.allocUnsafe(n);
-  ecb.update(before).copy(out, 0);
-  if (n > BLOCK) ecb.update(ciphertext.subarray(0, n - BLOCK)).copy(out, BLOCK);
-  if ((out.byteOffset & 3) === 0 && (ciphertext.byteOffset & 3) === 0) {
-    const o = new Int32Array(out.buffer, out.byteOffset, n >> 2);
+  if ((ecbOut.byteOffset & 3) === 0 && (ciphertext.byteOffset & 3) === 0 && (first.byteOffset & 3) === 0) {
+    const o = new Int32Array(ecbOut.buffer, ecbOut.byteOffset, n >> 2);
     const c = new Int32Array(ciphertext.buffer, ciphertext.byteOffset, n >> 2);
-    for (let i = 0; i < o.length; i++) o[i]! ^= c[i]!;
+    for (let i = o.length - 1; i >= 4; i--) o[i] = o[i - 4]! ^ c[i]!;
+    const f = new Int32Array(first.buffer, first.byteOffset, 4);
+    for (let i = 0; i < 4; i++) o[i] = f[i]! ^ c[i]!;
   } else {
-    for (let i = 0; i < n; i++) out[i]! ^= ciphertext[i]!;
+    for (let i = n - 1; i >= BLOCK; i--) ecbOut[i] = ecbOut[i - BLOCK]! ^ ciphertext[i]!;
+    for (let i = 0; i < BLOCK; i++) ecbOut[i] = first[i]! ^ ciphertext[i]!;
   }
-  return out;
 }
 
 /** Decrypts one whole part held in memory: AES-256-CFB, then PKCS5 padding removed and checked. */
@@ -110,8 +118,8 @@ export function decryptPart(aesKey: Buffer, iv: Buffer, ciphertext: Buffer, file
 export class PartDecipher extends Transform {
   /** AES-256-CFB decryption as cfbDecrypt does it, block-aligned run by run. */
   private readonly ecb: Cipheriv;
-  /** The ciphertext block before the next one (the IV at first). */
-  private before: Buffer;
+  /** The keystream of the next block: AES of the ciphertext block before it (of the IV at first). */
+  private next: Buffer;
   /** Ciphertext short of a whole block, waiting for the next chunk. */
   private partial: Buffer = EMPTY;
   /** The last plaintext block so far, held back for its padding. */
@@ -124,7 +132,7 @@ export class PartDecipher extends Transform {
   constructor(aesKey: Buffer, iv: Buffer, private readonly file: string) {
     super();
     this.ecb = aesEcb(aesKey);
-    this.before = Buffer.from(iv);
+    this.next = this.ecb.update(iv);
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
@@ -134,8 +142,10 @@ export class PartDecipher extends Transform {
     this.partial = whole < data.length ? Buffer.from(data.subarray(whole)) : EMPTY;
     if (whole > 0) {
       const blocks = data.subarray(0, whole);
-      const plain = cfbBlocks(this.ecb, this.before, blocks);
-      this.before = Buffer.from(blocks.subarray(whole - BLOCK));
+      const plain = this.ecb.update(blocks);
+      const after = Buffer.from(plain.subarray(whole - BLOCK));
+      cfbInPlace(plain, this.next, blocks);
+      this.next = after;
       this.pass(this.held);
       this.pass(plain.subarray(0, whole - BLOCK));
       this.held = plain.subarray(whole - BLOCK);
