@@ -133,27 +133,14 @@ export class ReplaysRepository {
    * taking `created` events (docs/restservices.md, "Replay / back-fill").
    */
   async writeBatch(replay: ReplayEntity, formId: number, limit: number): Promise<number> {
-    return this.replays.manager.transaction(async (m) => {
-      // The replay's row lock orders this against a cancel: no row is written after it.
-      const [live] = (await m.query(`SELECT cursor FROM rest_replays WHERE id = $1 AND status IN ('queued', 'running') FOR UPDATE`, [replay.id])) as Array<{ cursor: number }>;
-      if (!live) return 0;
-      const rows = (await m.query(
-        `WITH written AS (
-           INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, replay_id, snapshot)
-           SELECT gen_random_uuid(), $2, s.id, 'created', $11, ${snapshotOfRowSql('s', `'[]'::jsonb`)} FROM submissions s
-           WHERE ${MATCHING} AND s.id > $9 AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = $2 AND 'created' = ANY(r.events))
-           ORDER BY s.id LIMIT $10
-           RETURNING submission_id)
-         UPDATE rest_replays SET cursor = COALESCE((SELECT max(submission_id) FROM written), cursor), status = 'running'
-         WHERE id = $11
-         RETURNING (SELECT count(*)::int FROM written) AS n`,
-        [...params(formId, replay.serviceId, replay.filters, replay.upto), live.cursor, limit, replay.id],
-      )) as [Array<{ n: number }>, number];
-      const n = rows[0][0]?.n ?? 0;
-      // The relay LISTENs: the rows are claimed as soon as this commits.
-      if (n) await m.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
-      return n;
-    });
+    return this.writeRows(replay.id, 'cursor', (cursor) => [
+      `INSERT INTO rest_deliveries (delivery_id, service_id, submission_id, event, replay_id, snapshot)
+       SELECT gen_random_uuid(), $2, s.id, 'created', $11, ${snapshotOfRowSql('s', `'[]'::jsonb`)} FROM submissions s
+       WHERE ${MATCHING} AND s.id > $9 AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = $2 AND 'created' = ANY(r.events))
+       ORDER BY s.id LIMIT $10
+       RETURNING submission_id AS subject`,
+      [...params(formId, replay.serviceId, replay.filters, replay.upto), cursor, limit, replay.id],
+    ]);
   }
 
   /**
@@ -165,28 +152,42 @@ export class ReplaysRepository {
    */
   async writeEntityBatch(replay: ReplayEntity, formId: number, limit: number): Promise<number> {
     if (replay.entityUpto <= 0) return 0;
+    return this.writeRows(replay.id, 'entity_cursor', (cursor) => [
+      `INSERT INTO rest_deliveries (delivery_id, service_id, entity_id, event, replay_id, snapshot, next_attempt_at)
+       SELECT gen_random_uuid(), $2, e.id, 'entity_created', $10,
+         jsonb_build_object('list', l.name, 'entity', jsonb_build_object(
+           'id', e.id, 'list_id', e.list_id, 'uuid', e.uuid, 'label', e.label, 'data', e.data,
+           'version', e.version, 'conflict', e.conflict, 'creator_submission_id', e.creator_submission_id,
+           'date_created', e.date_created, 'date_modified', e.date_modified, 'deleted_at', e.deleted_at)),
+         now()
+       FROM entities e JOIN entity_lists l ON l.id = e.list_id
+       WHERE ${ENTITIES_MATCHING} AND e.id > $8 AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = $2 AND 'entity_created' = ANY(r.events))
+       ORDER BY e.id LIMIT $9
+       RETURNING entity_id AS subject`,
+      [...entityParams(formId, replay.serviceId, replay.filters, replay.entityUpto), cursor, limit, replay.id],
+    ]);
+  }
+
+  /**
+   * One batch of a replay's outbox rows in one short transaction: the replay's row locked (which
+   * orders this against a cancel: no row is written after it) and its cursor read, `insert`'s
+   * rows written past it (its last parameter is the replay's id; it returns each row's `subject`
+   * id) and the cursor moved to the last, in one statement; the relay NOTIFYed at commit. How many were written.
+   */
+  private writeRows(replayId: number, cursor: 'cursor' | 'entity_cursor', insert: (cursor: string) => [string, unknown[]]): Promise<number> {
     return this.replays.manager.transaction(async (m) => {
-      const [live] = (await m.query(`SELECT entity_cursor::text AS cursor FROM rest_replays WHERE id = $1 AND status IN ('queued', 'running') FOR UPDATE`, [replay.id])) as Array<{ cursor: string }>;
+      const [live] = (await m.query(`SELECT ${cursor}::text AS at FROM rest_replays WHERE id = $1 AND status IN ('queued', 'running') FOR UPDATE`, [replayId])) as Array<{ at: string }>;
       if (!live) return 0;
+      const [sql, values] = insert(live.at);
       const rows = (await m.query(
-        `WITH written AS (
-           INSERT INTO rest_deliveries (delivery_id, service_id, entity_id, event, replay_id, snapshot, next_attempt_at)
-           SELECT gen_random_uuid(), $2, e.id, 'entity_created', $10,
-             jsonb_build_object('list', l.name, 'entity', jsonb_build_object(
-               'id', e.id, 'list_id', e.list_id, 'uuid', e.uuid, 'label', e.label, 'data', e.data,
-               'version', e.version, 'conflict', e.conflict, 'creator_submission_id', e.creator_submission_id,
-               'date_created', e.date_created, 'date_modified', e.date_modified, 'deleted_at', e.deleted_at)),
-             now()
-           FROM entities e JOIN entity_lists l ON l.id = e.list_id
-           WHERE ${ENTITIES_MATCHING} AND e.id > $8 AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = $2 AND 'entity_created' = ANY(r.events))
-           ORDER BY e.id LIMIT $9
-           RETURNING entity_id)
-         UPDATE rest_replays SET entity_cursor = COALESCE((SELECT max(entity_id) FROM written), entity_cursor), status = 'running'
-         WHERE id = $10
+        `WITH written AS (${sql})
+         UPDATE rest_replays SET ${cursor} = COALESCE((SELECT max(subject) FROM written), ${cursor}), status = 'running'
+         WHERE id = $${values.length}
          RETURNING (SELECT count(*)::int FROM written) AS n`,
-        [...entityParams(formId, replay.serviceId, replay.filters, replay.entityUpto), live.cursor, limit, replay.id],
+        values,
       )) as [Array<{ n: number }>, number];
       const n = rows[0][0]?.n ?? 0;
+      // The relay LISTENs: the rows are claimed as soon as this commits.
       if (n) await m.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
       return n;
     });
