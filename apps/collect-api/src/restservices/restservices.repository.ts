@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { sqlStateOf } from '@collect/platform';
 import pg from 'pg';
 import { In, type Repository } from 'typeorm';
 import { preparedQuery, preparedQueryOnPool } from '../database/prepared-query.js';
@@ -53,7 +54,7 @@ export class RestServicesRepository implements OnApplicationShutdown {
     try {
       return await this.services.save(this.services.create(row));
     } catch (err) {
-      if ((err as { code?: string }).code === '23505' || (err as { driverError?: { code?: string } }).driverError?.code === '23505') return null;
+      if (sqlStateOf(err) === '23505') return null;
       throw err;
     }
   }

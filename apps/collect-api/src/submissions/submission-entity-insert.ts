@@ -1,3 +1,4 @@
+import { sqlStateOf } from '@collect/platform';
 import type { StatementEntity } from '../entities/intake/entity-statement.js';
 import type { SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 
@@ -178,6 +179,6 @@ export async function runEntityInsert(
  * locks): the transactional path decides instead (docs/entities.md, "Intake: one statement").
  */
 export function isEntityInsertRace(err: unknown): boolean {
-  const code = (err as { code?: string; driverError?: { code?: string } })?.code ?? (err as { driverError?: { code?: string } })?.driverError?.code;
+  const code = sqlStateOf(err);
   return code === '23505' || code === '23503' || code === '40P01';
 }
