@@ -4,6 +4,24 @@ import { preparedQueryIn } from '../../database/prepared-query.js';
 import { EntityChanges, type EntityChange } from '../../entities/changes/entity-changes.js';
 import { DELIVERY_CHANNEL } from './delivery-outbox.js';
 
+/** The members of an entity event's `entity` object, each an SQL expression. */
+type EntitySnapshotColumns = Record<(typeof ENTITY_MEMBERS)[number], string>;
+const ENTITY_MEMBERS = ['id', 'list_id', 'uuid', 'label', 'data', 'version', 'conflict', 'creator_submission_id', 'date_created', 'date_modified', 'deleted_at'] as const;
+
+/** Each member read from the same-named column of `alias` (an `entities` row, or a row shaped like one). */
+export function entityColumns(alias: string): EntitySnapshotColumns {
+  return Object.fromEntries(ENTITY_MEMBERS.map((m) => [m, `${alias}.${m}`])) as EntitySnapshotColumns;
+}
+
+/**
+ * The snapshot of an entity event (docs/entities.md, "Entity events to rest services"):
+ * `{"list": <list name>, "entity": {...}}`, what the sender turns into the body. One shape for
+ * every writer of entity rows: intake's statement, the other changes, and a replay.
+ */
+export function entitySnapshotSql(list: string, c: EntitySnapshotColumns): string {
+  return `jsonb_build_object('list', ${list}, 'entity', jsonb_build_object(${ENTITY_MEMBERS.map((m) => `'${m}', ${c[m]}`).join(', ')}))`;
+}
+
 /**
  * SQL: the outbox rows of a batch of entity changes ($1 entity ids, $2 events, $3 the version
  * each change left), one per active service whose `events` take the event and whose form uses
@@ -16,10 +34,7 @@ const ENTITY_ROWS_SQL = `WITH c AS (SELECT * FROM unnest($1::bigint[], $2::text[
   queued AS (
     INSERT INTO rest_deliveries (delivery_id, service_id, entity_id, event, snapshot, next_attempt_at)
     SELECT gen_random_uuid(), rs.id, e.id, c.event,
-      jsonb_build_object('list', l.name, 'entity', jsonb_build_object(
-        'id', e.id, 'list_id', e.list_id, 'uuid', e.uuid, 'label', COALESCE(v.label, e.label), 'data', COALESCE(v.data, e.data),
-        'version', c.version, 'conflict', e.conflict, 'creator_submission_id', e.creator_submission_id,
-        'date_created', e.date_created, 'date_modified', e.date_modified, 'deleted_at', e.deleted_at)),
+      ${entitySnapshotSql('l.name', { ...entityColumns('e'), label: 'COALESCE(v.label, e.label)', data: 'COALESCE(v.data, e.data)', version: 'c.version' })},
       now()
     FROM c JOIN entities e ON e.id = c.entity_id JOIN entity_lists l ON l.id = e.list_id
     LEFT JOIN entity_versions v ON v.entity_id = e.id AND v.version = c.version AND c.event <> 'entity_deleted'
@@ -37,10 +52,7 @@ const ENTITY_ROWS_SQL = `WITH c AS (SELECT * FROM unnest($1::bigint[], $2::text[
 function entityRowsStatementSql(changed: string): string {
   return `INSERT INTO rest_deliveries (delivery_id, service_id, entity_id, event, snapshot, next_attempt_at)
     SELECT gen_random_uuid(), rs.id, c.entity_id, c.event,
-      jsonb_build_object('list', c.list_name, 'entity', jsonb_build_object(
-        'id', c.entity_id, 'list_id', c.list_id, 'uuid', c.uuid, 'label', c.label, 'data', c.data,
-        'version', c.version, 'conflict', c.conflict, 'creator_submission_id', c.creator_submission_id,
-        'date_created', c.date_created, 'date_modified', c.date_modified, 'deleted_at', NULL)),
+      ${entitySnapshotSql('c.list_name', { ...entityColumns('c'), id: 'c.entity_id', deleted_at: 'NULL' })},
       now()
     FROM ${changed} c
     JOIN rest_services rs ON rs.active AND c.event = ANY(rs.events)

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
 import { DELIVERY_CHANNEL } from '../delivery/delivery-outbox.js';
+import { entityColumns, entitySnapshotSql } from '../delivery/entity-outbox.js';
 import { snapshotOfRowSql } from '../delivery/delivery-snapshot.js';
 import { ReplayEntity, type ReplayFilters } from '../restservice.entities.js';
 
@@ -27,7 +28,8 @@ function params(formId: number, serviceId: number, f: ReplayFilters, upto: numbe
  * live entities of the lists the form uses (entity_list_forms), as the live entity events go
  * (delivery/entity-outbox.ts).
  */
-const ENTITIES_MATCHING = `e.list_id IN (SELECT lf.list_id FROM entity_list_forms lf WHERE lf.form_id = $1) AND e.deleted_at IS NULL
+const LISTS_OF_FORM = `SELECT lf.list_id FROM entity_list_forms lf WHERE lf.form_id = $1`;
+const ENTITIES_MATCHING = `e.list_id IN (${LISTS_OF_FORM}) AND e.deleted_at IS NULL
   AND ($3::timestamptz IS NULL OR e.date_created >= $3::timestamptz)
   AND ($4::timestamptz IS NULL OR e.date_created < $4::timestamptz)
   AND ($5::int[] IS NULL OR e.creator_submission_id = ANY($5::int[]))
@@ -69,7 +71,7 @@ export class ReplaysRepository {
   /** The newest entity of the lists the form uses (0: none). */
   async newestEntityId(formId: number): Promise<number> {
     const rows = (await this.replays.query(
-      `SELECT COALESCE(max(e.id), 0)::text AS id FROM entities e WHERE e.list_id IN (SELECT lf.list_id FROM entity_list_forms lf WHERE lf.form_id = $1)`,
+      `SELECT COALESCE(max(e.id), 0)::text AS id FROM entities e WHERE e.list_id IN (${LISTS_OF_FORM})`,
       [formId],
     )) as Array<{ id: string }>;
     return Number(rows[0].id);
@@ -154,12 +156,7 @@ export class ReplaysRepository {
     if (replay.entityUpto <= 0) return 0;
     return this.writeRows(replay.id, 'entity_cursor', (cursor) => [
       `INSERT INTO rest_deliveries (delivery_id, service_id, entity_id, event, replay_id, snapshot, next_attempt_at)
-       SELECT gen_random_uuid(), $2, e.id, 'entity_created', $10,
-         jsonb_build_object('list', l.name, 'entity', jsonb_build_object(
-           'id', e.id, 'list_id', e.list_id, 'uuid', e.uuid, 'label', e.label, 'data', e.data,
-           'version', e.version, 'conflict', e.conflict, 'creator_submission_id', e.creator_submission_id,
-           'date_created', e.date_created, 'date_modified', e.date_modified, 'deleted_at', e.deleted_at)),
-         now()
+       SELECT gen_random_uuid(), $2, e.id, 'entity_created', $10, ${entitySnapshotSql('l.name', entityColumns('e'))}, now()
        FROM entities e JOIN entity_lists l ON l.id = e.list_id
        WHERE ${ENTITIES_MATCHING} AND e.id > $8 AND EXISTS (SELECT 1 FROM rest_services r WHERE r.id = $2 AND 'entity_created' = ANY(r.events))
        ORDER BY e.id LIMIT $9
