@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { constants, createHash, generateKeyPairSync, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import fc from 'fast-check';
@@ -7,6 +7,7 @@ import { decryptEnvelope, EnvelopeDecryptor, unwrapAhead } from '../src/encrypti
 import { parseManifest, type EnvelopeManifest } from '../src/encryption/manifest.js';
 import { partIv } from '../src/encryption/part-cipher.js';
 import { base64Spki, loadPrivateKey, loadPublicKey } from '../src/encryption/rsa-keys.js';
+import { unwrapOaepOffThread } from '../src/encryption/rsa-oaep.js';
 import { encryptSubmission, ivSeed, type ManifestStyle, type PlainSubmission, type Wrapping } from './odk-encryptor.js';
 
 const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -291,6 +292,19 @@ describe('the key and signature unwrapped ahead on the thread pool (unwrapAhead)
     expect(await verdict(manifest, new Map([...md5s, ['a.jpg.enc', md5('another photo')]]))).toBe('signature_mismatch');
     const swapped = { ...manifest, encryptedSignature: manifestOf(encryptSubmission(submission({ wrapping, media })).manifest).encryptedSignature };
     expect(await verdict(swapped, md5s)).toBe('signature_mismatch');
+  });
+
+  it('many envelopes at once, spread over the key\'s copies: each gets its own key back, and the copies are still in use afterwards', async () => {
+    const wrapped = Array.from({ length: 24 }, () => {
+      const aesKey = randomBytes(32);
+      return { aesKey, wrapped: publicEncrypt({ key: pair.publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, aesKey) };
+    });
+    for (let round = 0; round < 2; round++) {
+      const out = await Promise.all(wrapped.map((w) => unwrapOaepOffThread(pair.privateKey, w.wrapped, 32)));
+      expect(out.every((b, i) => b?.equals(wrapped[i]!.aesKey))).toBe(true);
+    }
+    // The key of another pair opens none of them, however the copies are shared out.
+    expect((await Promise.all(wrapped.map((w) => unwrapOaepOffThread(other.privateKey, w.wrapped, 32)))).every((b) => b === null)).toBe(true);
   });
 
   it('a wrong key opens nothing ahead: key_unwrap_failed; another envelope\'s signature: signature_mismatch', async () => {

@@ -1,4 +1,5 @@
-import { constants, createHash, privateDecrypt, timingSafeEqual, webcrypto, type KeyObject } from 'node:crypto';
+import { constants, createHash, createPrivateKey, privateDecrypt, timingSafeEqual, webcrypto, type KeyObject } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { modulusBytes } from './rsa-keys.js';
 
 /**
@@ -27,29 +28,69 @@ export function unwrapOaep(key: KeyObject, wrapped: Buffer, expectedLength: numb
   return null;
 }
 
-/** Each private key as a WebCrypto key for Collect's reading, made once per key object. */
-const cryptoKeys = new WeakMap<KeyObject, webcrypto.CryptoKey>();
+/**
+ * Copies of one private key that run RSA operations side by side. Node's key object holds a
+ * lock for each operation made with it, so operations on one key object run one at a time
+ * however many pool threads wait; copies made from the same key have locks of their own and
+ * run on as many threads as the machine has cores (docs/encryption.md, "Server mode").
+ */
+interface Lanes {
+  keys: webcrypto.CryptoKey[];
+  /** Operations queued or running on each copy. */
+  busy: number[];
+}
+
+/** At most this many copies per key: libuv's default thread pool has four threads. */
+const LANES_MAX = 4;
+const laneCount = Math.max(1, Math.min(availableParallelism(), LANES_MAX));
+
+/** Each private key's copies as WebCrypto keys for Collect's reading, made once per key object. */
+const lanesByKey = new WeakMap<KeyObject, Lanes>();
+
+function lanesOf(key: KeyObject): Lanes {
+  let lanes = lanesByKey.get(key);
+  if (!lanes) {
+    const keys = [key.toCryptoKey({ name: 'RSA-OAEP', hash: 'SHA-256' }, false, ['decrypt'])];
+    if (laneCount > 1) {
+      // The encoding lives only for these lines and is zeroed after.
+      const der = key.export({ format: 'der', type: 'pkcs8' });
+      try {
+        while (keys.length < laneCount) keys.push(createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }).toCryptoKey({ name: 'RSA-OAEP', hash: 'SHA-256' }, false, ['decrypt']));
+      } finally {
+        der.fill(0);
+      }
+    }
+    lanes = { keys, busy: keys.map(() => 0) };
+    lanesByKey.set(key, lanes);
+  }
+  return lanes;
+}
 
 /**
  * Collect's reading (`sha256-mgf1-sha256`, the first unwrapOaep tries) through WebCrypto, which
- * runs the RSA private-key operation on libuv's thread pool instead of this thread: a server-mode
- * intake's two RSA operations were most of its time on the event loop (docs/encryption.md,
- * "Server mode"; one process's RSA operations still run one at a time). The plaintext when that
- * reading opens `wrapped` to `expectedLength` bytes, else null: the caller then runs unwrapOaep,
- * which tries every reading and decides. The same OpenSSL operation as unwrapOaep's first try.
+ * runs the RSA private-key operation on libuv's thread pool instead of this thread, on the
+ * least busy copy of the key (Lanes): a server-mode intake's two RSA operations were most of its
+ * time on the event loop (docs/encryption.md, "Server mode"). The plaintext when that reading
+ * opens `wrapped` to `expectedLength` bytes, else null: the caller then runs unwrapOaep, which
+ * tries every reading and decides. The same OpenSSL operation as unwrapOaep's first try.
  */
 export async function unwrapOaepOffThread(key: KeyObject, wrapped: Buffer, expectedLength: number): Promise<Buffer | null> {
   if (key.asymmetricKeyType !== 'rsa' || wrapped.length !== modulusBytes(key)) return null;
+  let lanes: Lanes;
   try {
-    let cryptoKey = cryptoKeys.get(key);
-    if (!cryptoKey) {
-      cryptoKey = key.toCryptoKey({ name: 'RSA-OAEP', hash: 'SHA-256' }, false, ['decrypt']);
-      cryptoKeys.set(key, cryptoKey);
-    }
-    const plaintext = Buffer.from(await webcrypto.subtle.decrypt({ name: 'RSA-OAEP' }, cryptoKey, wrapped));
+    lanes = lanesOf(key);
+  } catch {
+    return null;
+  }
+  const lane = lanes.busy.indexOf(Math.min(...lanes.busy));
+  lanes.busy[lane]!++;
+  try {
+    const plaintext = Buffer.from(await webcrypto.subtle.decrypt({ name: 'RSA-OAEP' }, lanes.keys[lane]!, wrapped));
     return plaintext.length === expectedLength ? plaintext : null;
   } catch {
     return null;
+  } finally {
+    lanes.busy[lane]!--;
   }
 }
 
