@@ -31,6 +31,8 @@ WORKDIR /repo
 # --ignore-scripts: `pnpm fetch` links the packages and runs their install scripts; the `node`
 # devDependency's would download a ~120 MB Node binary that the image never uses (its Node is the base's).
 COPY pnpm-lock.yaml pnpm-workspace.yaml package.json .npmrc ./
+# The patches pnpm-workspace.yaml names (patchedDependencies): the lockfile holds their hashes.
+COPY patches/ patches/
 RUN --mount=type=secret,id=build_ca,required=false \
     if [ -s /run/secrets/build_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/build_ca; fi \
  && pnpm fetch --ignore-scripts
