@@ -34,12 +34,12 @@ export function unwrapOaep(key: KeyObject, wrapped: Buffer, expectedLength: numb
  * run one at a time, and a pool thread given one while another runs waits on that lock. So each
  * key is used through COPIES copies of its own (one per core, each with its own lock), and at
  * most IN_POOL operations are given to the pool at once, the rest waiting here: one pool thread
- * is always left for file reads and writes. IN_POOL may pass COPIES by one, so that a copy
- * finishing its operation finds the next one already in the pool.
+ * is always left for file reads and writes. Where the machine has fewer cores than that, IN_POOL
+ * passes COPIES: a copy finishing its operation then finds the next one already in the pool.
  */
 const POOL_THREADS = Number(process.env.UV_THREADPOOL_SIZE) || 4;
-export const IN_POOL = Math.max(1, POOL_THREADS - 1);
-export const COPIES = Math.max(1, Math.min(availableParallelism(), IN_POOL, 4));
+const IN_POOL = Math.max(1, POOL_THREADS - 1);
+const COPIES = Math.max(1, Math.min(availableParallelism(), IN_POOL, 4));
 
 let inPool = 0;
 const waiting: Array<() => void> = [];
