@@ -1,3 +1,4 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { BadRequestException, NotFoundException } from '@nestjs/common';
 import { HttpErrorFilter } from './http-exception.filter.js';
 import { TooManyRequestsError, UnauthorizedError } from '@collect/contracts';
@@ -44,6 +45,29 @@ describe('HttpErrorFilter', () => {
     for (const defect of [pg('23505', 'duplicate key value'), pg('42P01'), wrapped(pg('22P02'))]) {
       expect(sut.toResponse(defect).status).toBe(500);
     }
+  });
+
+  it('answers 507 with Retry-After when the storage is full or over quota (a kernel ENOSPC, also wrapped), 500 for other file errors', () => {
+    let enospc: unknown;
+    try {
+      // A real ENOSPC from the kernel: /dev/full refuses every write.
+      const fd = openSync('/dev/full', 'w');
+      try {
+        writeSync(fd, Buffer.from('x'));
+      } finally {
+        closeSync(fd);
+      }
+    } catch (err) {
+      enospc = err;
+    }
+    expect((enospc as NodeJS.ErrnoException).code).toBe('ENOSPC');
+    const quota = Object.assign(new Error('EDQUOT: disk quota exceeded, write'), { code: 'EDQUOT' });
+    for (const full of [enospc, quota, new Error('storing the photo failed', { cause: enospc })]) {
+      const res = sut.toResponse(full);
+      expect(res).toMatchObject({ status: 507, headers: { 'Retry-After': '60' }, body: { detail: 'The server has no room left to store this; nothing of it was kept. Send it again later.' } });
+      expect(res.body.error_id).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    expect(sut.toResponse(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' })).status).toBe(500);
   });
 
   it('maps body-parser errors to 4xx', () => {

@@ -6,6 +6,7 @@ export * from './logger-module.js';
 export * from './health.js';
 export * from './http-app.js';
 export * from './database-errors.js';
+export * from './storage-errors.js';
 export * from './http-exception.filter.js';
 export * from './nul-guard.js';
 export * from './openapi.js';
