@@ -56,7 +56,7 @@ export function mediaParent() {
 }
 
 /**
- * A sparse 4 GiB ext4 image with a journal (mkfs.ext4's default), loop-mounted on a temporary
+ * A sparse 16 GiB ext4 image with a journal (mkfs.ext4's default), loop-mounted on a temporary
  * folder; unmounted and deleted when the process exits, also after a failure or a signal.
  * noinit_itable: the image is sparse, its inode tables already read as zeros, so the kernel's
  * background zeroing would only add writes beside the measure.
@@ -75,7 +75,9 @@ function mountJournalledImage() {
     try { rmdirSync(mountPoint); } catch { /* still mounted: left for `mount` to show */ }
   };
   try {
-    execFileSync('truncate', ['-s', '4G', image]);
+    // encrypted-intake writes up to about 750 MB a round (a server-mode request writes three files):
+    // 4 GiB held about five rounds and the warm-up, and filled up (ENOSPC) in longer runs.
+    execFileSync('truncate', ['-s', '16G', image]);
     execFileSync('mkfs.ext4', ['-q', '-F', image], { stdio: ['ignore', 'ignore', 'pipe'] });
     execFileSync('mount', ['-o', 'loop,noinit_itable', image, mountPoint], { stdio: ['ignore', 'ignore', 'pipe'] });
     mounted = true;
