@@ -1,8 +1,9 @@
-import { closeSync, mkdtempSync, openSync, readdirSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { FILE_STORAGE, type FileStorage } from '../src/storage/file-storage.js';
+import { listFiles } from './data-fixtures.js';
 import { demoInstance, demoXForm, jpeg } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
@@ -18,10 +19,6 @@ function kernelEnospc(): NodeJS.ErrnoException {
     closeSync(fd);
   }
   throw new Error('/dev/full accepted a write');
-}
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
 }
 
 /**
@@ -61,7 +58,7 @@ describe('a full media volume: 507, nothing kept, the same submission stored onc
       request(sut.url).post('/submission').set('Authorization', owner.token).set('X-OpenRosa-Version', '1.0')
         .attach('xml_submission_file', Buffer.from(demoInstance({ instanceId: 'cccccccc-3333-4333-8333-333333333333', idString: 'full_form' })), { filename: 'submission.xml', contentType: 'text/xml' })
         .attach('house.jpg', photo, { filename: 'house.jpg', contentType: 'image/jpeg' });
-    const before = filesUnder(media);
+    const before = listFiles(media);
 
     const refused = await send();
     expect(refused.status).toBe(507);
@@ -69,7 +66,7 @@ describe('a full media volume: 507, nothing kept, the same submission stored onc
     expect(refused.text).toContain('no room left');
     const rows = async () => (await request(sut.url).get(`/api/v1/data/${formId}`).set('Authorization', owner.token).expect(200)).body as unknown[];
     expect(await rows()).toHaveLength(0);
-    expect(filesUnder(media)).toEqual(before);
+    expect(listFiles(media)).toEqual(before);
 
     for (const [name, fn] of saved) (storage as unknown as Record<string, unknown>)[name] = fn;
     await send().expect(201);

@@ -1,4 +1,4 @@
-import { readdirSync, existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { mkdtempSync } from 'node:fs';
@@ -7,14 +7,10 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { IN_MEMORY_REQUEST_BYTES } from '../src/openrosa/multipart.js';
 import { SubmissionEvents, type SubmissionEvent } from '../src/submissions/submission-events.js';
+import { listFiles } from './data-fixtures.js';
 import { demoInstance, demoXForm, jpeg, png, wav } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
-
-function listFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => join(d.parentPath, d.name));
-}
 
 describe('submissions: OpenRosa + JSON intake, data endpoint (local storage)', () => {
   let sut: TestCollectApp;
