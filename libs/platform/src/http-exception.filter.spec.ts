@@ -70,6 +70,17 @@ describe('HttpErrorFilter', () => {
     expect(sut.toResponse(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' })).status).toBe(500);
   });
 
+  it('answers 503 with Retry-After when no file handle is left (EMFILE, ENFILE, also wrapped), without the path in the answer', () => {
+    // What Node throws at the process's limit (`ulimit -n 64`, then openSync until it fails).
+    const emfile = Object.assign(new Error("EMFILE: too many open files, open '/data/media/alice/attachments/1_x/photo.jpg'"), { code: 'EMFILE', errno: -24, syscall: 'open' });
+    const enfile = Object.assign(new Error('ENFILE: file table overflow, open'), { code: 'ENFILE', errno: -23, syscall: 'open' });
+    for (const out of [emfile, enfile, new Error('reading the part failed', { cause: emfile })]) {
+      const res = sut.toResponse(out);
+      expect(res).toMatchObject({ status: 503, headers: { 'Retry-After': '1' }, body: { detail: 'The server is busy; try again shortly.' } });
+      expect(JSON.stringify(res.body)).not.toContain('/data/media');
+    }
+  });
+
   it('maps body-parser errors to 4xx', () => {
     const err = Object.assign(new Error('Unexpected end'), { status: 400, type: 'entity.parse.failed' });
     expect(sut.toResponse(err)).toMatchObject({ status: 400, body: { detail: 'JSON parse error.' } });

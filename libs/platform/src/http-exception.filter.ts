@@ -3,7 +3,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import type { ErrorBody } from '@collect/contracts';
 import { NOT_FOUND_DETAIL } from '@collect/contracts';
 import { isTransientDatabaseError } from './database-errors.js';
-import { isStorageFull } from './storage-errors.js';
+import { isOutOfFileHandles, isStorageFull } from './storage-errors.js';
 
 type HttpRequestLike = { url?: string; originalUrl?: string };
 
@@ -84,6 +84,11 @@ export class HttpErrorFilter implements ExceptionFilter {
       // The database could not do it now (docs/api-conventions.md, "Errors"): logged, answered 503.
       this.logger.warn({ err: exception, errorId }, 'database unavailable for a request');
       return { status: HttpStatus.SERVICE_UNAVAILABLE, body: { detail: 'The database is busy; try again shortly.', error_id: errorId }, headers: { 'Retry-After': '1' } };
+    }
+    if (isOutOfFileHandles(exception)) {
+      // No file handle left under load (docs/api-conventions.md, "Errors"): logged, answered 503 like a busy database.
+      this.logger.warn({ err: exception, errorId }, 'no file handle left for a request');
+      return { status: HttpStatus.SERVICE_UNAVAILABLE, body: { detail: 'The server is busy; try again shortly.', error_id: errorId }, headers: { 'Retry-After': '1' } };
     }
     if (isStorageFull(exception)) {
       // No room for what the request brought (docs/api-conventions.md, "Errors"): nothing of it was kept; an operator must act.
