@@ -1,9 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { listFiles } from './data-fixtures.js';
 import { demoInstance, demoXForm } from './forms-fixtures.js';
 import { FAST_FORWARDING, until, type Receiver } from './restservices-receiver.js';
 import { withWorkerAppAndReceiver } from './restservice-suite.js';
@@ -44,8 +45,7 @@ describe('OpenRosa intake: one statement for an instance with its attachments', 
     return new Map(rows.find((r) => r._uuid === uuid)!._attachments.map((a) => [a.name, a.filename]));
   };
   const formDir = (formId: number, idString: string) => join(mediaRoot, owner.username, 'attachments', `${formId}_${idString}`);
-  const filesUnder = (dir: string) =>
-    existsSync(dir) ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => relative(mediaRoot, join(d.parentPath, d.name))).sort() : [];
+  const filesUnder = (dir: string) => listFiles(dir).map((f) => relative(mediaRoot, f)).sort();
   const liveFilenames = async (formId: number) =>
     ((await sut.app.get(DataSource).query(`SELECT filename FROM attachments WHERE form_id = $1 ORDER BY filename`, [formId])) as Array<{ filename: string }>).map((r) => r.filename);
 

@@ -1,8 +1,9 @@
 import request from 'supertest';
+import { listFiles } from './data-fixtures.js';
 import { demoInstance, demoXForm, jpeg } from './forms-fixtures.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -11,7 +12,6 @@ describe('submissions under concurrency (pool of 2 connections)', () => {
   let owner: TestUser;
   let formId: number;
   const mediaRoot = mkdtempSync(join(tmpdir(), 'collect-conc-'));
-  const listFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()) : []);
 
   beforeAll(async () => {
     // A tiny pool: any code path that takes a second connection inside the intake transaction
