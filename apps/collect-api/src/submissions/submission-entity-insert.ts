@@ -7,6 +7,8 @@ export type EntityInsertItem = {
   row: { formId: number; uuid: string; json: SubmissionRecord; jsonText?: string; xml: string; contentHash: string; submittedById: number; version: string };
   check: { version: string; superuser: boolean; roles: readonly string[] };
   entity: StatementEntity;
+  /** The rows of its attachments, whose files are written already at these claimed paths (the statement `withAttachments`). */
+  attachments?: Array<{ filename: string; name: string; mimetype: string; size: number; fieldXpath: string | null }>;
 };
 
 /**
@@ -42,8 +44,13 @@ export type EntityInsertResult = {
  * newest row) and the submission row is inserted only when its update was made. Entity rows are
  * locked in id order (`locked`). The list's `revision` rises once per statement and list: the
  * hash changes whenever the list did (docs/entities.md, "The list's hash").
+ *
+ * `withAttachments`: the statement also writes the attachment rows of the submissions it inserts
+ * (parameters $18 to $23, the items' files, written before at paths they claimed), which `outbox`
+ * reads as `attached`. No ON CONFLICT: a row holding a claimed path fails the statement
+ * (isEntityInsertRace) and nothing is stored.
  */
-export function entityInsertSql(outbox: string, entityRows: string[]): string {
+export function entityInsertSql(outbox: string, entityRows: string[], withAttachments = false): string {
   return `WITH input AS (
        SELECT ($1::int[])[i] AS form_id, ($2::varchar[])[i] AS uuid, ($3::jsonb)->(i - 1) AS json, ($4::text[])[i] AS xml, ($5::varchar[])[i] AS content_hash,
          ($6::int[])[i] AS submitted_by_id, ($7::varchar[])[i] AS version, ($8::varchar[])[i] AS check_version, ($9::boolean[])[i] AS superuser, ($10::text[])[i] AS roles,
@@ -83,7 +90,14 @@ export function entityInsertSql(outbox: string, entityRows: string[]): string {
        WHERE a.ok AND a.fits AND (a.kind = 'create' OR EXISTS (SELECT 1 FROM updated u WHERE u.n = a.n))
        ORDER BY form_id, uuid
        RETURNING *
-     ), created AS (
+     ),${withAttachments ? ` attached AS (
+       INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size, field_xpath)
+       SELECT ins.id, ins.form_id, ($19::varchar[])[j], ($20::varchar[])[j], ($21::varchar[])[j], ($22::bigint[])[j], ($23::varchar[])[j]
+       FROM generate_subscripts($18::int[], 1) AS j
+         JOIN input i ON i.n = ($18::int[])[j]
+         JOIN inserted ins ON ins.form_id = i.form_id AND ins.uuid = i.uuid
+       RETURNING *
+     ),` : ''} created AS (
        INSERT INTO entities (list_id, uuid, label, data, version, conflict, creator_submission_id, creator_id)
        SELECT a.list_id, a.entity_uuid, a.label, a.data, 1, NULL, ins.id, a.submitted_by_id
        FROM allowed a JOIN inserted ins ON ins.form_id = a.form_id AND ins.uuid = a.uuid
@@ -141,14 +155,19 @@ export async function runEntityInsert(
   run: (text: string, values: unknown[]) => Promise<unknown>,
   items: EntityInsertItem[],
   text: string,
+  withAttachments = false,
 ): Promise<EntityInsertResult[]> {
   const answers = (item: EntityInsertItem) => item.row.jsonText ?? JSON.stringify(item.row.json);
+  const files = withAttachments ? items.flatMap((item, n) => (item.attachments ?? []).map((a) => ({ n: n + 1, a }))) : [];
   const rows = (await run(text, [
     items.map((i) => i.row.formId), items.map((i) => i.row.uuid), `[${items.map(answers).join(',')}]`, items.map((i) => i.row.xml),
     items.map((i) => i.row.contentHash), items.map((i) => i.row.submittedById), items.map((i) => i.row.version), items.map((i) => i.check.version),
     items.map((i) => i.check.superuser), items.map((i) => i.check.roles.join(',')),
     items.map((i) => i.entity.ownerId), items.map((i) => i.entity.list), items.map((i) => i.entity.uuid), items.map((i) => i.entity.kind),
     items.map((i) => i.entity.label), JSON.stringify(items.map((i) => i.entity.data)), items.map((i) => i.entity.baseVersion),
+    ...(withAttachments
+      ? [files.map((f) => f.n), files.map((f) => f.a.filename), files.map((f) => f.a.name), files.map((f) => f.a.mimetype), files.map((f) => f.a.size), files.map((f) => f.a.fieldXpath)]
+      : []),
   ])) as Row[];
   const byKey = new Map(rows.map((r) => [`${r.form_id}/${r.uuid}`, r]));
   const done = rows.filter((r) => r.id !== null && r.held_moved);
@@ -175,8 +194,9 @@ export async function runEntityInsert(
 
 /**
  * The statement wrote nothing because another transaction got there after its snapshot (a
- * unique index: the instance or the entity uuid; the list deleted; a deadlock between entity
- * locks): the transactional path decides instead (docs/entities.md, "Intake: one statement").
+ * unique index: the instance, the entity uuid or a claimed attachment path; the list deleted; a
+ * deadlock between entity locks): the transactional path decides instead (docs/entities.md,
+ * "Intake: one statement").
  */
 export function isEntityInsertRace(err: unknown): boolean {
   const code = sqlStateOf(err);

@@ -3,6 +3,7 @@ import type { FormEntity } from '../forms/form.entity.js';
 import type { UploadedFile } from '../openrosa/multipart.js';
 import { safeStorageSegment, type FileStorage } from '../storage/file-storage.js';
 import { answersByValue, attachmentPlan, claimStoragePath, type SubmissionAttachmentStore } from './submission-attachments.js';
+import { isEntityInsertRace, type EntityInsertItem, type EntityInsertResult } from './submission-entity-insert.js';
 import type { SubmissionOutbox } from './submission-outbox.js';
 import type { SubmissionEntity } from './submission.entity.js';
 import { isAttachmentPathTaken, type AttachmentReservation, type SubmissionsRepository } from './submissions.repository.js';
@@ -38,26 +39,7 @@ export async function storeNewWithFilesAlone(
   const written: string[] = [];
   let kept = false;
   try {
-    // Every file written side by side: a file's creation mostly waits on the file system, not on
-    // this process (docs/benchmarks.md, "encrypted-intake"). Every write settles before any is
-    // undone (finally below).
-    const claim = async (plain: string, bytes: Buffer[], mimetype: string): Promise<string> => {
-      const path = await claimStoragePath(plain, (p) => deps.storage.putBytesIfAbsent!(p, bytes, mimetype));
-      written.push(path);
-      return path;
-    };
-    const media = attachmentPlan(form, owner, answersByValue(row.json), files, new Set())
-      .map(async ({ file, row: attachment }): Promise<AttachmentReservation> => ({ ...attachment, filename: await claim(attachment.filename, file.bytes!, file.mimetype) }));
-    // The instance id names the parts' files: one instance per form, so a path of this submission alone.
-    const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}/encrypted/${safeStorageSegment(row.uuid).slice(0, 64)}_`;
-    const parts = (envelope?.keep ?? [])
-      .map(async (part): Promise<AttachmentReservation> => ({ fieldXpath: null, filename: await claim(`${dir}${safeStorageSegment(part.name)}`, part.bytes, part.mimetype), name: part.name, mimetype: part.mimetype, size: part.size }));
-    const all = await Promise.allSettled<AttachmentReservation>([...media, ...parts]);
-    const failure = all.find((r) => r.status === 'rejected');
-    if (failure) throw failure.reason;
-    const values = all.map((r) => (r as PromiseFulfilledResult<AttachmentReservation>).value);
-    const rows = values.slice(0, media.length);
-    const keptParts = values.slice(media.length);
+    const { rows, keptParts } = await claimFiles(deps, form, owner, row, files, envelope, written);
     const stored = envelope
       ? await deps.repo.insertCheckedAloneWithEnvelope(row, check, rows, { ...envelope.row, decryption: envelope.decryption, kept: keptParts }, deps.outboxSql)
       : await deps.repo.insertCheckedAloneWithAttachments(row, check, rows, deps.outboxSql);
@@ -73,4 +55,62 @@ export async function storeNewWithFilesAlone(
   } finally {
     if (!kept) await deps.attachments.removeFiles(written);
   }
+}
+
+/**
+ * The same for a new instance with entity work the entity statement can do (docs/entities.md,
+ * "Intake: one statement"): its files written first at paths they claim, then the entity
+ * statement with their rows (entityInsertSql `withAttachments`, `text`). Null: nothing stored (the
+ * statement declined, lost a race, or a claimed path had a row), the files removed: the caller
+ * goes on with the transactional path. A result that is not `created` (stale form or role,
+ * declined) stored nothing either, and its files are removed.
+ */
+export async function storeNewWithFilesAndEntity(
+  deps: FilesStatementDeps, form: FormEntity, owner: string, item: Omit<EntityInsertItem, 'attachments'>, files: UploadedFile[], text: () => string,
+): Promise<EntityInsertResult | null> {
+  const written: string[] = [];
+  let kept = false;
+  try {
+    const { rows } = await claimFiles(deps, form, owner, item.row, files, undefined, written);
+    let result: EntityInsertResult;
+    try {
+      result = await deps.repo.insertCheckedAloneWithEntity({ ...item, attachments: rows }, text);
+    } catch (err) {
+      if (isEntityInsertRace(err)) return null;
+      throw err;
+    }
+    kept = result.created !== null;
+    return result;
+  } finally {
+    if (!kept) await deps.attachments.removeFiles(written);
+  }
+}
+
+/**
+ * Writes the instance's files side by side, each at the storage path it claims by creating it
+ * (the plain path, else a suffixed one), and, for an envelope decrypted on receipt, its `.enc`
+ * parts; answers their attachment rows. Every path written goes to `written` (for the caller to
+ * remove when nothing is stored); every write settles before a failure is thrown.
+ */
+async function claimFiles(
+  deps: FilesStatementDeps, form: FormEntity, owner: string, row: Pick<Row, 'json' | 'uuid'>, files: UploadedFile[], envelope: IntakeEnvelope | undefined, written: string[],
+): Promise<{ rows: AttachmentReservation[]; keptParts: AttachmentReservation[] }> {
+  // Every file written side by side: a file's creation mostly waits on the file system, not on
+  // this process (docs/benchmarks.md, "encrypted-intake").
+  const claim = async (plain: string, bytes: Buffer[], mimetype: string): Promise<string> => {
+    const path = await claimStoragePath(plain, (p) => deps.storage.putBytesIfAbsent!(p, bytes, mimetype));
+    written.push(path);
+    return path;
+  };
+  const media = attachmentPlan(form, owner, answersByValue(row.json), files, new Set())
+    .map(async ({ file, row: attachment }): Promise<AttachmentReservation> => ({ ...attachment, filename: await claim(attachment.filename, file.bytes!, file.mimetype) }));
+  // The instance id names the parts' files: one instance per form, so a path of this submission alone.
+  const dir = `${safeStorageSegment(owner)}/attachments/${form.id}_${form.idString}/encrypted/${safeStorageSegment(row.uuid).slice(0, 64)}_`;
+  const parts = (envelope?.keep ?? [])
+    .map(async (part): Promise<AttachmentReservation> => ({ fieldXpath: null, filename: await claim(`${dir}${safeStorageSegment(part.name)}`, part.bytes, part.mimetype), name: part.name, mimetype: part.mimetype, size: part.size }));
+  const all = await Promise.allSettled<AttachmentReservation>([...media, ...parts]);
+  const failure = all.find((r) => r.status === 'rejected');
+  if (failure) throw failure.reason;
+  const values = all.map((r) => (r as PromiseFulfilledResult<AttachmentReservation>).value);
+  return { rows: values.slice(0, media.length), keptParts: values.slice(media.length) };
 }

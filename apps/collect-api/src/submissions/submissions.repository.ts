@@ -56,6 +56,7 @@ export class SubmissionsRepository {
 
   /** Group commit of the one statement of submissions with entity work (its text written on first use: the sinks register at start). */
   private entityBatches: StatementBatches<EntityInsertItem, EntityInsertResult> | null = null;
+  private entityFilesBatches: StatementBatches<EntityInsertItem, EntityInsertResult> | null = null;
 
   constructor(
     @InjectRepository(SubmissionEntity) private readonly submissions: Repository<SubmissionEntity>,
@@ -160,16 +161,21 @@ export class SubmissionsRepository {
    * `text`: the statement's text, asked for once.
    */
   insertCheckedAloneWithEntity(item: EntityInsertItem, text: () => string): Promise<EntityInsertResult> {
-    if (!this.entityBatches) {
+    // With attachment rows, another statement text (entityInsertSql `withAttachments`), batched apart.
+    const withAttachments = item.attachments !== undefined;
+    let batches = withAttachments ? this.entityFilesBatches : this.entityBatches;
+    if (!batches) {
       const db = this.submissions.manager.connection;
       const sql = text();
-      this.entityBatches = new StatementBatches(
-        (items: EntityInsertItem[]) => runEntityInsert((t, values) => preparedQuery(db, t, values), items, sql),
+      batches = new StatementBatches(
+        (items: EntityInsertItem[]) => runEntityInsert((t, values) => preparedQuery(db, t, values), items, sql, withAttachments),
         (i) => `${i.row.formId}/${i.row.uuid}`,
         BATCHES,
       );
+      if (withAttachments) this.entityFilesBatches = batches;
+      else this.entityBatches = batches;
     }
-    return this.entityBatches.submit(item);
+    return batches.submit(item);
   }
 
   /** The group commit of one statement text (per outbox statement; without attachment rows, with them, with them and an envelope row, with those and kept parts' rows). */

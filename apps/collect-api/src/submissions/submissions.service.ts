@@ -21,7 +21,7 @@ import type { AttachmentEntity, SubmissionEntity, SubmissionRecord } from './sub
 import { SubmissionEvents, type SubmissionEvent } from './submission-events.js';
 import { SUBMISSION_OUTBOX, type SubmissionOutbox } from './submission-outbox.js';
 import { SubmissionsRepository } from './submissions.repository.js';
-import { storeNewWithFilesAlone, type FilesStatementDeps } from './submission-files-statement.js';
+import { storeNewWithFilesAlone, storeNewWithFilesAndEntity, type FilesStatementDeps } from './submission-files-statement.js';
 import type { IntakeEnvelope } from '../encrypted-submissions/envelope-intake.js';
 import type { SubmissionAck } from './submission.dto.js';
 import { EntityIntakeService } from '../entities/intake/entity-intake.service.js';
@@ -57,6 +57,7 @@ export class SubmissionsService {
   private readonly createdRowsSql = (inserted: string, attached?: string): string => this.outbox.createdRowsSql(inserted, attached);
   /** The text of the one statement with entity work (submission-entity-insert.ts), with the outbox CTEs of both. */
   private readonly entityInsertSql = (): string => entityInsertSql(this.outbox.createdRowsSql('inserted'), this.entities.statementRowsSql('changed'));
+  private readonly entityFilesSql = (): string => entityInsertSql(this.outbox.createdRowsSql('inserted', 'attached'), this.entities.statementRowsSql('changed'), true);
 
   constructor(
     private readonly repo: SubmissionsRepository,
@@ -157,11 +158,14 @@ export class SubmissionsService {
     const role = input.role;
     const ownerName = input.files.length ? ((await this.formCache.username(form.ownerId)) ?? String(form.ownerId)) : '';
     // A new OpenRosa instance with all its attachments, held in memory, on storage that claims
-    // paths by creating files (local disk): files first, then ONE statement, as a JSON submission.
-    if (
-      input.files.length && isNew && !declares && this.storage.putBytesIfAbsent && input.files.every((f) => f.bytes) &&
-      !missingMedia(record, form, new Set(input.files.map((f) => f.name))).length
-    ) {
+    // paths by creating files (local disk): files first, then ONE statement, as a JSON submission;
+    // with entity work, the entity statement (an envelope's form goes the transactional way).
+    const filesAlone = input.files.length > 0 && isNew && !!this.storage.putBytesIfAbsent && input.files.every((f) => f.bytes) &&
+      !missingMedia(record, form, new Set(input.files.map((f) => f.name))).length;
+    if (filesAlone && declares && !input.envelope) {
+      const alone = await this.storeWithEntityAlone(form, row, check, record, input.root ?? input.xml, { owner: ownerName, files: input.files });
+      if (alone) return alone;
+    } else if (filesAlone && !declares) {
       const stored = await storeNewWithFilesAlone(this.filesStatement, form, ownerName, row, check, input.files, input.envelope);
       if (stored === 'stale') throw new StaleFormAccess();
       if (stored) {
@@ -233,20 +237,27 @@ export class SubmissionsService {
   /**
    * A new submission whose entity work one statement can do (docs/entities.md, "Intake: one
    * statement"): the row, the entity and its version, the list's revision and the outbox rows of
-   * both in ONE group-committed statement. Null: the statement declined (or lost a race) and wrote
-   * nothing; the transactional path decides.
+   * both in ONE group-committed statement; `withFiles`, an OpenRosa instance's attachments held in
+   * memory, written first and their rows in the same statement. Null: the statement declined (or
+   * lost a race) and wrote nothing; the transactional path decides.
    */
   private async storeWithEntityAlone(
     form: FormEntity, row: EntityInsertItem['row'], check: EntityInsertItem['check'], record: SubmissionRecord, instance: XmlNode | string | undefined,
+    withFiles?: { owner: string; files: UploadedFile[] },
   ): Promise<SubmissionResult | null> {
     const entity = this.entities.statementEntity(form, record, instance, row.submittedById);
     if (!entity) return null;
     let result;
-    try {
-      result = await this.repo.insertCheckedAloneWithEntity({ row, check, entity }, this.entityInsertSql);
-    } catch (err) {
-      if (isEntityInsertRace(err)) return null;
-      throw err;
+    if (withFiles) {
+      result = await storeNewWithFilesAndEntity(this.filesStatement, form, withFiles.owner, { row, check, entity }, withFiles.files, this.entityFilesSql);
+      if (!result) return null;
+    } else {
+      try {
+        result = await this.repo.insertCheckedAloneWithEntity({ row, check, entity }, this.entityInsertSql);
+      } catch (err) {
+        if (isEntityInsertRace(err)) return null;
+        throw err;
+      }
     }
     if (!result.allowed) throw new StaleFormAccess();
     if (!result.created) return null;
