@@ -5,12 +5,17 @@
 //   block; goal >= 0.6;
 // - the follow-up form's list attachment (CSV) of 100,000 entities: peak RSS growth of the API
 //   while a client reads it; goal < 64 MB;
+// - intake of a registration whose form also asks for a photo (one 100 KB JPEG sent with it) ÷
+//   the same form without its entity block, printed for reading, in rounds of its own after the
+//   others', each window after a `sync` (docs/entities.md, "Intake: one statement");
 // - GET /xformsManifest of the follow-up form (an entity list with 100,000 entities) per second
 //   against the manifest of a form without entity lists: time ratio (plain rate ÷ follow-up
 //   rate); goal <= 2.
 // The built collect-api runs as its own process on embedded PostgreSQL + redis-server;
 // autocannon drives it. BENCH_ENTITY_ROWS makes the list smaller. BENCH_CPU_PROF=<dir> profiles
-// the API; windows per intake case: register, register-plain, update, update-plain.
+// the API; windows per intake case: register, register-plain, update, update-plain,
+// register-photo, register-photo-plain.
+import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -18,6 +23,7 @@ import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
 import { median, must, postmasterPidOf, report, requestsPerSecond, rssGrowthDuring, startCollect, userToken, writeProfileWindows } from './bench-helpers.mjs';
 import { pairedRatio, roundsWithCpu } from './cpu-rounds.mjs';
 import { benchInstance, benchXForm, publishXForm } from './entity-fixtures.mjs';
+import { photoJpeg } from './intake-fixtures.mjs';
 
 const require = createRequire(new URL('../apps/collect-api/package.json', import.meta.url));
 const pg = require('pg');
@@ -42,6 +48,9 @@ try {
   const followUp = await publishXForm(base, token, benchXForm('bench_followup', 'follow-up'));
   await publishXForm(base, token, benchXForm('bench_followup_plain', 'follow-up', { entities: false }));
   const plainManifestForm = await publishXForm(base, token, benchXForm('bench_manifest_plain', 'register', { entities: false }));
+  await publishXForm(base, token, benchXForm('bench_register_photo', 'register', { photo: true }));
+  await publishXForm(base, token, benchXForm('bench_register_photo_plain', 'register', { entities: false, photo: true }));
+  const jpeg = await photoJpeg(100 * 1024);
   db = new pg.Client({ connectionString: collect.databaseUrl });
   await db.connect();
   const [{ id: listId }] = (await db.query(`SELECT id FROM entity_lists WHERE name = 'plots'`)).rows;
@@ -72,6 +81,17 @@ try {
       setupRequest: (req) => ({ ...req, body: benchInstance('bench_followup_plain', { plot: 'x' }, 'benchboundary').body }),
     },
   };
+  // Registrations with a photo: rounds of their own, after the goals' (their files' writeback stays out of those windows).
+  const photoCases = {
+    'register-photo': {
+      label: 'POST /submission, registration with a photo', url: `${base}/submission`, method: 'POST', headers: multipart, expect: 201,
+      setupRequest: (req) => ({ ...req, body: benchInstance('bench_register_photo', { entity: { dataset: 'plots', id: randomUUID(), create: '1' }, photo: jpeg }, 'benchboundary').body }),
+    },
+    'register-photo-plain': {
+      label: 'POST /submission, the same form with a photo, without entities', url: `${base}/submission`, method: 'POST', headers: multipart, expect: 201,
+      setupRequest: (req) => ({ ...req, body: benchInstance('bench_register_photo_plain', { photo: jpeg }, 'benchboundary').body }),
+    },
+  };
   // Warm-up, which also registers the entities the update rounds change.
   await requestsPerSecond(cases.register, 2, CONNECTIONS);
   await requestsPerSecond(cases['register-plain'], 1, CONNECTIONS);
@@ -88,7 +108,13 @@ try {
   const paired = (a, b) => pairedRatio(results, rate, a, b);
   report('ratio registration-intake/plain', paired('register', 'register-plain'), { goal: '>= 0.7' });
   report('ratio update-intake/plain', paired('update', 'update-plain'), { goal: '>= 0.6' });
+
+  for (const c of Object.values(photoCases)) await requestsPerSecond(c, 1, CONNECTIONS);
+  // Every window starts with no dirty pages: it pays for the writeback of its own photos only.
+  const photos = await roundsWithCpu(photoCases, { rounds: ROUNDS, duration: DURATION, connections: CONNECTIONS, apiPid, postmaster, before: () => execFileSync('sync') });
+  report('ratio registration-with-photo-intake/plain-with-photo', pairedRatio(photos.results, photos.rate, 'register-photo', 'register-photo-plain'));
   writeProfileWindows();
+  execFileSync('sync');
 
   // The list grows to ROWS entities (inserted in PostgreSQL), its revision raised as a change would.
   const have = Number((await db.query(`SELECT count(*) FROM entities WHERE list_id = $1`, [listId])).rows[0].count);

@@ -5,8 +5,11 @@ import { randomUUID } from 'node:crypto';
 
 const NS = 'xmlns="http://www.w3.org/2002/xforms" xmlns:h="http://www.w3.org/1999/xhtml" xmlns:jr="http://openrosa.org/javarosa" xmlns:entities="http://www.opendatakit.org/xforms/entities"';
 
-/** `kind`: 'register' or 'follow-up'; `entities: false` drops the entity block and the list. */
-export function benchXForm(idString, kind, { entities = true, list = 'plots' } = {}) {
+/**
+ * `kind`: 'register' or 'follow-up'; `entities: false` drops the entity block and the list;
+ * `photo`: the form also asks for a photo.
+ */
+export function benchXForm(idString, kind, { entities = true, list = 'plots', photo = false } = {}) {
   const followUp = kind === 'follow-up';
   const block = !entities ? '' : followUp
     ? `<entity dataset="${list}" id="" update="1" baseVersion="" trunkVersion="" branchId=""/>`
@@ -21,20 +24,28 @@ export function benchXForm(idString, kind, { entities = true, list = 'plots' } =
   return `<?xml version="1.0"?>
 <h:html ${NS}><h:head><h:title>${idString}</h:title>
 <model${entities ? ' entities:entities-version="2024.1.0"' : ''}><instance><data id="${idString}" version="1">
-${followUp ? '<plot/>' : ''}<crop/><area/><owner/><meta><instanceID/>${block}</meta></data></instance>
+${followUp ? '<plot/>' : ''}<crop/><area/><owner/>${photo ? '<photo/>' : ''}<meta><instanceID/>${block}</meta></data></instance>
 ${followUp && entities ? `<instance id="${list}" src="jr://file-csv/${list}.csv"/>` : ''}
 <bind nodeset="/data/crop" type="string"${save('crop')}/><bind nodeset="/data/area" type="decimal"${save('area_ha')}/><bind nodeset="/data/owner" type="string"${save('owner')}/>
-<bind nodeset="/data/meta/instanceID" type="string" readonly="true()" jr:preload="uid"/>${binds}
-</model></h:head><h:body>${followUp ? '<input ref="/data/plot"/>' : ''}<input ref="/data/crop"/><input ref="/data/area"/><input ref="/data/owner"/></h:body></h:html>`;
+${photo ? '<bind nodeset="/data/photo" type="binary"/>' : ''}<bind nodeset="/data/meta/instanceID" type="string" readonly="true()" jr:preload="uid"/>${binds}
+</model></h:head><h:body>${followUp ? '<input ref="/data/plot"/>' : ''}<input ref="/data/crop"/><input ref="/data/area"/><input ref="/data/owner"/>${photo ? '<upload ref="/data/photo" mediatype="image/*"/>' : ''}</h:body></h:html>`;
 }
 
-/** A multipart OpenRosa body of one instance; `entity`: the entity block's attributes (none: no block). */
-export function benchInstance(idString, { plot, entity } = {}, boundary = `b${randomUUID().replaceAll('-', '')}`) {
+/**
+ * A multipart OpenRosa body of one instance; `entity`: the entity block's attributes (none: no
+ * block); `photo`: the bytes of a JPEG sent as the photo's attachment (the body is then a Buffer).
+ */
+export function benchInstance(idString, { plot, entity, photo } = {}, boundary = `b${randomUUID().replaceAll('-', '')}`) {
   const attrs = entity ? Object.entries(entity).map(([k, v]) => ` ${k}="${v}"`).join('') : '';
   const block = entity ? `<entity${attrs}>${entity.create ? '<label>Plot maize</label>' : ''}</entity>` : '';
-  const xml = `<?xml version="1.0"?><data id="${idString}" version="1">${plot ? `<plot>${plot}</plot>` : ''}<crop>maize</crop><area>1.25</area><owner>Ann</owner><meta><instanceID>uuid:${randomUUID()}</instanceID>${block}</meta></data>`;
-  const body = `--${boundary}\r\nContent-Disposition: form-data; name="xml_submission_file"; filename="submission.xml"\r\nContent-Type: text/xml\r\n\r\n${xml}\r\n--${boundary}--\r\n`;
-  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+  const uuid = randomUUID();
+  const file = `${uuid}.jpg`;
+  const xml = `<?xml version="1.0"?><data id="${idString}" version="1">${plot ? `<plot>${plot}</plot>` : ''}<crop>maize</crop><area>1.25</area><owner>Ann</owner>${photo ? `<photo>${file}</photo>` : ''}<meta><instanceID>uuid:${uuid}</instanceID>${block}</meta></data>`;
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="xml_submission_file"; filename="submission.xml"\r\nContent-Type: text/xml\r\n\r\n${xml}\r\n`;
+  const contentType = `multipart/form-data; boundary=${boundary}`;
+  if (!photo) return { body: `${head}--${boundary}--\r\n`, contentType };
+  const part = `--${boundary}\r\nContent-Disposition: form-data; name="${file}"; filename="${file}"\r\nContent-Type: image/jpeg\r\n\r\n`;
+  return { body: Buffer.concat([Buffer.from(head + part), photo, Buffer.from(`\r\n--${boundary}--\r\n`)]), contentType };
 }
 
 /** Publishes an XForm (multipart `xml_file`); answers its formid. */
