@@ -1,5 +1,6 @@
 import { sqlStateOf } from '@collect/platform';
 import type { StatementEntity } from '../entities/intake/entity-statement.js';
+import { attachedCte, attachedParams, type AttachmentReservation } from './submission-attachment-insert.js';
 import type { SubmissionEntity, SubmissionRecord } from './submission.entity.js';
 
 /** A new instance's row and what its insert re-checks (submissions.repository.ts, the checked insert). */
@@ -8,7 +9,7 @@ export type EntityInsertItem = {
   check: { version: string; superuser: boolean; roles: readonly string[] };
   entity: StatementEntity;
   /** The rows of its attachments, whose files are written already at these claimed paths (the statement `withAttachments`). */
-  attachments?: Array<{ filename: string; name: string; mimetype: string; size: number; fieldXpath: string | null }>;
+  attachments?: AttachmentReservation[];
 };
 
 /**
@@ -90,14 +91,7 @@ export function entityInsertSql(outbox: string, entityRows: string[], withAttach
        WHERE a.ok AND a.fits AND (a.kind = 'create' OR EXISTS (SELECT 1 FROM updated u WHERE u.n = a.n))
        ORDER BY form_id, uuid
        RETURNING *
-     ),${withAttachments ? ` attached AS (
-       INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size, field_xpath)
-       SELECT ins.id, ins.form_id, ($19::varchar[])[j], ($20::varchar[])[j], ($21::varchar[])[j], ($22::bigint[])[j], ($23::varchar[])[j]
-       FROM generate_subscripts($18::int[], 1) AS j
-         JOIN input i ON i.n = ($18::int[])[j]
-         JOIN inserted ins ON ins.form_id = i.form_id AND ins.uuid = i.uuid
-       RETURNING *
-     ),` : ''} created AS (
+     ),${withAttachments ? ` ${attachedCte(18, false)},` : ''} created AS (
        INSERT INTO entities (list_id, uuid, label, data, version, conflict, creator_submission_id, creator_id)
        SELECT a.list_id, a.entity_uuid, a.label, a.data, 1, NULL, ins.id, a.submitted_by_id
        FROM allowed a JOIN inserted ins ON ins.form_id = a.form_id AND ins.uuid = a.uuid
@@ -158,16 +152,13 @@ export async function runEntityInsert(
   withAttachments = false,
 ): Promise<EntityInsertResult[]> {
   const answers = (item: EntityInsertItem) => item.row.jsonText ?? JSON.stringify(item.row.json);
-  const files = withAttachments ? items.flatMap((item, n) => (item.attachments ?? []).map((a) => ({ n: n + 1, a }))) : [];
   const rows = (await run(text, [
     items.map((i) => i.row.formId), items.map((i) => i.row.uuid), `[${items.map(answers).join(',')}]`, items.map((i) => i.row.xml),
     items.map((i) => i.row.contentHash), items.map((i) => i.row.submittedById), items.map((i) => i.row.version), items.map((i) => i.check.version),
     items.map((i) => i.check.superuser), items.map((i) => i.check.roles.join(',')),
     items.map((i) => i.entity.ownerId), items.map((i) => i.entity.list), items.map((i) => i.entity.uuid), items.map((i) => i.entity.kind),
     items.map((i) => i.entity.label), JSON.stringify(items.map((i) => i.entity.data)), items.map((i) => i.entity.baseVersion),
-    ...(withAttachments
-      ? [files.map((f) => f.n), files.map((f) => f.a.filename), files.map((f) => f.a.name), files.map((f) => f.a.mimetype), files.map((f) => f.a.size), files.map((f) => f.a.fieldXpath)]
-      : []),
+    ...(withAttachments ? attachedParams(items) : []),
   ])) as Row[];
   const byKey = new Map(rows.map((r) => [`${r.form_id}/${r.uuid}`, r]));
   const done = rows.filter((r) => r.id !== null && r.held_moved);

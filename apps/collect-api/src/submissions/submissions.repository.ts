@@ -4,6 +4,7 @@ import { In, IsNull, type EntityManager, type Repository } from 'typeorm';
 import { preparedQuery, preparedQueryIn } from '../database/prepared-query.js';
 import { StatementBatches } from '../database/statement-batches.js';
 import { AttachmentEntity, SubmissionEntity, type SubmissionRecord } from './submission.entity.js';
+import { attachedCte, attachedParams, type AttachmentReservation } from './submission-attachment-insert.js';
 import { runEntityInsert, type EntityInsertItem, type EntityInsertResult } from './submission-entity-insert.js';
 import { envelopeCtes, envelopeParams, type EnvelopeStatementRow } from './submission-envelope-insert.js';
 
@@ -18,8 +19,7 @@ type InstanceCheck = { version: string; superuser: boolean; roles: readonly stri
  * wakes the relay, once is enough).
  */
 type CheckedInsert = { allowed: boolean; created: SubmissionEntity | null; queued: number; reserved?: Set<string> };
-/** An attachment row the transactional checked insert reserves for the new instance (its storage path, unique). */
-export type AttachmentReservation = Pick<AttachmentEntity, 'filename' | 'name' | 'mimetype' | 'size' | 'fieldXpath'>;
+export type { AttachmentReservation };
 /** One row of the checked insert: the instance, its checks, (a new OpenRosa instance) its attachment rows and (an encrypted one) its envelope row. */
 type InsertItem = { row: InstanceRow; check: InstanceCheck; attachments?: AttachmentReservation[]; envelope?: EnvelopeStatementRow };
 /** SubmissionOutbox.createdRowsSql: the outbox CTE of the one-statement insert, reading `inserted` (and `attached`). */
@@ -269,17 +269,7 @@ function insertCheckedSql(single: boolean, { outbox, attachments, envelopes }: I
   // 'reserve' (the transactional path, one item): a path taken already is skipped and answered
   // (`reserved`), the caller reserves that file again under another name. 'insert' (the
   // one-statement path): a taken path fails the whole statement (unique violation).
-  const attached = attachments
-    ? `, attached AS (
-       INSERT INTO attachments (submission_id, form_id, filename, name, mimetype, size, field_xpath)
-       SELECT ins.id, ins.form_id, ($12::varchar[])[j], ($13::varchar[])[j], ($14::varchar[])[j], ($15::bigint[])[j], ($16::varchar[])[j]
-       FROM generate_subscripts($11::int[], 1) AS j
-         JOIN input i ON i.n = ($11::int[])[j]
-         JOIN inserted ins ON ins.form_id = i.form_id AND ins.uuid = i.uuid
-       ${attachments === 'reserve' ? 'ON CONFLICT DO NOTHING' : ''}
-       RETURNING *
-     )`
-    : '';
+  const attached = attachments ? `, ${attachedCte(11, attachments === 'reserve')}` : '';
   // One row (a statement that found nothing waiting: StatementBatches groups only what waits) goes
   // as scalar parameters: the answers' JSON and the XML are sent as they are, where arrays
   // make the driver copy each again (`[...]` around the JSON, array quoting of the XML, then a
@@ -325,7 +315,6 @@ async function runInsertChecked(
   texts: InsertCheckedTexts,
 ): Promise<CheckedInsert[]> {
   const { attachments, envelopes } = texts.options;
-  const files = attachments ? items.flatMap((item, n) => (item.attachments ?? []).map((a) => ({ n: n + 1, a }))) : [];
   const single = items.length === 1;
   const column = <T>(f: (item: InsertItem) => T): T[] | T => (single ? f(items[0]!) : items.map(f));
   const answersJson = (item: InsertItem) => item.row.jsonText ?? JSON.stringify(item.row.json);
@@ -335,9 +324,7 @@ async function runInsertChecked(
       column((i) => i.row.formId), column((i) => i.row.uuid), single ? answersJson(items[0]!) : `[${items.map(answersJson).join(',')}]`, column((i) => i.row.xml),
       column((i) => i.row.contentHash), column((i) => i.row.submittedById), column((i) => i.row.version), column((i) => i.check.version),
       column((i) => i.check.superuser), column((i) => i.check.roles.join(',')),
-      ...(attachments
-        ? [files.map((f) => f.n), files.map((f) => f.a.filename), files.map((f) => f.a.name), files.map((f) => f.a.mimetype), files.map((f) => f.a.size), files.map((f) => f.a.fieldXpath)]
-        : []),
+      ...(attachments ? attachedParams(items) : []),
       ...(envelopes ? envelopeParams(items.map((i) => i.envelope), envelopes === 'kept') : []),
     ],
   )) as Array<{ form_id: number; uuid: string; ok: boolean; id: number | null; status: string; date_created: Date; date_modified: Date; queued: number; attached?: string[] }>;
