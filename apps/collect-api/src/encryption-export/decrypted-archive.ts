@@ -11,6 +11,7 @@ import { archiveSegment } from '../exports/media-archive.js';
 import { formulaGuard } from '../exports/spreadsheet-cells.js';
 import type { DecryptedSubmission } from './decrypted-submissions.js';
 import { EntryWindow } from '../exports/entry-window.js';
+import { readAhead } from '../exports/read-ahead.js';
 
 /** Media entries being read or queued at once (as the plaintext media archive). */
 const IN_FLIGHT = 4;
@@ -85,6 +86,7 @@ async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.
     if (!part) continue;
     const decipher = decryptor.decipher(name, d.reading)!;
     await slot();
+    const opened = readAhead(part.size, () => store.readPart(part));
     const entry = new PassThrough();
     done.push(
       new Promise<DecryptionFailure | null>((resolve) => {
@@ -102,7 +104,7 @@ async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.
     );
     decipher.pipe(entry);
     zip.addReadStreamLazy(entryName(d.envelope.uuid, plaintextName(name), taken), { compress: false, mtime }, (cb) => {
-      store.readPart(part).then(
+      opened().then(
         (stream) => {
           reading.add(stream);
           // pipeline: an error or a destroy on either side ends both (the decipher reports it).
