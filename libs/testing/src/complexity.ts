@@ -8,7 +8,7 @@ import { runInNewContext } from 'node:vm';
  * quiet machine and at 8.3 (best of three) in a CI run; with a full one they measured 3.8 to 4.4,
  * also with both cores busy (docs/security.md, "Parsers of user input").
  */
-const collectGarbage: () => void = (() => {
+export const collectGarbage: () => void = (() => {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as (options?: { type: 'major' | 'minor' }) => void;
   return () => gc({ type: 'major' });

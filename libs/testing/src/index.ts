@@ -7,5 +7,6 @@ export * from './fuzz/index.js';
 export * from './secret-ledger.js';
 export * from './mock-of.js';
 export * from './complexity.js';
+export * from './garbage.js';
 export * from './pnpm.js';
 export * from './zip-bomb.js';

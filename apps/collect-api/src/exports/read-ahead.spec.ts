@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { collected } from '@collect/testing';
 import { READ_AHEAD_MAX_BYTES, readAhead } from './read-ahead.js';
 
 async function bytesOf(stream: Readable): Promise<Buffer> {
@@ -29,6 +30,16 @@ describe('readAhead', () => {
     const stream = await later();
     expect(stream.readableObjectMode).toBe(false);
     expect((await bytesOf(stream)).equals(bytes)).toBe(true);
+    expect(file.opened.count).toBe(1);
+  });
+
+  it('lets go of the bytes once it has handed them over, while the archive still holds the function (yazl keeps it)', async () => {
+    const file = storedFile(randomBytes(100_000));
+    const later = readAhead(100_000, file.open);
+    // The archive reads the stream to its end and drops it; only a weak reference stays here.
+    const held = await (async () => new WeakRef((await (await later()).toArray())[0] as Buffer))();
+    expect(await collected(held)).toBe(true);
+    await expect(later()).rejects.toThrow('opened twice');
     expect(file.opened.count).toBe(1);
   });
 
