@@ -8,12 +8,12 @@ import { Readable } from 'node:stream';
 export const READ_AHEAD_MAX_BYTES = 1024 * 1024;
 
 /**
- * How to open an entry's bytes when the archive reaches it, once. A small file is read now, while
- * the entries before it stream: reading one takes several round trips to libuv's thread pool
- * (stat, open, reads, close), and made one after the other when each entry's turn came those
- * trips were a large part of an archive's time. The call lets go of the bytes and of `open`: yazl keeps
- * every entry's stream function until the archive ends, so a function holding them would keep
- * the whole archive in memory.
+ * How to open an entry's bytes when the archive reaches it, once. A small file is read now,
+ * while the entries before it stream: reading one takes several round trips to libuv's thread
+ * pool (stat, open, reads, close), and made one after the other when each entry's turn came
+ * those trips were a large part of an archive's time. The call lets go of the bytes and of
+ * `open`: yazl keeps every entry's stream function until the archive ends, so a function holding
+ * them would keep the whole archive in memory.
  */
 export function readAhead(size: number, open: () => Promise<Readable>): () => Promise<Readable> {
   let opener: (() => Promise<Readable>) | null = open;
