@@ -23,8 +23,8 @@ type ReportLine = [uuid: string, status: string, missing: string, reason: string
 /**
  * The decrypted ZIP (docs/encryption.md "Decrypting without a server-held key"):
  * `submissions.csv` (the CSV export of the decrypted answers), each decrypted media file as
- * `<instance uuid>/<file name>` streamed from its stored ciphertext through the decipher (files
- * opened one at a time, at most IN_FLIGHT queued: memory stays flat), and `decryption-report.csv`
+ * `<instance uuid>/<file name>` streamed from its stored ciphertext through the decipher (at
+ * most IN_FLIGHT queued, each part read as readAhead reads it: memory stays flat), and `decryption-report.csv`
  * naming the submissions whose parts are missing or did not decrypt or verify. A media file whose
  * bytes fail to decrypt ends where the failure was found and is named in the report.
  */
@@ -120,8 +120,8 @@ async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.
 /**
  * The entry's stream function: pipes the part's ciphertext through its decipher into `entry`.
  * It lets go of them once called: yazl keeps every entry's function until the archive ends, and
- * a decipher and two streams held for each of 10,000 photos grew the heap by about 13 kB each
- * (docs/encryption.md, "Decrypting without a server-held key").
+ * held, a decipher and two streams grew the heap by about 11 kB per photo (docs/encryption.md,
+ * "Decrypting without a server-held key").
  */
 export function partEntry(given: { opened: () => Promise<Readable>; decipher: PartDecipher; entry: PassThrough }, reading: Set<Readable>): (cb: (err: Error | null, stream: Readable) => void) => void {
   let part: typeof given | null = given;

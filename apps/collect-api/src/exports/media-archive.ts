@@ -33,9 +33,10 @@ function entryName(row: ArchiveEntryRow, taken: Set<string>): string {
 /**
  * Streams a ZIP of the files (docs/media.md, "Media archives") into `out`: entries stored
  * uncompressed (media is compressed already) with sizes from storage, ZIP64 when an archive
- * passes 4 GB (yazl decides), files opened one at a time as the archive reaches them, and
- * at most IN_FLIGHT entries queued ahead: memory stays flat whatever the archive's size. A file
- * the storage no longer has is left out (and logged), not fatal.
+ * passes 4 GB (yazl decides), at most IN_FLIGHT entries queued ahead, each file of at most
+ * 1 MB read whole when queued and a larger one opened when the archive reaches it (readAhead):
+ * memory stays flat whatever the archive's size. A file the storage no longer has is left out
+ * (and logged), not fatal.
  */
 export async function writeMediaArchive(rows: AsyncIterable<ArchiveEntryRow[]>, storage: FileStorage, out: Writable, progress: (files: number) => void = () => undefined): Promise<void> {
   const logger = new Logger('MediaArchive');
