@@ -4,6 +4,7 @@ import type { Outcome } from '../encryption/decryption-failure.js';
 import { parseManifest, type EnvelopeManifest } from '../encryption/manifest.js';
 import { FormEncryptionRepository, type FormKeyRow } from '../form-encryption/form-encryption.repository.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
+import { readAhead } from '../storage/read-ahead.js';
 import { EnvelopeRepository, type DecryptionStatus, type EnvelopeListing, type EnvelopePart, type EnvelopeRow } from './envelope.repository.js';
 
 /** An envelope with its stored parts (by manifest name) and the names still missing. */
@@ -58,6 +59,11 @@ export class EnvelopeStore {
   /** A read stream of a part's ciphertext as received. */
   readPart(part: Pick<EnvelopePart, 'path'>): Promise<Readable> {
     return this.storage.read(part.path);
+  }
+
+  /** How the decrypted archive reads a part: whole when it is queued if it is small (readAhead). */
+  readPartAhead(part: Pick<EnvelopePart, 'path' | 'size'>): () => Promise<Readable> {
+    return readAhead(part.size, { storage: this.storage, path: part.path });
   }
 
   /** The whole ciphertext of a part (parts are at most ATTACHMENT_MAX_BYTES). */

@@ -12,7 +12,6 @@ import { archiveSegment } from '../exports/media-archive.js';
 import { formulaGuard } from '../exports/spreadsheet-cells.js';
 import type { DecryptedSubmission } from './decrypted-submissions.js';
 import { EntryWindow } from '../exports/entry-window.js';
-import { readAhead } from '../exports/read-ahead.js';
 
 /** Media entries being read or queued at once (as the plaintext media archive). */
 const IN_FLIGHT = 4;
@@ -87,7 +86,7 @@ async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.
     if (!part) continue;
     const decipher = decryptor.decipher(name, d.reading)!;
     await slot();
-    const opened = readAhead(part.size, () => store.readPart(part));
+    const opened = store.readPartAhead(part);
     const entry = new PassThrough();
     done.push(
       new Promise<DecryptionFailure | null>((resolve) => {

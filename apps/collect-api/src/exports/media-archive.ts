@@ -5,7 +5,7 @@ import yazl from 'yazl';
 import type { ArchiveEntryRow } from '../media/media.repository.js';
 import type { FileStorage } from '../storage/file-storage.js';
 import { EntryWindow } from './entry-window.js';
-import { readAhead } from './read-ahead.js';
+import { readAhead } from '../storage/read-ahead.js';
 
 /** Entries whose files are being read or queued at once (the archive reads them one by one). */
 const IN_FLIGHT = 4;
@@ -63,7 +63,7 @@ export async function writeMediaArchive(rows: AsyncIterable<ArchiveEntryRow[]>, 
       }
       // `close` too: a client that stopped reading never lets the queued entries settle.
       await window.take(out, failure, closed);
-      const opened = readAhead(info.size, () => storage.read(row.filename));
+      const opened = readAhead(info.size, { storage, path: row.filename });
       zip.addReadStreamLazy(entryName(row, taken), { size: info.size, compress: false, mtime: new Date(row.date_created) }, (cb) => {
         opened().then(
           (stream) => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +76,23 @@ describe.each(backends)('FileStorage: %s', (_name, make) => {
     expect(await text(await sut.read(other))).toBe('xy');
     expect((await sut.stat(other))?.size).toBe(2);
     await sut.delete(other);
+  });
+
+  it('reads a small file whole where the backend can (local disk), null past the limit, missing files as FileNotFoundError', async () => {
+    if (!sut.readWhole) {
+      // An object store's archives collect the read stream instead (storage/read-ahead.ts).
+      expect(sut.kind).toBe('s3');
+      return;
+    }
+    const small = 'alice/attachments/1_survey/small.bin';
+    const bytes = randomBytes(70_000);
+    await sut.putBytes(small, [bytes], 'application/octet-stream');
+    const whole = await sut.readWhole(small, 70_000);
+    expect(whole?.equals(bytes)).toBe(true);
+    expect(await sut.readWhole(small, 69_999)).toBeNull();
+    await expect(sut.readWhole('alice/none.bin', 10)).rejects.toBeInstanceOf(FileNotFoundError);
+    await expect(sut.readWhole('alice/attachments', 10)).rejects.toBeInstanceOf(FileNotFoundError);
+    await sut.delete(small);
   });
 
   it('creates exclusively where the backend can (local disk): never over a file already at the path', async () => {

@@ -55,6 +55,12 @@ export interface FileStorage {
    * Rejects with FileNotFoundError; the caller closes it.
    */
   openForSend?(path: string, range?: ByteRange): Promise<FileSender>;
+  /**
+   * Local storage only: the whole file in one buffer of its size (open, stat, one read, close),
+   * or null when it is larger than `maxBytes` (the caller streams it then). Rejects with
+   * FileNotFoundError. The archives read small files ahead with it (storage/read-ahead.ts).
+   */
+  readWhole?(path: string, maxBytes: number): Promise<Buffer | null>;
   stat(path: string): Promise<StoredFileInfo | null>;
   exists(path: string): Promise<boolean>;
   /** Deletes; a missing file is not an error. */
