@@ -56,11 +56,6 @@ export class EnvelopeStore {
     return parseManifest(envelope.manifest);
   }
 
-  /** A read stream of a part's ciphertext as received. */
-  readPart(part: Pick<EnvelopePart, 'path'>): Promise<Readable> {
-    return this.storage.read(part.path);
-  }
-
   /** How the decrypted archive reads a part: whole when it is queued if it is small (readAhead). */
   readPartAhead(part: Pick<EnvelopePart, 'path' | 'size'>): () => Promise<Readable> {
     return readAhead(part.size, { storage: this.storage, path: part.path });
