@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { closeSync, constants as fsConstants, open as openCallback, unlinkSync, writevSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -222,19 +222,16 @@ export class LocalFileStorage implements FileStorage {
   }
 
   async readWhole(path: string, maxBytes: number): Promise<Buffer | null> {
-    const handle = await open(this.full(path), 'r').catch(() => null);
-    if (!handle) throw new FileNotFoundError(path);
+    const { handle, size } = await this.openFile(path);
     try {
-      const info = await handle.stat();
-      if (!info.isFile()) throw new FileNotFoundError(path);
-      if (info.size > maxBytes) return null;
+      if (size > maxBytes) return null;
       // One buffer of the file's size: a read stream's 64 KB chunks and their concatenation
       // allocated about twice as much, and external memory paces V8's full collections
       // (docs/media.md, "Media archives").
-      const bytes = Buffer.allocUnsafeSlow(info.size);
+      const bytes = Buffer.allocUnsafeSlow(size);
       let filled = 0;
-      while (filled < info.size) {
-        const { bytesRead } = await handle.read(bytes, filled, info.size - filled, filled);
+      while (filled < size) {
+        const { bytesRead } = await handle.read(bytes, filled, size - filled, filled);
         if (bytesRead === 0) break;
         filled += bytesRead;
       }
@@ -245,6 +242,12 @@ export class LocalFileStorage implements FileStorage {
   }
 
   async openForSend(path: string, range?: ByteRange): Promise<FileSender> {
+    const { handle, size } = await this.openFile(path);
+    return fileSender(handle, size, range);
+  }
+
+  /** The regular file at `path`, opened to read, with its size; FileNotFoundError otherwise (nothing left open). */
+  private async openFile(path: string): Promise<{ handle: FileHandle; size: number }> {
     const handle = await open(this.full(path), 'r').catch(() => null);
     if (!handle) throw new FileNotFoundError(path);
     const info = await handle.stat().catch(() => null);
@@ -252,7 +255,7 @@ export class LocalFileStorage implements FileStorage {
       await handle.close();
       throw new FileNotFoundError(path);
     }
-    return fileSender(handle, info.size, range);
+    return { handle, size: info.size };
   }
 
   async stat(path: string): Promise<StoredFileInfo | null> {
