@@ -1,6 +1,6 @@
-import { constants, createHash, createPrivateKey, privateDecrypt, timingSafeEqual, webcrypto, type KeyObject } from 'node:crypto';
-import { availableParallelism } from 'node:os';
+import { constants, createHash, privateDecrypt, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { modulusBytes } from './rsa-keys.js';
+import { unwrapInThread } from './rsa-threads.js';
 
 /**
  * The RSA-OAEP readings an ODK envelope may have been wrapped with, in the order tried
@@ -29,88 +29,17 @@ export function unwrapOaep(key: KeyObject, wrapped: Buffer, expectedLength: numb
 }
 
 /**
- * RSA operations run side by side on libuv's thread pool (docs/encryption.md, "Server mode").
- * Node's key object holds a lock for each operation made with it: operations on one key object
- * run one at a time, and a pool thread given one while another runs waits on that lock. So each
- * key is used through COPIES copies of its own (one per core, each with its own lock), and at
- * most IN_POOL operations are given to the pool at once, the rest waiting here: one pool thread
- * is always left for file reads and writes. Where the machine has fewer cores than that, IN_POOL
- * passes COPIES: a copy finishing its operation then finds the next one already in the pool.
- */
-const POOL_THREADS = Number(process.env.UV_THREADPOOL_SIZE) || 4;
-const IN_POOL = Math.max(1, POOL_THREADS - 1);
-const COPIES = Math.max(1, Math.min(availableParallelism(), IN_POOL, 4));
-
-let inPool = 0;
-const waiting: Array<() => void> = [];
-
-/** Resolves once this caller may give an RSA operation to the pool. */
-function enter(): Promise<void> {
-  if (inPool < IN_POOL) {
-    inPool++;
-    return Promise.resolve();
-  }
-  return new Promise((resolve) => waiting.push(resolve));
-}
-
-/** Hands the place in the pool to the longest waiting caller, or frees it. */
-function leave(): void {
-  const next = waiting.shift();
-  if (next) next();
-  else inPool--;
-}
-
-interface Copies {
-  keys: webcrypto.CryptoKey[];
-  /** Operations in the pool on each copy. */
-  busy: number[];
-}
-
-/** Each private key's copies, as WebCrypto keys for Collect's reading, made once per key object. */
-const copiesByKey = new WeakMap<KeyObject, Copies>();
-
-function copiesOf(key: KeyObject): Copies {
-  let copies = copiesByKey.get(key);
-  if (!copies) {
-    const keys: webcrypto.CryptoKey[] = [];
-    // The encoding lives only for these lines and is zeroed after.
-    const der = key.export({ format: 'der', type: 'pkcs8' });
-    try {
-      while (keys.length < COPIES) keys.push(createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }).toCryptoKey({ name: 'RSA-OAEP', hash: 'SHA-256' }, false, ['decrypt']));
-    } finally {
-      der.fill(0);
-    }
-    copies = { keys, busy: keys.map(() => 0) };
-    copiesByKey.set(key, copies);
-  }
-  return copies;
-}
-
-/**
- * Collect's reading (`sha256-mgf1-sha256`, the first unwrapOaep tries) through WebCrypto, which
- * runs the RSA private-key operation on libuv's thread pool instead of this thread, on the least
- * busy copy of the key: a server-mode intake's two RSA operations were most of its time on the
- * event loop (docs/encryption.md, "Server mode"). The plaintext when that reading opens
- * `wrapped` to `expectedLength` bytes, else null: the caller then runs unwrapOaep, which tries
- * every reading and decides. The same OpenSSL operation as unwrapOaep's first try.
+ * Collect's reading (`sha256-mgf1-sha256`, the first unwrapOaep tries) in one of the process's
+ * RSA threads (rsa-threads.ts) instead of on the event loop: a server-mode intake's two RSA
+ * operations were most of its time on the event loop (docs/encryption.md, "Server mode"). The
+ * plaintext when that reading opens `wrapped` to `expectedLength` bytes, else null: the caller
+ * then runs unwrapOaep, which tries every reading and decides. The same OpenSSL operation as
+ * unwrapOaep's first try.
  */
 export async function unwrapOaepOffThread(key: KeyObject, wrapped: Buffer, expectedLength: number): Promise<Buffer | null> {
   if (key.asymmetricKeyType !== 'rsa' || wrapped.length !== modulusBytes(key)) return null;
-  await enter();
-  let copies: Copies | undefined;
-  let copy = -1;
-  try {
-    copies = copiesOf(key);
-    copy = copies.busy.indexOf(Math.min(...copies.busy));
-    copies.busy[copy]!++;
-    const plaintext = Buffer.from(await webcrypto.subtle.decrypt({ name: 'RSA-OAEP' }, copies.keys[copy]!, wrapped));
-    return plaintext.length === expectedLength ? plaintext : null;
-  } catch {
-    return null;
-  } finally {
-    if (copies && copy >= 0) copies.busy[copy]!--;
-    leave();
-  }
+  const plaintext = await unwrapInThread(key, wrapped);
+  return plaintext && plaintext.length === expectedLength ? plaintext : null;
 }
 
 function unwrapWith(key: KeyObject, wrapped: Buffer, variant: OaepVariant): Buffer | null {
