@@ -4,7 +4,7 @@ import type { Outcome } from '../encryption/decryption-failure.js';
 import { parseManifest, type EnvelopeManifest } from '../encryption/manifest.js';
 import { FormEncryptionRepository, type FormKeyRow } from '../form-encryption/form-encryption.repository.js';
 import { FILE_STORAGE, type FileStorage } from '../storage/file-storage.js';
-import { readAhead } from '../storage/read-ahead.js';
+import { readAhead, wholeFile } from '../storage/read-ahead.js';
 import { EnvelopeRepository, type DecryptionStatus, type EnvelopeListing, type EnvelopePart, type EnvelopeRow } from './envelope.repository.js';
 
 /** An envelope with its stored parts (by manifest name) and the names still missing. */
@@ -61,11 +61,14 @@ export class EnvelopeStore {
     return readAhead(part.size, { storage: this.storage, path: part.path });
   }
 
-  /** The whole ciphertext of a part (parts are at most ATTACHMENT_MAX_BYTES). */
+  /** Where a part's file is on this machine (local storage), or null (an object store). */
+  localPathOf(part: Pick<EnvelopePart, 'path'>): string | null {
+    return this.storage.localPath?.(part.path) ?? null;
+  }
+
+  /** The whole ciphertext of a part (parts are at most ATTACHMENT_MAX_BYTES), in one buffer on local storage. */
   async partBytes(part: Pick<EnvelopePart, 'path'>): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of await this.storage.read(part.path)) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+    return (await wholeFile({ storage: this.storage, path: part.path }, Number.POSITIVE_INFINITY))!;
   }
 
   /** The key row an envelope was made for (mode, sealed private key), or null (self mode by an XLSForm setting, or no key). */

@@ -2,7 +2,7 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { collected } from '@collect/testing';
 import { PartDecipher } from '../encryption/part-cipher.js';
-import { partEntry } from './decrypted-archive.js';
+import { partEntry, wholeEntry } from './decrypted-archive.js';
 
 /** AES-256-CFB of the bytes with PKCS5 padding, as an ODK part is made. */
 function encrypted(key: Buffer, iv: Buffer, plain: Buffer): Buffer {
@@ -33,5 +33,35 @@ describe('partEntry', () => {
     expect(await collected(entryRef)).toBe(true);
     // yazl calls it once; a second call is an error, not a second stream.
     await expect(new Promise((resolve, reject) => streamFunction((err, s) => (err ? reject(err) : resolve(s))))).rejects.toThrow('read twice');
+  });
+});
+
+describe('wholeEntry', () => {
+  type StreamFunction = (cb: (err: Error | null, stream: Readable) => void) => void;
+  const read = async (f: StreamFunction) => {
+    const stream = await new Promise<Readable>((resolve, reject) => f((err, s) => (err ? reject(err) : resolve(s))));
+    return Buffer.concat((await stream.toArray()) as Buffer[]).toString('hex');
+  };
+
+  it("hands over the thread's plaintext and its MD5, then lets go of the plaintext while yazl still holds the function", async () => {
+    const seen: string[] = [];
+    const { streamFunction, plaintextRef, hex } = (() => {
+      const plaintext = randomBytes(100_000);
+      const notStreamed = () => {
+        throw new Error('streamed');
+      };
+      return { streamFunction: wholeEntry(Promise.resolve({ plaintext, md5Hex: 'md5' }), (h) => seen.push(h), notStreamed), plaintextRef: new WeakRef(plaintext), hex: plaintext.toString('hex') };
+    })();
+    expect(await read(streamFunction)).toBe(hex);
+    expect(seen).toEqual(['md5']);
+    expect(await collected(plaintextRef)).toBe(true);
+    await expect(read(streamFunction)).rejects.toThrow('read twice');
+  });
+
+  it('streams the part where the thread gave nothing back', async () => {
+    const streamed: StreamFunction = (cb) => cb(null, Readable.from([Buffer.from('streamed')], { objectMode: false }));
+    const seen: string[] = [];
+    expect(await read(wholeEntry(Promise.resolve(null), (h) => seen.push(h), () => streamed))).toBe(Buffer.from('streamed').toString('hex'));
+    expect(seen).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { PassThrough, pipeline, type Readable, type Writable } from 'node:stream';
+import { PassThrough, pipeline, Readable, type Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import yazl from 'yazl';
 import type { DecryptionFailure } from '../encryption/decryption-failure.js';
@@ -9,6 +9,7 @@ import type { EnvelopeStore } from '../encrypted-submissions/envelope-store.js';
 import { writeCsv, type ExportPlan } from '../exports/data-export.js';
 import type { ExportOptions } from '../exports/export-columns.js';
 import { archiveSegment } from '../exports/media-archive.js';
+import { READ_AHEAD_MAX_BYTES } from '../storage/read-ahead.js';
 import { formulaGuard } from '../exports/spreadsheet-cells.js';
 import type { DecryptedSubmission } from './decrypted-submissions.js';
 import { EntryWindow } from '../exports/entry-window.js';
@@ -22,8 +23,10 @@ type ReportLine = [uuid: string, status: string, missing: string, reason: string
 /**
  * The decrypted ZIP (docs/encryption.md "Decrypting without a server-held key"):
  * `submissions.csv` (the CSV export of the decrypted answers), each decrypted media file as
- * `<instance uuid>/<file name>` streamed from its stored ciphertext through the decipher (at
- * most IN_FLIGHT queued, each part read as readAhead reads it: memory stays flat), and `decryption-report.csv`
+ * `<instance uuid>/<file name>` (at most IN_FLIGHT queued: memory stays flat; a part of at most
+ * READ_AHEAD_MAX_BYTES on local storage read and decrypted whole in a crypto thread from when
+ * its entry is queued, any other streamed from its stored ciphertext through the decipher, read
+ * as readAhead reads it), and `decryption-report.csv`
  * naming the submissions whose parts are missing or did not decrypt or verify. A media file whose
  * bytes fail to decrypt ends where the failure was found and is named in the report.
  */
@@ -84,26 +87,38 @@ async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.
   for (const name of decryptor.manifest.mediaFiles) {
     const part = d.envelope.stored.get(name);
     if (!part) continue;
-    const decipher = decryptor.decipher(name, d.reading)!;
     await slot();
-    const opened = store.readPartAhead(part);
-    const entry = new PassThrough();
-    done.push(
-      new Promise<DecryptionFailure | null>((resolve) => {
-        decipher.once('error', (err: Error & { failure?: DecryptionFailure }) => {
-          entry.end();
-          settle();
-          resolve(err.failure ?? { reason: 'part_undecryptable', message: err.message, file: name });
-        });
-        decipher.once('end', () => {
-          if (decipher.md5Hex) md5s.set(name, decipher.md5Hex);
-          settle();
-          resolve(null);
-        });
-      }),
-    );
-    decipher.pipe(entry);
-    zip.addReadStreamLazy(entryName(d.envelope.uuid, plaintextName(name), taken), { compress: false, mtime }, partEntry({ opened, decipher, entry }, reading));
+    let written!: (failure: DecryptionFailure | null) => void;
+    done.push(new Promise<DecryptionFailure | null>((resolve) => (written = resolve)));
+    const finish = (failure: DecryptionFailure | null) => {
+      settle();
+      written(failure);
+    };
+    // Read ahead and deciphered on the event loop, as it reaches the entry.
+    const streamed = () => {
+      const decipher = decryptor.decipher(name, d.reading)!;
+      const entry = new PassThrough();
+      decipher.once('error', (err: Error & { failure?: DecryptionFailure }) => {
+        entry.end();
+        finish(err.failure ?? { reason: 'part_undecryptable', message: err.message, file: name });
+      });
+      decipher.once('end', () => {
+        if (decipher.md5Hex) md5s.set(name, decipher.md5Hex);
+        finish(null);
+      });
+      decipher.pipe(entry);
+      return partEntry({ opened: store.readPartAhead(part), decipher, entry }, reading);
+    };
+    // A small part on local storage is read and decrypted whole in a crypto thread from now on.
+    const file = part.size <= READ_AHEAD_MAX_BYTES ? store.localPathOf(part) : null;
+    const whole = file ? decryptor.decryptFileInThread(name, file, READ_AHEAD_MAX_BYTES, d.reading).catch(() => null) : null;
+    const entryFunction = whole
+      ? wholeEntry(whole, (md5Hex) => {
+          md5s.set(name, md5Hex);
+          finish(null);
+        }, streamed)
+      : streamed();
+    zip.addReadStreamLazy(entryName(d.envelope.uuid, plaintextName(name), taken), { compress: false, mtime }, entryFunction);
   }
   const written = Promise.all(done).then(async (failures) => {
     const first = failures.find((f) => f !== null);
@@ -140,6 +155,26 @@ export function partEntry(given: { opened: () => Promise<Readable>; decipher: Pa
         cb(null, entry);
       },
     );
+  };
+}
+
+/**
+ * The entry's stream function for a part decrypted in a crypto thread: its plaintext, once there
+ * (`done` gets its MD5); where the thread gave nothing back, the streamed way (`streamed`), which
+ * finds and reports what is wrong with the part. It lets go of the plaintext once called, as
+ * partEntry does.
+ */
+export function wholeEntry(whole: Promise<{ plaintext: Buffer; md5Hex: string } | null>, done: (md5Hex: string) => void, streamed: () => (cb: (err: Error | null, stream: Readable) => void) => void): (cb: (err: Error | null, stream: Readable) => void) => void {
+  let given: { whole: typeof whole; streamed: typeof streamed } | null = { whole, streamed };
+  return (cb) => {
+    if (!given) return cb(new Error('a zip entry was read twice'), undefined as never);
+    const from = given;
+    given = null;
+    void from.whole.then((part) => {
+      if (!part) return from.streamed()(cb);
+      done(part.md5Hex);
+      cb(null, Readable.from([part.plaintext], { objectMode: false }));
+    });
   };
 }
 

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { failed, ok, type DecryptionFailure, type Outcome } from './decryption-failure.js';
 import { plaintextName, type EnvelopeManifest } from './manifest.js';
 import { AES_KEY_BYTES, decryptPart, enketoPartIv, partIv, PartDecipher } from './part-cipher.js';
+import { decryptFileInThread } from './crypto-threads.js';
 import { unwrapOaep, unwrapOaepOffThread, type OaepVariant } from './rsa-oaep.js';
 
 const MD5_BYTES = 16;
@@ -101,6 +102,16 @@ export class EnvelopeDecryptor {
   decipher(name: string, reading: IvReading = 'collect'): PartDecipher | null {
     const iv = this.ivOf(name, reading);
     return iv ? new PartDecipher(this.aesKey, iv, name) : null;
+  }
+
+  /**
+   * The part read from the local file `file` and decrypted whole in a crypto thread, with its
+   * plaintext MD5; null when it is larger than `maxBytes`, missing, or does not decrypt (the
+   * caller streams it through `decipher` then, which finds and reports what is wrong).
+   */
+  async decryptFileInThread(name: string, file: string, maxBytes: number, reading: IvReading = 'collect'): Promise<{ plaintext: Buffer; md5Hex: string } | null> {
+    const iv = this.ivOf(name, reading);
+    return iv ? decryptFileInThread({ file, maxBytes, aesKey: this.aesKey, iv, name }) : null;
   }
 
   /** Whether Enketo's IV for this part differs from Collect's (only then is the other reading worth a try). */

@@ -1,6 +1,6 @@
 import { constants, createHash, privateDecrypt, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { modulusBytes } from './rsa-keys.js';
-import { unwrapInThread } from './rsa-threads.js';
+import { unwrapInThread } from './crypto-threads.js';
 
 /**
  * The RSA-OAEP readings an ODK envelope may have been wrapped with, in the order tried
@@ -30,7 +30,7 @@ export function unwrapOaep(key: KeyObject, wrapped: Buffer, expectedLength: numb
 
 /**
  * Collect's reading (`sha256-mgf1-sha256`, the first unwrapOaep tries) in one of the process's
- * RSA threads (rsa-threads.ts) instead of on the event loop: a server-mode intake's two RSA
+ * crypto threads (crypto-threads.ts) instead of on the event loop: a server-mode intake's two RSA
  * operations were most of its time on the event loop (docs/encryption.md, "Server mode"). The
  * plaintext when that reading opens `wrapped` to `expectedLength` bytes, else null: the caller
  * then runs unwrapOaep, which tries every reading and decides. The same OpenSSL operation as

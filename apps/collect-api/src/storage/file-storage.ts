@@ -61,6 +61,11 @@ export interface FileStorage {
    * FileNotFoundError. The archives read small files ahead with it (storage/read-ahead.ts).
    */
   readWhole?(path: string, maxBytes: number): Promise<Buffer | null>;
+  /**
+   * Local storage only: where the file is on this machine, for a reader in another thread (the
+   * decrypted archive's crypto threads, docs/encryption.md). Checks the path as every call does.
+   */
+  localPath?(path: string): string;
   stat(path: string): Promise<StoredFileInfo | null>;
   exists(path: string): Promise<boolean>;
   /** Deletes; a missing file is not an error. */

@@ -241,6 +241,10 @@ export class LocalFileStorage implements FileStorage {
     }
   }
 
+  localPath(path: string): string {
+    return this.full(path);
+  }
+
   async openForSend(path: string, range?: ByteRange): Promise<FileSender> {
     const { handle, size } = await this.openFile(path);
     return fileSender(handle, size, range);

@@ -16,9 +16,9 @@ export const READ_AHEAD_MAX_BYTES = 1024 * 1024;
  * The call lets go of the bytes and of the file: yazl keeps every entry's stream function until
  * the archive ends, so a function holding them would keep the whole archive in memory.
  */
-export function readAhead(size: number, file: { storage: Pick<FileStorage, 'read' | 'readWhole'>; path: string }): () => Promise<Readable> {
-  let source: typeof file | null = file;
-  let ahead: Promise<Buffer | null> | null = size <= READ_AHEAD_MAX_BYTES ? bytesOf(file) : null;
+export function readAhead(size: number, file: StoredFile): () => Promise<Readable> {
+  let source: StoredFile | null = file;
+  let ahead: Promise<Buffer | null> | null = size <= READ_AHEAD_MAX_BYTES ? wholeFile(file, READ_AHEAD_MAX_BYTES) : null;
   // Read by the archive or not at all (a client that left): never an unhandled rejection.
   ahead?.catch(() => undefined);
   return () => {
@@ -31,9 +31,18 @@ export function readAhead(size: number, file: { storage: Pick<FileStorage, 'read
   };
 }
 
-/** The file's bytes, or null when it turned out larger than READ_AHEAD_MAX_BYTES (then streamed). */
-async function bytesOf({ storage, path }: { storage: Pick<FileStorage, 'read' | 'readWhole'>; path: string }): Promise<Buffer | null> {
-  if (storage.readWhole) return storage.readWhole(path, READ_AHEAD_MAX_BYTES);
+/** A stored file, as readAhead and wholeFile read it. */
+export interface StoredFile {
+  storage: Pick<FileStorage, 'read' | 'readWhole'>;
+  path: string;
+}
+
+/**
+ * The file's bytes in one buffer where the storage can (`readWhole`: open, stat, one read,
+ * close), else its read stream collected; null when readWhole finds it larger than `maxBytes`.
+ */
+export async function wholeFile({ storage, path }: StoredFile, maxBytes: number): Promise<Buffer | null> {
+  if (storage.readWhole) return storage.readWhole(path, maxBytes);
   const chunks: Buffer[] = [];
   for await (const chunk of await storage.read(path)) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);

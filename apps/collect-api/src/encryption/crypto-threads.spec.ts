@@ -1,0 +1,77 @@
+import { spawnSync } from 'node:child_process';
+import { constants, createCipheriv, createHash, generateKeyPairSync, publicEncrypt, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { decryptFileInThread, stopCryptoThreads, unwrapInThread } from './crypto-threads.js';
+
+const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const wrap = (plain: Buffer, oaepHash = 'sha256') => publicEncrypt({ key: pair.publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash }, plain);
+
+/** AES-256-CFB of the bytes with PKCS5 padding, as an ODK part is made. */
+function encrypted(key: Buffer, iv: Buffer, plain: Buffer): Buffer {
+  const pad = 16 - (plain.length % 16);
+  const c = createCipheriv('aes-256-cfb', key, iv);
+  return Buffer.concat([c.update(Buffer.concat([plain, Buffer.alloc(pad, pad)])), c.final()]);
+}
+
+describe('crypto threads', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'crypto-threads-'));
+  afterAll(() => {
+    stopCryptoThreads();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("open Collect's reading; another key or reading gives null", async () => {
+    const keys = Array.from({ length: 12 }, () => randomBytes(32));
+    const out = await Promise.all(keys.map((k) => unwrapInThread(pair.privateKey, wrap(k))));
+    expect(out.every((b, i) => b?.equals(keys[i]!))).toBe(true);
+    expect(await unwrapInThread(other.privateKey, wrap(keys[0]!))).toBeNull();
+    expect(await unwrapInThread(pair.privateKey, wrap(keys[0]!, 'sha1'))).toBeNull();
+  });
+
+  it('read and decrypt a small part whole with its MD5; null for a tampered, missing or larger file', async () => {
+    const [aesKey, iv, photo] = [randomBytes(32), randomBytes(16), randomBytes(100_000)];
+    const file = join(dir, 'photo.jpg.enc');
+    const ciphertext = encrypted(aesKey, iv, photo);
+    writeFileSync(file, ciphertext);
+    const part = { file, maxBytes: 1 << 20, aesKey, iv, name: 'photo.jpg.enc' };
+    const out = await decryptFileInThread(part);
+    expect(out?.plaintext.equals(photo)).toBe(true);
+    expect(out?.md5Hex).toBe(createHash('md5').update(photo).digest('hex'));
+    expect(await decryptFileInThread({ ...part, maxBytes: ciphertext.length - 1 })).toBeNull();
+    expect(await decryptFileInThread({ ...part, file: join(dir, 'missing.enc') })).toBeNull();
+    // The last block altered: the padding no longer reads.
+    ciphertext[ciphertext.length - 1] ^= 0xff;
+    writeFileSync(file, ciphertext);
+    expect(await decryptFileInThread(part)).toBeNull();
+  });
+
+  it('threads that end answer null to what they held, and the next request starts one again', async () => {
+    const key = randomBytes(32);
+    const held = Array.from({ length: 8 }, () => unwrapInThread(pair.privateKey, wrap(key)));
+    stopCryptoThreads();
+    const answers = await Promise.all(held);
+    // Some may have been answered before the threads stopped; none is left waiting, none is wrong.
+    expect(answers.every((a) => a === null || a.equals(key))).toBe(true);
+    expect(answers.some((a) => a === null)).toBe(true);
+    expect((await unwrapInThread(pair.privateKey, wrap(key)))?.equals(key)).toBe(true);
+  });
+
+  it('start in a process run with V8 options, which a worker thread may not be given', () => {
+    // The built module, as the service runs it (pnpm test builds first).
+    const built = fileURLToPath(new URL('../../dist/encryption/crypto-threads.js', import.meta.url));
+    const script = `const { generateKeyPairSync, publicEncrypt, constants } = await import('node:crypto');
+      const { unwrapInThread, stopCryptoThreads } = await import(${JSON.stringify(built)});
+      const p = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const key = Buffer.alloc(32, 7);
+      const out = await unwrapInThread(p.privateKey, publicEncrypt({ key: p.publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, key));
+      stopCryptoThreads();
+      console.log(out?.equals(key) ? 'opened' : 'not opened');`;
+    const run = spawnSync(process.execPath, ['--expose-gc', '--max-semi-space-size=8', '--max-old-space-size=384', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    expect(run.stderr).toBe('');
+    expect(run.stdout.trim()).toBe('opened');
+  });
+});

@@ -1,0 +1,66 @@
+// The worker side of crypto-threads.ts, one message at a time: RSA-OAEP unwrappings with
+// Collect's reading (SHA-256, MGF1-SHA-256), and small parts read from disk and decrypted whole.
+// Keys come with each message and are not kept.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { constants, createHash, privateDecrypt } from 'node:crypto';
+import { parentPort } from 'node:worker_threads';
+import type { CryptoRequest } from './crypto-threads.js';
+import { decryptPart } from './part-cipher.js';
+
+// A reading that does not open the value throws, which is expected: no stack trace for it.
+Error.stackTraceLimit = 0;
+
+parentPort!.on('message', (request: CryptoRequest & { id: number }) => {
+  const answer = request.kind === 'unwrap' ? { plaintext: unwrap(request.key, request.wrapped) } : decryptFile(request);
+  const bytes = answer?.plaintext;
+  // A decrypted part's memory moves to the event loop's thread instead of being copied (a
+  // buffer Node will not let go of, one of its pools, is copied: postMessage refuses it).
+  const message = { id: request.id, answer };
+  try {
+    parentPort!.postMessage(message, request.kind === 'part' && bytes ? [bytes.buffer as ArrayBuffer] : []);
+  } catch {
+    parentPort!.postMessage(message);
+  }
+});
+
+function unwrap(key: Extract<CryptoRequest, { kind: 'unwrap' }>['key'], wrapped: Uint8Array): Buffer | null {
+  try {
+    // OpenSSL's MGF1 digest defaults to the OAEP digest.
+    return privateDecrypt({ key, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, wrapped);
+  } catch {
+    // Not this reading, or not this key: the caller decides (rsa-oaep.ts, unwrapOaep).
+    return null;
+  }
+}
+
+/**
+ * The part's plaintext and its MD5, or null when the file is missing, not a regular file,
+ * larger than `maxBytes`, or does not decrypt: the caller then streams it, and finds and reports
+ * what is wrong as it always does.
+ */
+function decryptFile(r: Extract<CryptoRequest, { kind: 'part' }>): { plaintext: Buffer; md5Hex: string } | null {
+  let fd: number;
+  try {
+    fd = openSync(r.file, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile() || info.size > r.maxBytes) return null;
+    const bytes = Buffer.allocUnsafeSlow(info.size);
+    let filled = 0;
+    while (filled < info.size) {
+      const n = readSync(fd, bytes, filled, info.size - filled, filled);
+      if (n === 0) break;
+      filled += n;
+    }
+    const plain = decryptPart(Buffer.from(r.aesKey.buffer, r.aesKey.byteOffset, r.aesKey.byteLength), Buffer.from(r.iv.buffer, r.iv.byteOffset, r.iv.byteLength), bytes.subarray(0, filled), r.name);
+    if (!plain.ok) return null;
+    return { plaintext: plain.value, md5Hex: createHash('md5').update(plain.value).digest('hex') };
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
