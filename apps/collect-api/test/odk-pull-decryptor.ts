@@ -12,7 +12,8 @@ export function openEnvelope(manifestXml: string, files: ReadonlyMap<string, Buf
   const key = privateDecrypt({ key: privateKeyPem, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, Buffer.from(tag(manifestXml, 'base64EncryptedKey')!, 'base64'));
   const instanceId = tag(manifestXml, 'instanceID') ?? /instanceID="([^"]+)"/.exec(manifestXml)![1]!;
   const seed = createHash('md5').update(instanceId, 'utf8').update(key).digest();
-  const mediaNames = [...manifestXml.matchAll(/<(?:\w+:)?file>([^<]+)<\/(?:\w+:)?file>/g)].map((m) => m[1]!.trim());
+  // Enketo's manifests write <file type="file">.
+  const mediaNames = [...manifestXml.matchAll(/<(?:\w+:)?file(?:\s[^>]*)?>([^<]+)<\/(?:\w+:)?file>/g)].map((m) => m[1]!.trim());
   const xmlName = tag(manifestXml, 'encryptedXmlFile')!;
   const media = new Map<string, Buffer>();
   let xml = '';

@@ -11,10 +11,10 @@ import { recordFromXml } from '../submissions/submission-record.js';
 /** Envelopes read per statement. */
 const BATCH = 100;
 /**
- * Envelopes prepared ahead of their decryption: the XML part read from storage (small files: the
- * reads, not the bytes, take the time) and the AES key unwrapped on libuv's thread pool (the RSA
- * operation, most of an envelope's work, then runs beside this thread; docs/encryption.md,
- * "Decrypting without a server-held key").
+ * Envelopes prepared ahead of their decryption: the AES key unwrapped and the XML part read and
+ * decrypted in the crypto threads (the RSA operation, most of an envelope's work, and the reads
+ * of small files, whose trips to the thread pool take more time than their bytes, then run beside
+ * this thread; docs/encryption.md, "Decrypting without a server-held key").
  */
 const READ_AHEAD = 8;
 
@@ -90,14 +90,18 @@ export async function* decryptedSubmissions(
 }
 
 /**
- * What is made ready for an envelope ahead of decryptOne: its manifest parsed, its XML part's
- * bytes, and, unless an earlier pass opened it, its key (and, without media, its signature)
- * unwrapped with the one key it can be for.
+ * What is made ready for an envelope ahead of decryptOne: its manifest parsed, unless an earlier
+ * pass opened it its key (and, without media, its signature) unwrapped with the one key it can
+ * be for, and its XML part: read and decrypted in a crypto thread where the envelope's decryptor
+ * is known by then, its bytes otherwise (and where that gave nothing back, or Enketo's IV
+ * differs and may be needed).
  */
 interface Prepared {
   manifest: Outcome<EnvelopeManifest>;
   xmlBytes: Buffer | null;
   ahead?: { key: KeyObject; unwrapped: UnwrappedAhead };
+  /** The decryptor opened here from what was unwrapped ahead, and the XML part it decrypted with Collect's IV. */
+  opened?: { decryptor: EnvelopeDecryptor; xml: { plaintext: Buffer; md5Hex: string } | null };
 }
 
 async function prepared(store: EnvelopeStore, envelope: EnvelopeWithParts, keys: ReadonlyMap<string, KeyObject>, known: EnvelopeDecryptor | null): Promise<Prepared> {
@@ -105,8 +109,22 @@ async function prepared(store: EnvelopeStore, envelope: EnvelopeWithParts, keys:
   const key = manifest.ok && !known ? theKeyOf(envelope, keys) : null;
   // The signature of an envelope with media is checked by the archive once they have streamed, and unwrapped there (decrypted-archive.ts).
   const signature = manifest.ok && manifest.value.mediaFiles.length === 0;
-  const [xmlBytes, unwrapped] = await Promise.all([xmlCiphertext(store, envelope), key && manifest.ok ? unwrapAhead(manifest.value, key, { signature }) : null]);
-  return { manifest, xmlBytes, ...(key && unwrapped ? { ahead: { key, unwrapped } } : {}) };
+  const unwrapped = key && manifest.ok ? await unwrapAhead(manifest.value, key, { signature }) : null;
+  const ahead = key && unwrapped ? { key, unwrapped } : undefined;
+  // Opened only from a key unwrapped ahead: any other opening tries every reading, on this thread, in decryptOne.
+  const fresh = manifest.ok && ahead?.unwrapped.aesKey ? EnvelopeDecryptor.open(manifest.value, ahead.key, ahead.unwrapped) : null;
+  const decryptor = known ?? (fresh?.ok ? fresh.value : null);
+  const xml = decryptor ? await xmlInThread(store, envelope, decryptor) : null;
+  const xmlBytes = xml && !decryptor!.enketoIvDiffers(decryptor!.manifest.xmlFile) ? null : await xmlCiphertext(store, envelope);
+  return { manifest, xmlBytes, ...(ahead ? { ahead } : {}), ...(decryptor ? { opened: { decryptor, xml } } : {}) };
+}
+
+/** The envelope's XML part read and decrypted in a crypto thread (local storage), or null. */
+function xmlInThread(store: EnvelopeStore, envelope: EnvelopeWithParts, decryptor: EnvelopeDecryptor): Promise<{ plaintext: Buffer; md5Hex: string } | null> {
+  const name = envelope.parts[envelope.parts.length - 1] ?? '';
+  const part = envelope.stored.get(name);
+  const file = part && name === decryptor.manifest.xmlFile ? store.localPathOf(part) : null;
+  return file ? decryptor.decryptFileInThread(name, file, Number.POSITIVE_INFINITY).catch(() => null) : Promise.resolve(null);
 }
 
 /** The keys the envelope may have been made for: the one of its key id, else every key given. */
@@ -132,13 +150,13 @@ function decryptOne(
   keys: ReadonlyMap<string, KeyObject>,
   fields: FormField[],
   known: EnvelopeDecryptor | null,
-  { manifest: parsed, xmlBytes, ahead }: Prepared,
+  { manifest: parsed, xmlBytes, ahead, opened: early }: Prepared,
 ): DecryptedSubmission {
   const missing = envelope.missing.map(plaintextName);
   const result = (status: DecryptStatus, rest: Partial<DecryptedSubmission>): DecryptedSubmission => ({ envelope, decryptor: null, reading: 'collect', record: null, missing, error: null, xmlMd5: null, ...rest, status });
   if (!parsed.ok) return result('failed', { error: parsed.failure });
   const manifest: EnvelopeManifest = parsed.value;
-  let decryptor: EnvelopeDecryptor | null = known;
+  let decryptor: EnvelopeDecryptor | null = known ?? early?.decryptor ?? null;
   for (const key of decryptor ? [] : candidateKeys(envelope, keys)) {
     // What was unwrapped ahead with this key is what open's first reading would give (unwrapAhead).
     const opened = EnvelopeDecryptor.open(manifest, key, ahead?.key === key ? ahead.unwrapped : undefined);
@@ -150,12 +168,14 @@ function decryptOne(
   if (!decryptor) return result('failed', { error: { reason: 'key_unwrap_failed', message: 'This submission was encrypted for another key than the one given.' } });
   // The manifest names the XML part last, as `parts` holds it (checked: a manifest is what decides).
   if (manifest.xmlFile !== envelope.parts[envelope.parts.length - 1]) return result('failed', { decryptor, error: { reason: 'manifest_invalid', message: 'The stored parts do not follow the manifest.' } });
-  if (!xmlBytes) return result('incomplete', { decryptor });
-  const ciphertext = xmlBytes;
+  // Collect's reading of the XML part, decrypted ahead in a crypto thread by this decryptor.
+  const inThread = early?.decryptor === decryptor ? early.xml : null;
+  if (!xmlBytes && !inThread) return result('incomplete', { decryptor });
   let failure: DecryptionFailure | null = null;
   // A wrong IV garbles only the first block: Enketo's IV is tried when Collect's gives no XML (docs/encryption.md "Parts").
   for (const reading of decryptor.enketoIvDiffers(manifest.xmlFile) ? (['collect', 'enketo'] as const) : (['collect'] as const)) {
-    const plain = decryptor.decryptPart(manifest.xmlFile, ciphertext, reading);
+    const plain = reading === 'collect' && inThread ? { ok: true as const, value: inThread.plaintext } : xmlBytes ? decryptor.decryptPart(manifest.xmlFile, xmlBytes, reading) : null;
+    if (!plain) continue;
     if (!plain.ok) {
       failure ??= plain.failure;
       continue;
@@ -166,7 +186,7 @@ function decryptOne(
       continue;
     }
     const record = recordFromXml(root, { fields });
-    const xmlMd5 = createHash('md5').update(plain.value).digest('hex');
+    const xmlMd5 = reading === 'collect' && inThread ? inThread.md5Hex : createHash('md5').update(plain.value).digest('hex');
     // Without media the signature is checked here at once (the XML is in hand); with media the archive checks it.
     if (manifest.mediaFiles.length === 0) {
       const verified = decryptor.verify(new Map([[manifest.xmlFile, xmlMd5]]));
