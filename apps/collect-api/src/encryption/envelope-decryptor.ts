@@ -17,7 +17,7 @@ export interface UnwrappedAhead {
 }
 
 /**
- * The envelope's AES key and element signature unwrapped side by side on libuv's thread pool
+ * The envelope's AES key and element signature unwrapped side by side in the crypto threads
  * (unwrapOaepOffThread), for decryptEnvelope: the event loop goes on meanwhile. What they give
  * is what EnvelopeDecryptor's first reading would have given; a null leaves that one to it.
  * Without `signature`, the key only (the signature is then unwrapped later, when it is needed:
@@ -74,7 +74,7 @@ export class EnvelopeDecryptor {
   }
 
   /**
-   * Unwraps the element signature on libuv's thread pool for `verify`, when the key opened with
+   * Unwraps the element signature in a crypto thread for `verify`, when the key opened with
    * Collect's reading (the reading verify tries first) and it was not unwrapped ahead already:
    * the decrypt export starts it as an envelope's media begin to stream, so that the RSA
    * operation runs beside them (docs/encryption.md, "Decrypting without a server-held key").
