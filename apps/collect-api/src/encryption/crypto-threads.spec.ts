@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decryptFileInThread, stopCryptoThreads, unwrapInThread } from './crypto-threads.js';
+import { decryptFileInThread, exact, stopCryptoThreads, unwrapInThread } from './crypto-threads.js';
 
 const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -47,6 +47,16 @@ describe('crypto threads', () => {
     ciphertext[ciphertext.length - 1] ^= 0xff;
     writeFileSync(file, ciphertext);
     expect(await decryptFileInThread(part)).toBeNull();
+  });
+
+  it("send a small Buffer's bytes alone, not the pool it is a view into", () => {
+    const wrapped = Buffer.from(randomBytes(256).toString('base64'), 'base64');
+    // A message copies what structuredClone copies: the view's whole ArrayBuffer.
+    expect(structuredClone(wrapped).buffer.byteLength).toBeGreaterThan(256);
+    const sent = structuredClone(exact(wrapped));
+    expect([sent.buffer.byteLength, Buffer.from(sent).equals(wrapped)]).toEqual([256, true]);
+    const own = new Uint8Array(32);
+    expect(exact(own)).toBe(own);
   });
 
   it('threads that end answer null to what they held, and the next request starts one again', async () => {

@@ -37,7 +37,7 @@ let nextId = 0;
  * it and keeps no reference once it has answered.
  */
 export async function unwrapInThread(key: KeyObject, wrapped: Buffer): Promise<Buffer | null> {
-  const answer = (await ask({ kind: 'unwrap', key, wrapped })) as { plaintext: Uint8Array | null } | null;
+  const answer = (await ask({ kind: 'unwrap', key, wrapped: exact(wrapped) })) as { plaintext: Uint8Array | null } | null;
   return answer?.plaintext ? asBuffer(answer.plaintext) : null;
 }
 
@@ -48,8 +48,16 @@ export async function unwrapInThread(key: KeyObject, wrapped: Buffer): Promise<B
  * is missing, larger, or does not decrypt, or the thread failed: the caller streams it then.
  */
 export async function decryptFileInThread(r: { file: string; maxBytes: number; aesKey: Buffer; iv: Buffer; name: string }): Promise<{ plaintext: Buffer; md5Hex: string } | null> {
-  const answer = (await ask({ kind: 'part', ...r })) as { plaintext: Uint8Array; md5Hex: string } | null;
+  const answer = (await ask({ kind: 'part', ...r, aesKey: exact(r.aesKey), iv: exact(r.iv) })) as { plaintext: Uint8Array; md5Hex: string } | null;
   return answer ? { plaintext: asBuffer(answer.plaintext), md5Hex: answer.md5Hex } : null;
+}
+
+/**
+ * The bytes in a buffer of their own: a message copies a view's whole ArrayBuffer, and a small
+ * Buffer is usually a view into Node's 64 KB pool, which holds other requests' bytes too.
+ */
+export function exact(bytes: Uint8Array): Uint8Array {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
 }
 
 function asBuffer(bytes: Uint8Array): Buffer {
