@@ -59,6 +59,13 @@ describe('crypto threads', () => {
     expect(exact(own)).toBe(own);
   });
 
+  it('answer null to a request a message cannot carry, and go on', async () => {
+    const key = randomBytes(32);
+    const unsendable = { asymmetricKeyType: 'rsa', notCloneable: () => undefined } as unknown as Parameters<typeof unwrapInThread>[0];
+    expect(await unwrapInThread(unsendable, wrap(key))).toBeNull();
+    expect((await unwrapInThread(pair.privateKey, wrap(key)))?.equals(key)).toBe(true);
+  });
+
   it('threads that end answer null to what they held, and the next request starts one again', async () => {
     const key = randomBytes(32);
     const held = Array.from({ length: 8 }, () => unwrapInThread(pair.privateKey, wrap(key)));

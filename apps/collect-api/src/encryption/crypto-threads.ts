@@ -81,7 +81,14 @@ function ask(request: CryptoRequest): Promise<unknown> {
       clearTimeout(thread.idle);
       thread.idle = null;
     }
-    thread.worker.postMessage({ ...request, id });
+    try {
+      thread.worker.postMessage({ ...request, id });
+    } catch {
+      // Not sendable (postMessage refused it): nothing waits on the thread for it.
+      thread.waiting.delete(id);
+      if (thread.waiting.size === 0) thread.worker.unref();
+      resolve(null);
+    }
   });
 }
 
