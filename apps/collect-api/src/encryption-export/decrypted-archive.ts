@@ -137,12 +137,8 @@ async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.
  * held, a decipher and two streams grew the heap by about 11 kB per photo (docs/encryption.md,
  * "Decrypting without a server-held key").
  */
-export function partEntry(given: { opened: () => Promise<Readable>; decipher: PartDecipher; entry: PassThrough }, reading: Set<Readable>): (cb: (err: Error | null, stream: Readable) => void) => void {
-  let part: typeof given | null = given;
-  return (cb) => {
-    if (!part) return cb(new Error('a zip entry was read twice'), undefined as never);
-    const { opened, decipher, entry } = part;
-    part = null;
+export function partEntry(given: { opened: () => Promise<Readable>; decipher: PartDecipher; entry: PassThrough }, reading: Set<Readable>): EntryStream {
+  return entryOnce(given, ({ opened, decipher, entry }, cb) =>
     opened().then(
       (stream) => {
         reading.add(stream);
@@ -154,8 +150,8 @@ export function partEntry(given: { opened: () => Promise<Readable>; decipher: Pa
         decipher.destroy(err);
         cb(null, entry);
       },
-    );
-  };
+    ),
+  );
 }
 
 /**
@@ -164,17 +160,30 @@ export function partEntry(given: { opened: () => Promise<Readable>; decipher: Pa
  * finds and reports what is wrong with the part. It lets go of the plaintext once called, as
  * partEntry does.
  */
-export function wholeEntry(whole: Promise<{ plaintext: Buffer; md5Hex: string } | null>, done: (md5Hex: string) => void, streamed: () => (cb: (err: Error | null, stream: Readable) => void) => void): (cb: (err: Error | null, stream: Readable) => void) => void {
-  let given: { whole: typeof whole; streamed: typeof streamed } | null = { whole, streamed };
-  return (cb) => {
-    if (!given) return cb(new Error('a zip entry was read twice'), undefined as never);
-    const from = given;
-    given = null;
+export function wholeEntry(whole: Promise<{ plaintext: Buffer; md5Hex: string } | null>, done: (md5Hex: string) => void, streamed: () => EntryStream): EntryStream {
+  return entryOnce({ whole, streamed }, (from, cb) =>
     void from.whole.then((part) => {
       if (!part) return from.streamed()(cb);
       done(part.md5Hex);
       cb(null, Readable.from([part.plaintext], { objectMode: false }));
-    });
+    }),
+  );
+}
+
+/** A yazl entry's stream function: called once, when the archive reaches the entry. */
+type EntryStream = (cb: (err: Error | null, stream: Readable) => void) => void;
+
+/**
+ * The stream function that opens `given` with `open` on its one call and holds it no longer:
+ * yazl keeps every entry's function until the archive ends. A second call is an error.
+ */
+function entryOnce<T>(given: T, open: (given: T, cb: Parameters<EntryStream>[0]) => void): EntryStream {
+  let held: T | null = given;
+  return (cb) => {
+    if (held === null) return cb(new Error('a zip entry was read twice'), undefined as never);
+    const from = held;
+    held = null;
+    open(from, cb);
   };
 }
 

@@ -174,7 +174,8 @@ function decryptOne(
   let failure: DecryptionFailure | null = null;
   // A wrong IV garbles only the first block: Enketo's IV is tried when Collect's gives no XML (docs/encryption.md "Parts").
   for (const reading of decryptor.enketoIvDiffers(manifest.xmlFile) ? (['collect', 'enketo'] as const) : (['collect'] as const)) {
-    const plain = reading === 'collect' && inThread ? { ok: true as const, value: inThread.plaintext } : xmlBytes ? decryptor.decryptPart(manifest.xmlFile, xmlBytes, reading) : null;
+    const fromThread = reading === 'collect' ? inThread : null;
+    const plain = fromThread ? { ok: true as const, value: fromThread.plaintext } : xmlBytes ? decryptor.decryptPart(manifest.xmlFile, xmlBytes, reading) : null;
     if (!plain) continue;
     if (!plain.ok) {
       failure ??= plain.failure;
@@ -186,7 +187,7 @@ function decryptOne(
       continue;
     }
     const record = recordFromXml(root, { fields });
-    const xmlMd5 = reading === 'collect' && inThread ? inThread.md5Hex : createHash('md5').update(plain.value).digest('hex');
+    const xmlMd5 = fromThread ? fromThread.md5Hex : createHash('md5').update(plain.value).digest('hex');
     // Without media the signature is checked here at once (the XML is in hand); with media the archive checks it.
     if (manifest.mediaFiles.length === 0) {
       const verified = decryptor.verify(new Map([[manifest.xmlFile, xmlMd5]]));
