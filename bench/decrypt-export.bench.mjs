@@ -10,7 +10,8 @@
 // BENCH_CPU_PROF=<dir> profiles the API; windows: media, decrypt (the measured rounds).
 import { constants, createCipheriv, createHash, generateKeyPairSync, publicEncrypt, randomBytes, randomUUID } from 'node:crypto';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
-import { must, profiled, report, rssGrowthDuring, startCollect, userToken, writeProfileWindows } from './bench-helpers.mjs';
+import { createRequire } from 'node:module';
+import { must, postgresCpu, postmasterPidOf, profiled, report, rssGrowthDuring, startCollect, threadCpu, userToken, writeProfileWindows } from './bench-helpers.mjs';
 
 const N = Number(process.env.BENCH_DECRYPT_N ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_DECRYPT_ROUNDS ?? 2);
@@ -55,15 +56,36 @@ async function submit(base, token, xml, files) {
   await must(fetch(`${base}/submission`, { method: 'POST', headers: { authorization: token, 'X-OpenRosa-Version': '1.0' }, body }), 201);
 }
 
-/** Reads a response to the end; answers the bytes and the seconds from the request to the last byte, sampling `pid`'s RSS meanwhile. */
-async function drain(pid, request) {
+const pg = createRequire(new URL('../apps/collect-api/package.json', import.meta.url))('pg');
+
+/** CPU µs so far: the API's threads by kind, the PostgreSQL server's (`postmaster`: its pid), and this client's. */
+function cpuNow(pid, postmaster) {
+  const client = process.cpuUsage();
+  return { ...threadCpu(pid), pg: postgresCpu(postmaster), client: client.user + client.system };
+}
+
+/**
+ * Reads a response to the end; answers the bytes and the seconds from the request to the last
+ * byte, sampling `pid`'s RSS meanwhile, and the CPU spent meanwhile (cpuNow's kinds, in µs).
+ */
+async function drain(pid, postmaster, request) {
+  const before = cpuNow(pid, postmaster);
   const { value: bytes, seconds, growthMb } = await rssGrowthDuring(pid, async () => {
     const res = await must(request(), 200);
     let bytes = 0;
     for await (const chunk of res.body) bytes += chunk.length;
     return bytes;
   });
-  return { bytes, seconds, growthMb };
+  const after = cpuNow(pid, postmaster);
+  const cpu = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
+  return { bytes, seconds, growthMb, cpu };
+}
+
+/** The round's CPU per submission in ms, by kind, and its share of the two cores' time. */
+function cpuText({ cpu, seconds }) {
+  const total = Object.values(cpu).reduce((a, b) => a + b, 0);
+  const parts = Object.entries(cpu).map(([k, us]) => `${k} ${(us / N / 1000).toFixed(2)}`);
+  return `CPU per submission (ms): ${parts.join(', ')}; all ${(total / N / 1000).toFixed(2)}, ${((100 * total) / 1e6 / seconds / 2).toFixed(0)} % of two cores`;
 }
 
 const postgres = await startPostgres({ fast: true });
@@ -97,22 +119,25 @@ try {
   console.log(`seeded ${N} encrypted and ${N} plaintext submissions with a ${PHOTO_BYTES / 1000} KB photo each through the intake in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 
   const pid = collect.api.child.pid;
+  const postmaster = await postmasterPidOf(pg, postgres.adminUrl);
   const privateKey = pair.privateKey.export({ format: 'pem', type: 'pkcs8' });
   const decrypt = () => fetch(`${base}/api/v1/forms/${encrypted}/decrypt`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ private_key: privateKey, format: 'zip' }) });
   const archive = () => fetch(`${base}/api/v1/media.zip?xform=${plain}`, { headers: auth });
   // One warm-up of each, then the better of ROUNDS rounds each (a shared machine's noise only adds time).
-  await drain(pid, archive);
-  await drain(pid, decrypt);
+  await drain(pid, postmaster, archive);
+  await drain(pid, postmaster, decrypt);
   const rounds = { decrypt: [], archive: [] };
   for (let r = 0; r < ROUNDS; r++) {
-    rounds.archive.push(await profiled('media', () => drain(pid, archive)));
-    rounds.decrypt.push(await profiled('decrypt', () => drain(pid, decrypt)));
+    rounds.archive.push(await profiled('media', () => drain(pid, postmaster, archive)));
+    rounds.decrypt.push(await profiled('decrypt', () => drain(pid, postmaster, decrypt)));
   }
   const best = (xs) => xs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
   const d = best(rounds.decrypt);
   const a = best(rounds.archive);
   if (d.bytes < N * PHOTO_BYTES || a.bytes < N * PHOTO_BYTES) throw new Error(`short archives: decrypted ${d.bytes} bytes, plaintext ${a.bytes} bytes`);
   console.log(`decrypt zip of ${N}: ${d.seconds.toFixed(2)} s, ${(d.bytes / 1e6).toFixed(0)} MB; plaintext media.zip: ${a.seconds.toFixed(2)} s, ${(a.bytes / 1e6).toFixed(0)} MB`);
+  console.log(`  decrypt zip ${cpuText(d)}`);
+  console.log(`  plaintext media.zip ${cpuText(a)}`);
   report(`ratio decrypt-zip-time/media-zip-time (${N} submissions, 100 KB photo each)`, d.seconds / a.seconds, { goal: '<= 2' });
   report(`decrypt zip API RSS growth (${N} submissions)`, Math.max(...rounds.decrypt.map((x) => x.growthMb)), { goal: '< 64', unit: 'MB', digits: 1 });
   writeProfileWindows();
