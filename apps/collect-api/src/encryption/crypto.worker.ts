@@ -65,17 +65,21 @@ function decryptFile(r: Extract<CryptoRequest, { kind: 'part' }>): { plaintext: 
   }
 }
 
-/** The thread's buffer for ciphertext, grown to the largest part read so far (at most the cap). */
+/** The largest ciphertext buffer a thread keeps between parts (the decrypt export's photos are at most 1 MB). */
+const KEPT_MAX_BYTES = 1 << 20;
+/** The thread's buffer for ciphertext, grown to the largest part of at most KEPT_MAX_BYTES read so far. */
 let ciphertext: Buffer = Buffer.alloc(0);
 
 /**
- * A buffer of at least `size` bytes for a part's ciphertext, the same one for every part: the
- * plaintext is written to a buffer of its own (cfbDecrypt), so the ciphertext's is free again
- * once decryptPart returns. A new 100 KB buffer per part, each freed only by a garbage
- * collection, cost the process's GC threads about 0.13 ms of CPU per photo, more than a third
- * of the thread's own work (docs/encryption.md, "Decrypting without a server-held key").
+ * A buffer of at least `size` bytes for a part's ciphertext, the same one for every part of at
+ * most KEPT_MAX_BYTES: the plaintext is written to a buffer of its own (cfbDecrypt), so the
+ * ciphertext's is free again once decryptPart returns. A new 100 KB buffer per part, each freed
+ * only by a garbage collection, cost the process's GC threads about 0.13 ms of CPU per photo,
+ * more than a third of the thread's own work (docs/encryption.md, "Decrypting without a
+ * server-held key"). A larger part gets a buffer of its own, not kept.
  */
 function readBuffer(size: number): Buffer {
+  if (size > KEPT_MAX_BYTES) return Buffer.allocUnsafeSlow(size);
   if (ciphertext.length < size) ciphertext = Buffer.allocUnsafeSlow(size);
   return ciphertext;
 }
