@@ -1,4 +1,7 @@
 import { constants, createHash, generateKeyPairSync, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import fc from 'fast-check';
@@ -256,7 +259,7 @@ describe('manifest parsing', () => {
   });
 });
 
-describe('the key and signature unwrapped ahead on the thread pool (unwrapAhead)', () => {
+describe('the key and signature unwrapped ahead in a crypto thread (unwrapAhead)', () => {
   const media = [{ name: 'a.jpg', bytes: randomBytes(5000) }];
 
   it.each(['sha256-mgf1-sha256', 'sha256-mgf1-sha1', 'sha1'] as const)('%s wrapping: Collect\'s reading only, and the same outcome as without', async (wrapping) => {
@@ -307,11 +310,30 @@ describe('the key and signature unwrapped ahead on the thread pool (unwrapAhead)
     expect((await Promise.all(wrapped.map((w) => unwrapOaepOffThread(other.privateKey, w.wrapped, 32)))).every((b) => b === null)).toBe(true);
   });
 
+  it.each(['sha256-mgf1-sha256', 'sha1'] as const)('%s wrapping: the XML part\'s file decrypted in the same message with Collect\'s reading only', async (wrapping) => {
+    const s = submission({ wrapping, media });
+    const env = encryptSubmission(s);
+    const manifest = manifestOf(env.manifest);
+    const dir = mkdtempSync(join(tmpdir(), 'unwrap-ahead-'));
+    try {
+      const file = join(dir, 'submission.xml.enc');
+      writeFileSync(file, env.parts.get('submission.xml.enc')!);
+      const ahead = await unwrapAhead(manifest, pair.privateKey, { signature: true, xml: { file, maxBytes: Number.POSITIVE_INFINITY } });
+      if (wrapping === 'sha1') return expect(ahead).toEqual({ aesKey: null, signature: null, xml: null });
+      const xml = Buffer.from(s.submissionXml);
+      expect(ahead.xml?.plaintext.equals(xml)).toBe(true);
+      expect(ahead.xml?.md5Hex).toBe(createHash('md5').update(xml).digest('hex'));
+      expect(ahead.signature?.length).toBe(16);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a wrong key opens nothing ahead: key_unwrap_failed; another envelope\'s signature: signature_mismatch', async () => {
     const env = encryptSubmission(submission({ media }));
     const manifest = manifestOf(env.manifest);
     const wrong = await unwrapAhead(manifest, other.privateKey);
-    expect(wrong).toEqual({ aesKey: null, signature: null });
+    expect(wrong).toEqual({ aesKey: null, signature: null, xml: null });
     const out = decryptEnvelope(manifest, other.privateKey, env.parts, wrong);
     expect(out.ok ? out.value.status : out.failure.reason).toBe('key_unwrap_failed');
     const second = manifestOf(encryptSubmission(submission({ media })).manifest);

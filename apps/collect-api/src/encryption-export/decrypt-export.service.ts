@@ -59,7 +59,9 @@ export class DecryptExportService {
    * as the plaintext export) and returns its writer: errors come before the first byte.
    */
   async writer(p: PreparedDecrypt, format: DecryptFormat, o: ExportOptions): Promise<(out: Writable) => Promise<void>> {
-    const passes = (answers: boolean) => (): AsyncIterable<DecryptedSubmission[]> => decryptedSubmissions(this.store, p.form.id, p.keys, p.fields, p.opened, { answers });
+    // The zip checks the signatures of envelopes with media: they are unwrapped with their keys, in the first pass.
+    const signatures = format === 'zip';
+    const passes = (answers: boolean) => (): AsyncIterable<DecryptedSubmission[]> => decryptedSubmissions(this.store, p.form.id, p.keys, p.fields, p.opened, { answers, signatures });
     if (format === 'json') return (out) => writeDecryptedJson(p.form.idString, passes(true)(), out);
     const source: DecryptedSource = {
       fields: p.fields,

@@ -80,7 +80,7 @@ async function addMedia(d: DecryptedSubmission, store: EnvelopeStore, zip: yazl.
   if (!decryptor || d.status === 'failed') return { written: Promise.resolve(null) };
   const md5s = new Map<string, string>();
   if (d.xmlMd5) md5s.set(decryptor.manifest.xmlFile, d.xmlMd5);
-  // Only a whole envelope's signature is checked; its RSA operation runs on the thread pool while the media stream (unwrapSignatureAhead).
+  // Only a whole envelope's signature is checked. It was unwrapped with the key (decryptedSubmissions' `signatures`), or is now, in a crypto thread, while the media stream.
   const checked = !d.missing.length && !!d.xmlMd5;
   const signature = checked ? decryptor.unwrapSignatureAhead() : Promise.resolve();
   const done: Array<Promise<DecryptionFailure | null>> = [];

@@ -1,4 +1,5 @@
 import { createHash, type KeyObject } from 'node:crypto';
+import type { DecryptedFile } from '../encryption/crypto-threads.js';
 import type { DecryptionFailure, Outcome } from '../encryption/decryption-failure.js';
 import { EnvelopeDecryptor, unwrapAhead, type IvReading, type UnwrappedAhead } from '../encryption/envelope-decryptor.js';
 import { plaintextName, type EnvelopeManifest } from '../encryption/manifest.js';
@@ -11,10 +12,11 @@ import { recordFromXml } from '../submissions/submission-record.js';
 /** Envelopes read per statement. */
 const BATCH = 100;
 /**
- * Envelopes prepared ahead of their decryption: the AES key unwrapped and the XML part read and
- * decrypted in the crypto threads (the RSA operation, most of an envelope's work, and the reads
- * of small files, whose trips to the thread pool take more time than their bytes, then run beside
- * this thread; docs/encryption.md, "Decrypting without a server-held key").
+ * Envelopes prepared ahead of their decryption: the AES key (and signature) unwrapped and the XML
+ * part read and decrypted in the crypto threads, in one message each (the RSA operations, most of
+ * an envelope's work, and the reads of small files, whose trips to the thread pool take more time
+ * than their bytes, then run beside this thread; docs/encryption.md, "Decrypting without a
+ * server-held key").
  */
 const READ_AHEAD = 8;
 
@@ -50,7 +52,9 @@ const OPENED_KEPT = 10_000;
  * The form's envelopes, oldest first, each opened with the key it was made for among `keys`
  * and its XML part decrypted into answers (docs/encryption.md "Decrypting without a server-held
  * key"). Media parts are left for the archive to stream. A missing part is not a failure: the
- * answers are given when the XML part is there, and the missing files are named.
+ * answers are given when the XML part is there, and the missing files are named. With
+ * `signatures`, the element signature of an envelope with media is unwrapped with its key, for
+ * the archive, which checks it once the media have streamed.
  */
 export async function* decryptedSubmissions(
   store: EnvelopeStore,
@@ -58,7 +62,7 @@ export async function* decryptedSubmissions(
   keys: ReadonlyMap<string, KeyObject>,
   fields: FormField[],
   opened: OpenedEnvelopes,
-  o: { answers: boolean },
+  o: { answers: boolean; signatures?: boolean },
 ): AsyncGenerator<DecryptedSubmission[]> {
   for (let after = 0; ; ) {
     const envelopes = await store.list(formId, { afterId: after, limit: BATCH });
@@ -67,7 +71,7 @@ export async function* decryptedSubmissions(
     const needed = envelopes.map((e) => !(opened.has(e.submissionId) && !o.answers));
     const reads: Array<Promise<Prepared> | undefined> = [];
     const readAhead = (i: number) => {
-      if (i < envelopes.length && needed[i]) reads[i] = prepared(store, envelopes[i]!, keys, opened.get(envelopes[i]!.submissionId)?.decryptor ?? null);
+      if (i < envelopes.length && needed[i]) reads[i] = prepared(store, envelopes[i]!, keys, opened.get(envelopes[i]!.submissionId)?.decryptor ?? null, !!o.signatures);
     };
     for (let i = 0; i < READ_AHEAD; i++) readAhead(i);
     for (const [i, envelope] of envelopes.entries()) {
@@ -91,40 +95,45 @@ export async function* decryptedSubmissions(
 
 /**
  * What is made ready for an envelope ahead of decryptOne: its manifest parsed, unless an earlier
- * pass opened it its key (and, without media, its signature) unwrapped with the one key it can
- * be for, and its XML part: read and decrypted in a crypto thread where the envelope's decryptor
- * is known by then, its bytes otherwise (and where that gave nothing back, or Enketo's IV
- * differs and may be needed).
+ * pass opened it its key (and its signature, without media or with `signatures`) unwrapped with
+ * the one key it can be for, and its XML part: read and decrypted in a crypto thread with that
+ * key, or with the decryptor an earlier pass opened, its bytes otherwise (and where that gave
+ * nothing back, or Enketo's IV differs and may be needed).
  */
 interface Prepared {
   manifest: Outcome<EnvelopeManifest>;
   xmlBytes: Buffer | null;
   ahead?: { key: KeyObject; unwrapped: UnwrappedAhead };
   /** The decryptor opened here from what was unwrapped ahead, and the XML part it decrypted with Collect's IV. */
-  opened?: { decryptor: EnvelopeDecryptor; xml: { plaintext: Buffer; md5Hex: string } | null };
+  opened?: { decryptor: EnvelopeDecryptor; xml: DecryptedFile | null };
 }
 
-async function prepared(store: EnvelopeStore, envelope: EnvelopeWithParts, keys: ReadonlyMap<string, KeyObject>, known: EnvelopeDecryptor | null): Promise<Prepared> {
+async function prepared(store: EnvelopeStore, envelope: EnvelopeWithParts, keys: ReadonlyMap<string, KeyObject>, known: EnvelopeDecryptor | null, signatures: boolean): Promise<Prepared> {
   const manifest = store.manifestOf(envelope);
   const key = manifest.ok && !known ? theKeyOf(envelope, keys) : null;
-  // The signature of an envelope with media is checked by the archive once they have streamed, and unwrapped there (decrypted-archive.ts).
-  const signature = manifest.ok && manifest.value.mediaFiles.length === 0;
-  const unwrapped = key && manifest.ok ? await unwrapAhead(manifest.value, key, { signature }) : null;
+  // The signature of an envelope with media is checked by the archive once they have streamed (decrypted-archive.ts).
+  const signature = manifest.ok && (manifest.value.mediaFiles.length === 0 || signatures);
+  const file = manifest.ok ? xmlFileOf(store, envelope, manifest.value.xmlFile) : null;
+  const unwrapped = key && manifest.ok ? await unwrapAhead(manifest.value, key, { signature, xml: file ? { file, maxBytes: Number.POSITIVE_INFINITY } : null }) : null;
   const ahead = key && unwrapped ? { key, unwrapped } : undefined;
   // Opened only from a key unwrapped ahead: any other opening tries every reading, on this thread, in decryptOne.
   const fresh = manifest.ok && ahead?.unwrapped.aesKey ? EnvelopeDecryptor.open(manifest.value, ahead.key, ahead.unwrapped) : null;
   const decryptor = known ?? (fresh?.ok ? fresh.value : null);
-  const xml = decryptor ? await xmlInThread(store, envelope, decryptor) : null;
+  const xml = known ? await xmlInThread(known, file) : fresh?.ok ? unwrapped!.xml : null;
   const xmlBytes = xml && !decryptor!.enketoIvDiffers(decryptor!.manifest.xmlFile) ? null : await xmlCiphertext(store, envelope);
   return { manifest, xmlBytes, ...(ahead ? { ahead } : {}), ...(decryptor ? { opened: { decryptor, xml } } : {}) };
 }
 
-/** The envelope's XML part read and decrypted in a crypto thread (local storage), or null. */
-function xmlInThread(store: EnvelopeStore, envelope: EnvelopeWithParts, decryptor: EnvelopeDecryptor): Promise<{ plaintext: Buffer; md5Hex: string } | null> {
+/** The local file of the envelope's XML part (the last of its parts) when it has arrived and is the manifest's `xmlFile`, else null. */
+function xmlFileOf(store: EnvelopeStore, envelope: EnvelopeWithParts, xmlFile: string): string | null {
   const name = envelope.parts[envelope.parts.length - 1] ?? '';
   const part = envelope.stored.get(name);
-  const file = part && name === decryptor.manifest.xmlFile ? store.localPathOf(part) : null;
-  return file ? decryptor.decryptFileInThread(name, file, Number.POSITIVE_INFINITY).catch(() => null) : Promise.resolve(null);
+  return part && name === xmlFile ? store.localPathOf(part) : null;
+}
+
+/** The XML part (local file `file`) decrypted in a crypto thread by a decryptor an earlier pass opened, or null. */
+function xmlInThread(decryptor: EnvelopeDecryptor, file: string | null): Promise<DecryptedFile | null> {
+  return file ? decryptor.decryptFileInThread(decryptor.manifest.xmlFile, file, Number.POSITIVE_INFINITY).catch(() => null) : Promise.resolve(null);
 }
 
 /** The keys the envelope may have been made for: the one of its key id, else every key given. */

@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decryptFileInThread, exact, stopCryptoThreads, unwrapInThread } from './crypto-threads.js';
+import { decryptFileInThread, exact, stopCryptoThreads, unwrapInThread, unwrapManyInThread } from './crypto-threads.js';
+import { partIv } from './part-cipher.js';
 
 const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -47,6 +48,34 @@ describe('crypto threads', () => {
     ciphertext[ciphertext.length - 1] ^= 0xff;
     writeFileSync(file, ciphertext);
     expect(await decryptFileInThread(part)).toBeNull();
+  });
+
+  it('unwrap a key and a signature in one message, and decrypt a part with that key and its IV', async () => {
+    const [aesKey, digest, xml] = [randomBytes(32), randomBytes(16), randomBytes(700)];
+    const file = join(dir, 'submission.xml.enc');
+    writeFileSync(file, encrypted(aesKey, partIv('uuid:a', aesKey, 1), xml));
+    const part = { file, maxBytes: Number.POSITIVE_INFINITY, instanceId: 'uuid:a', index: 1, name: 'submission.xml.enc' };
+    const out = await unwrapManyInThread(pair.privateKey, [wrap(aesKey), wrap(digest)], part);
+    expect(out?.plaintexts.map((p) => p?.toString('hex'))).toEqual([aesKey.toString('hex'), digest.toString('hex')]);
+    expect(out?.part?.plaintext.equals(xml)).toBe(true);
+    expect(out?.part?.md5Hex).toBe(createHash('md5').update(xml).digest('hex'));
+    // Another place's IV garbles the first block, and with it the padding of a one-block part: nothing back.
+    expect((await unwrapManyInThread(pair.privateKey, [wrap(aesKey)], { ...part, index: 0 }))?.part?.plaintext.equals(xml) ?? false).toBe(false);
+    // A first value that is not an AES key (or not this key's) decrypts no part.
+    expect(await unwrapManyInThread(other.privateKey, [wrap(aesKey), wrap(digest)], part)).toEqual({ plaintexts: [null, null], part: null });
+    expect((await unwrapManyInThread(pair.privateKey, [wrap(digest)], part))?.part).toBeNull();
+  });
+
+  it("decrypt parts of several sizes one after another in one thread's kept buffer (one over 1 MB in a buffer of its own)", async () => {
+    const aesKey = randomBytes(32);
+    const sizes = [100_000, 3_000, 1_200_000, 250_000, 17, 100_000];
+    const parts = sizes.map((n, i) => ({ plain: randomBytes(n), iv: randomBytes(16), file: join(dir, `part-${i}.enc`) }));
+    for (const p of parts) writeFileSync(p.file, encrypted(aesKey, p.iv, p.plain));
+    stopCryptoThreads();
+    for (const p of parts) {
+      const out = await decryptFileInThread({ file: p.file, maxBytes: 1 << 22, aesKey, iv: p.iv, name: 'p.enc' });
+      expect(out?.plaintext.equals(p.plain)).toBe(true);
+    }
   });
 
   it("send a small Buffer's bytes alone, not the pool it is a view into", () => {

@@ -1,29 +1,54 @@
 // The worker side of crypto-threads.ts, one message at a time: RSA-OAEP unwrappings with
-// Collect's reading (SHA-256, MGF1-SHA-256), and small parts read from disk and decrypted whole.
+// Collect's reading (SHA-256, MGF1-SHA-256), and small parts read from disk and decrypted whole
+// (with a key given, or with the first key a message unwraps).
 // Keys come with each message and are not kept.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { constants, createHash, privateDecrypt } from 'node:crypto';
+import { constants, createHash, privateDecrypt, type KeyObject } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
 import type { CryptoRequest } from './crypto-threads.js';
-import { decryptPart } from './part-cipher.js';
+import { AES_KEY_BYTES, decryptPart, partIv } from './part-cipher.js';
+
+type DecryptedPart = { plaintext: Buffer; md5Hex: string };
 
 // A reading that does not open the value throws, which is expected: no stack trace for it.
 Error.stackTraceLimit = 0;
 
 parentPort!.on('message', (request: CryptoRequest & { id: number }) => {
-  const answer = request.kind === 'unwrap' ? { plaintext: unwrap(request.key, request.wrapped) } : decryptFile(request);
-  const bytes = answer?.plaintext;
-  // A decrypted part's memory moves to the event loop's thread instead of being copied (a
-  // buffer Node will not let go of, one of its pools, is copied: postMessage refuses it).
-  const message = { id: request.id, answer };
-  try {
-    parentPort!.postMessage(message, request.kind === 'part' && bytes ? [bytes.buffer as ArrayBuffer] : []);
-  } catch {
-    parentPort!.postMessage(message);
+  if (request.kind === 'unwrap') {
+    const answer = unwrapMany(request);
+    reply(request.id, answer, answer.part);
+  } else {
+    const answer = decryptFile(request);
+    reply(request.id, answer, answer);
   }
 });
 
-function unwrap(key: Extract<CryptoRequest, { kind: 'unwrap' }>['key'], wrapped: Uint8Array): Buffer | null {
+/**
+ * Answers request `id`. A decrypted part's memory (`part`'s plaintext) moves to the event loop's
+ * thread instead of being copied (a buffer Node will not let go of, one of its pools, is copied:
+ * postMessage refuses it).
+ */
+function reply(id: number, answer: unknown, part: DecryptedPart | null): void {
+  const message = { id, answer };
+  try {
+    parentPort!.postMessage(message, part ? [part.plaintext.buffer as ArrayBuffer] : []);
+  } catch {
+    parentPort!.postMessage(message);
+  }
+}
+
+/**
+ * Each value unwrapped with Collect's reading, and the request's part decrypted with the first
+ * as its AES key and Collect's IV for the part's place, when it opened to an AES key.
+ */
+function unwrapMany(r: Extract<CryptoRequest, { kind: 'unwrap' }>): { plaintexts: Array<Buffer | null>; part: DecryptedPart | null } {
+  const plaintexts = r.wrapped.map((w) => unwrap(r.key, w));
+  const aesKey = plaintexts[0];
+  const part = r.part && aesKey?.length === AES_KEY_BYTES ? decryptFile({ ...r.part, aesKey, iv: partIv(r.part.instanceId, aesKey, r.part.index) }) : null;
+  return { plaintexts, part };
+}
+
+function unwrap(key: KeyObject, wrapped: Uint8Array): Buffer | null {
   try {
     // OpenSSL's MGF1 digest defaults to the OAEP digest.
     return privateDecrypt({ key, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, wrapped);
@@ -38,7 +63,7 @@ function unwrap(key: Extract<CryptoRequest, { kind: 'unwrap' }>['key'], wrapped:
  * larger than `maxBytes`, or does not decrypt: the caller then streams it, and finds and reports
  * what is wrong as it always does.
  */
-function decryptFile(r: Extract<CryptoRequest, { kind: 'part' }>): { plaintext: Buffer; md5Hex: string } | null {
+function decryptFile(r: { file: string; maxBytes: number; aesKey: Uint8Array; iv: Uint8Array; name: string }): DecryptedPart | null {
   let fd: number;
   try {
     fd = openSync(r.file, 'r');

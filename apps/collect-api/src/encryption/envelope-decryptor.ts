@@ -2,8 +2,8 @@ import { createHash, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { failed, ok, type DecryptionFailure, type Outcome } from './decryption-failure.js';
 import { plaintextName, type EnvelopeManifest } from './manifest.js';
 import { AES_KEY_BYTES, decryptPart, enketoPartIv, partIv, PartDecipher } from './part-cipher.js';
-import { decryptFileInThread } from './crypto-threads.js';
-import { unwrapOaep, unwrapOaepOffThread, type OaepVariant } from './rsa-oaep.js';
+import { decryptFileInThread, type DecryptedFile } from './crypto-threads.js';
+import { unwrapManyOffThread, unwrapOaep, unwrapOaepOffThread, type OaepVariant } from './rsa-oaep.js';
 
 const MD5_BYTES = 16;
 
@@ -17,18 +17,22 @@ export interface UnwrappedAhead {
 }
 
 /**
- * The envelope's AES key and element signature unwrapped side by side in the crypto threads
- * (unwrapOaepOffThread), for decryptEnvelope: the event loop goes on meanwhile. What they give
+ * The envelope's AES key and element signature unwrapped in one message to a crypto thread
+ * (unwrapManyOffThread), for decryptEnvelope: the event loop goes on meanwhile. What they give
  * is what EnvelopeDecryptor's first reading would have given; a null leaves that one to it.
  * Without `signature`, the key only (the signature is then unwrapped later, when it is needed:
- * EnvelopeDecryptor.unwrapSignatureAhead).
+ * EnvelopeDecryptor.unwrapSignatureAhead). With `xml`, the XML part's local file is also read
+ * and decrypted there with the key and Collect's IV: `xml` is then its plaintext and MD5, or
+ * null where the thread gave nothing back.
  */
-export async function unwrapAhead(manifest: EnvelopeManifest, privateKey: KeyObject, o: { signature: boolean } = { signature: true }): Promise<UnwrappedAhead> {
-  const [aesKey, signature] = await Promise.all([
-    unwrapOaepOffThread(privateKey, manifest.encryptedKey, AES_KEY_BYTES),
-    o.signature && manifest.encryptedSignature ? unwrapOaepOffThread(privateKey, manifest.encryptedSignature, MD5_BYTES) : Promise.resolve(null),
-  ]);
-  return { aesKey, signature };
+export async function unwrapAhead(manifest: EnvelopeManifest, privateKey: KeyObject, o: { signature: boolean; xml?: { file: string; maxBytes: number } | null } = { signature: true }): Promise<UnwrappedAhead & { xml: DecryptedFile | null }> {
+  const items = [{ wrapped: manifest.encryptedKey, expectedLength: AES_KEY_BYTES }];
+  const signature = o.signature ? manifest.encryptedSignature : null;
+  if (signature) items.push({ wrapped: signature, expectedLength: MD5_BYTES });
+  // The XML part's place among the parts, as EnvelopeDecryptor counts it for its IV.
+  const part = o.xml ? { ...o.xml, instanceId: manifest.instanceId, index: [...manifest.mediaFiles, manifest.xmlFile].indexOf(manifest.xmlFile), name: manifest.xmlFile } : null;
+  const unwrapped = await unwrapManyOffThread(privateKey, items, part);
+  return { aesKey: unwrapped.plaintexts[0] ?? null, signature: signature ? (unwrapped.plaintexts[1] ?? null) : null, xml: unwrapped.part };
 }
 
 export type IvReading = 'collect' | 'enketo';
@@ -109,7 +113,7 @@ export class EnvelopeDecryptor {
    * plaintext MD5; null when it is larger than `maxBytes`, missing, or does not decrypt (the
    * caller streams it through `decipher` then, which finds and reports what is wrong).
    */
-  async decryptFileInThread(name: string, file: string, maxBytes: number, reading: IvReading = 'collect'): Promise<{ plaintext: Buffer; md5Hex: string } | null> {
+  async decryptFileInThread(name: string, file: string, maxBytes: number, reading: IvReading = 'collect'): Promise<DecryptedFile | null> {
     const iv = this.ivOf(name, reading);
     return iv ? decryptFileInThread({ file, maxBytes, aesKey: this.aesKey, iv, name }) : null;
   }
