@@ -7,6 +7,7 @@ import { binary, unzip } from './data-fixtures.js';
 import { demoXForm, jpeg } from './forms-fixtures.js';
 import { encryptSubmission, ivSeed } from './odk-encryptor.js';
 import { openEnvelope } from './odk-pull-decryptor.js';
+import { EnvelopeStore } from '../src/encrypted-submissions/envelope-store.js';
 import { startTestCollectApp, type TestCollectApp } from './test-app.js';
 import { createTestUser, type TestUser } from './test-users.js';
 
@@ -212,5 +213,28 @@ describe('encrypted data out: decrypt exports and the Briefcase pull', () => {
     expect(pulled[0]!.data).toContain('<name>Amina 5</name>');
     expect([...pulled[0]!.files.keys()]).toEqual(['house.jpg']);
     expect(pulled[0]!.files.get('house.jpg')!.equals(photo)).toBe(true);
+  });
+
+  // Last: it deletes submissions of the self-mode form.
+  it('pages of envelopes go on past a page whose submissions are all deleted', async () => {
+    const store = sut.app.get(EnvelopeStore);
+    const pages = async () => {
+      const out: string[][] = [];
+      for (let after: number | null = 0; after !== null; ) {
+        const page = await store.list(selfPk, { afterId: after, limit: 2 });
+        out.push(page.envelopes.map((e) => e.instanceId));
+        after = page.next;
+      }
+      return out;
+    };
+    const before = await pages();
+    expect(before.flat().length).toBeGreaterThanOrEqual(6);
+    // The second page's two submissions deleted: that page comes back empty, and the later ones still come.
+    const data = (await request(sut.url).get(`/api/v1/data/${selfPk}`).set(as(owner)).expect(200)).body as Array<{ _id: number; _uuid: string }>;
+    const idOf = (instanceId: string) => data.find((r) => `uuid:${r._uuid}` === instanceId || r._uuid === instanceId)!._id;
+    for (const instanceId of before[1]!) await request(sut.url).delete(`/api/v1/data/${selfPk}/${idOf(instanceId)}`).set(as(owner)).expect(204);
+    const after = await pages();
+    expect(after[1]).toEqual([]);
+    expect(after.flat()).toEqual(before.flat().filter((id) => !before[1]!.includes(id)));
   });
 });

@@ -25,9 +25,12 @@ export class EnvelopeStore {
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
   ) {}
 
-  /** A form's envelopes (live submissions), oldest first, after submission `afterId`, with their parts. */
-  async list(formId: number, o: { afterId?: number; limit: number; decryption?: DecryptionStatus }): Promise<EnvelopeWithParts[]> {
-    const rows = await this.envelopes.listByForm(formId, o);
+  /**
+   * A page of a form's envelopes (live submissions), oldest first, after submission `afterId`,
+   * with their parts; `next`: the id to go on after, null at the end (EnvelopeRepository.pageByForm).
+   */
+  async list(formId: number, o: { afterId?: number; limit: number; decryption?: DecryptionStatus }): Promise<{ envelopes: EnvelopeWithParts[]; next: number | null }> {
+    const { rows, next } = await this.envelopes.pageByForm(formId, o);
     const parts = await this.envelopes.partsOf(rows.map((r) => r.submissionId));
     const bySubmission = new Map<number, Map<string, EnvelopePart>>();
     for (const p of parts) {
@@ -35,10 +38,11 @@ export class EnvelopeStore {
       if (!m) bySubmission.set(p.submissionId, (m = new Map()));
       m.set(p.name, p);
     }
-    return rows.map((r) => {
+    const envelopes = rows.map((r) => {
       const stored = bySubmission.get(r.submissionId) ?? new Map<string, EnvelopePart>();
       return { ...r, stored, missing: r.parts.filter((n) => !stored.has(n)) };
     });
+    return { envelopes, next };
   }
 
   /** The envelope of one submission, or null when it was not an encrypted one. */

@@ -64,8 +64,9 @@ export async function* decryptedSubmissions(
   opened: OpenedEnvelopes,
   o: { answers: boolean; signatures?: boolean },
 ): AsyncGenerator<DecryptedSubmission[]> {
-  for (let after = 0; ; ) {
-    const envelopes = await store.list(formId, { afterId: after, limit: BATCH });
+  for (let after: number | null = 0; after !== null; ) {
+    const page = await store.list(formId, { afterId: after, limit: BATCH });
+    const envelopes = page.envelopes;
     const out: DecryptedSubmission[] = [];
     // The media pass needs no answers: what an earlier pass learnt is enough.
     const needed = envelopes.map((e) => !(opened.has(e.submissionId) && !o.answers));
@@ -88,8 +89,7 @@ export async function* decryptedSubmissions(
       out.push(d);
     }
     if (out.length) yield out;
-    if (envelopes.length < BATCH) return;
-    after = envelopes[envelopes.length - 1]!.submissionId;
+    after = page.next;
   }
 }
 
