@@ -6,12 +6,13 @@
 // - peak RSS growth of the API process during the decrypt export (goal < 64 MB).
 // N: BENCH_DECRYPT_N (default 10,000, the goal's size; both exports stream one submission at a
 // time, so a smaller N, e.g. 1,000 for a quick look, gives about the same ratio and memory).
-// Rounds: BENCH_DECRYPT_ROUNDS measured rounds of each export after one warm-up (default 2).
+// Rounds: BENCH_DECRYPT_ROUNDS measured rounds of each export after one warm-up (default 2), each
+// once the API is quiet; each prints its CPU per submission by kind (docs/benchmarks.md).
 // BENCH_CPU_PROF=<dir> profiles the API; windows: media, decrypt (the measured rounds).
 import { constants, createCipheriv, createHash, generateKeyPairSync, publicEncrypt, randomBytes, randomUUID } from 'node:crypto';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
 import { createRequire } from 'node:module';
-import { must, postgresCpu, postmasterPidOf, profiled, report, rssGrowthDuring, startCollect, threadCpu, userToken, writeProfileWindows } from './bench-helpers.mjs';
+import { cpuOf, must, postgresCpu, postmasterPidOf, profiled, report, rssGrowthDuring, sleep, startCollect, threadCpu, userToken, writeProfileWindows } from './bench-helpers.mjs';
 
 const N = Number(process.env.BENCH_DECRYPT_N ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_DECRYPT_ROUNDS ?? 2);
@@ -65,10 +66,26 @@ function cpuNow(pid, postmaster) {
 }
 
 /**
+ * Waits until the API process is quiet (under 3 % of a core over 300 ms, at most 10 s), so that a
+ * round does not pay for the garbage collection of the one before it: V8 finishes marking and
+ * sweeping what the previous export left after it answered, and those threads' CPU otherwise fell
+ * in whichever export came next (0.02 to 0.46 ms per submission of V8's helper threads in the
+ * plaintext archive's windows, after a decrypt).
+ */
+async function settled(pid) {
+  for (const end = Date.now() + 10_000; Date.now() < end; ) {
+    const before = cpuOf(pid);
+    await sleep(300);
+    if (cpuOf(pid) - before < 9_000) return;
+  }
+}
+
+/**
  * Reads a response to the end; answers the bytes and the seconds from the request to the last
  * byte, sampling `pid`'s RSS meanwhile, and the CPU spent meanwhile (cpuNow's kinds, in µs).
  */
 async function drain(pid, postmaster, request) {
+  await settled(pid);
   const before = cpuNow(pid, postmaster);
   const { value: bytes, seconds, growthMb } = await rssGrowthDuring(pid, async () => {
     const res = await must(request(), 200);
