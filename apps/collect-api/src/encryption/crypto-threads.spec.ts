@@ -4,12 +4,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decryptFileInThread, exact, stopCryptoThreads, unwrapInThread, unwrapManyInThread } from './crypto-threads.js';
+import { decryptFileInThread, exact, stopCryptoThreads, unwrapInThread } from './crypto-threads.js';
 import { partIv } from './part-cipher.js';
 
 const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const wrap = (plain: Buffer, oaepHash = 'sha256') => publicEncrypt({ key: pair.publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash }, plain);
+/** One value unwrapped in a thread: its plaintext, or null. */
+const one = async (key: Parameters<typeof unwrapInThread>[0], wrapped: Buffer) => (await unwrapInThread(key, [wrapped]))?.plaintexts[0] ?? null;
 
 /** AES-256-CFB of the bytes with PKCS5 padding, as an ODK part is made. */
 function encrypted(key: Buffer, iv: Buffer, plain: Buffer): Buffer {
@@ -27,10 +29,10 @@ describe('crypto threads', () => {
 
   it("open Collect's reading; another key or reading gives null", async () => {
     const keys = Array.from({ length: 12 }, () => randomBytes(32));
-    const out = await Promise.all(keys.map((k) => unwrapInThread(pair.privateKey, wrap(k))));
+    const out = await Promise.all(keys.map((k) => one(pair.privateKey, wrap(k))));
     expect(out.every((b, i) => b?.equals(keys[i]!))).toBe(true);
-    expect(await unwrapInThread(other.privateKey, wrap(keys[0]!))).toBeNull();
-    expect(await unwrapInThread(pair.privateKey, wrap(keys[0]!, 'sha1'))).toBeNull();
+    expect(await one(other.privateKey, wrap(keys[0]!))).toBeNull();
+    expect(await one(pair.privateKey, wrap(keys[0]!, 'sha1'))).toBeNull();
   });
 
   it('read and decrypt a small part whole with its MD5; null for a tampered, missing or larger file', async () => {
@@ -55,15 +57,15 @@ describe('crypto threads', () => {
     const file = join(dir, 'submission.xml.enc');
     writeFileSync(file, encrypted(aesKey, partIv('uuid:a', aesKey, 1), xml));
     const part = { file, maxBytes: Number.POSITIVE_INFINITY, instanceId: 'uuid:a', index: 1, name: 'submission.xml.enc' };
-    const out = await unwrapManyInThread(pair.privateKey, [wrap(aesKey), wrap(digest)], part);
+    const out = await unwrapInThread(pair.privateKey, [wrap(aesKey), wrap(digest)], part);
     expect(out?.plaintexts.map((p) => p?.toString('hex'))).toEqual([aesKey.toString('hex'), digest.toString('hex')]);
     expect(out?.part?.plaintext.equals(xml)).toBe(true);
     expect(out?.part?.md5Hex).toBe(createHash('md5').update(xml).digest('hex'));
     // Another place's IV garbles the first block, and with it the padding of a one-block part: nothing back.
-    expect((await unwrapManyInThread(pair.privateKey, [wrap(aesKey)], { ...part, index: 0 }))?.part?.plaintext.equals(xml) ?? false).toBe(false);
+    expect((await unwrapInThread(pair.privateKey, [wrap(aesKey)], { ...part, index: 0 }))?.part?.plaintext.equals(xml) ?? false).toBe(false);
     // A first value that is not an AES key (or not this key's) decrypts no part.
-    expect(await unwrapManyInThread(other.privateKey, [wrap(aesKey), wrap(digest)], part)).toEqual({ plaintexts: [null, null], part: null });
-    expect((await unwrapManyInThread(pair.privateKey, [wrap(digest)], part))?.part).toBeNull();
+    expect(await unwrapInThread(other.privateKey, [wrap(aesKey), wrap(digest)], part)).toEqual({ plaintexts: [null, null], part: null });
+    expect((await unwrapInThread(pair.privateKey, [wrap(digest)], part))?.part).toBeNull();
   });
 
   it("decrypt parts of several sizes one after another in one thread's kept buffer (one over 1 MB in a buffer of its own)", async () => {
@@ -91,19 +93,19 @@ describe('crypto threads', () => {
   it('answer null to a request a message cannot carry, and go on', async () => {
     const key = randomBytes(32);
     const unsendable = { asymmetricKeyType: 'rsa', notCloneable: () => undefined } as unknown as Parameters<typeof unwrapInThread>[0];
-    expect(await unwrapInThread(unsendable, wrap(key))).toBeNull();
-    expect((await unwrapInThread(pair.privateKey, wrap(key)))?.equals(key)).toBe(true);
+    expect(await one(unsendable, wrap(key))).toBeNull();
+    expect((await one(pair.privateKey, wrap(key)))?.equals(key)).toBe(true);
   });
 
   it('threads that end answer null to what they held, and the next request starts one again', async () => {
     const key = randomBytes(32);
-    const held = Array.from({ length: 8 }, () => unwrapInThread(pair.privateKey, wrap(key)));
+    const held = Array.from({ length: 8 }, () => one(pair.privateKey, wrap(key)));
     stopCryptoThreads();
     const answers = await Promise.all(held);
     // Some may have been answered before the threads stopped; none is left waiting, none is wrong.
     expect(answers.every((a) => a === null || a.equals(key))).toBe(true);
     expect(answers.some((a) => a === null)).toBe(true);
-    expect((await unwrapInThread(pair.privateKey, wrap(key)))?.equals(key)).toBe(true);
+    expect((await one(pair.privateKey, wrap(key)))?.equals(key)).toBe(true);
   });
 
   it('start in a process run with V8 options, which a worker thread may not be given', () => {
@@ -113,7 +115,7 @@ describe('crypto threads', () => {
       const { unwrapInThread, stopCryptoThreads } = await import(${JSON.stringify(built)});
       const p = generateKeyPairSync('rsa', { modulusLength: 2048 });
       const key = Buffer.alloc(32, 7);
-      const out = await unwrapInThread(p.privateKey, publicEncrypt({ key: p.publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, key));
+      const out = (await unwrapInThread(p.privateKey, [publicEncrypt({ key: p.publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, key)]))?.plaintexts[0];
       stopCryptoThreads();
       console.log(out?.equals(key) ? 'opened' : 'not opened');`;
     const run = spawnSync(process.execPath, ['--expose-gc', '--max-semi-space-size=8', '--max-old-space-size=384', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });

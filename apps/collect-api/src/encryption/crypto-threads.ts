@@ -47,27 +47,18 @@ const threads: Array<CryptoThread | null> = Array.from({ length: THREADS }, () =
 let nextId = 0;
 
 /**
- * Collect's RSA-OAEP reading of `wrapped` with `key`, in one of the process's crypto threads
- * (worker threads, started when first needed): the plaintext, or null when that reading does
- * not open it or the thread failed. WebCrypto, which runs these on libuv's thread pool, holds
- * the event loop about 0.1 ms per operation while it queues it, a message to a thread about
- * 0.03 ms (docs/encryption.md, "Server mode"). The key goes with the message: the thread shares
- * it and keeps no reference once it has answered.
+ * Collect's RSA-OAEP reading of each of `wrapped` with `key`, in one message to one of the
+ * process's crypto threads (worker threads, started when first needed): `plaintexts` follows
+ * `wrapped`, a null where that reading opened nothing. With `part`, that part is read and
+ * decrypted whole there with the first plaintext as its AES key (an envelope's key, signature
+ * and XML part: one trip where there were three); `part` is null where the first did not open to
+ * an AES key or the part gave nothing back (decryptFileInThread). Null when the thread failed.
+ * WebCrypto, which runs RSA operations on libuv's thread pool, holds the event loop about 0.1 ms
+ * per operation while it queues it, a message to a thread about 0.03 to 0.04 ms
+ * (docs/encryption.md, "Server mode"). The key goes with the message: the thread shares it and
+ * keeps no reference once it has answered.
  */
-export async function unwrapInThread(key: KeyObject, wrapped: Buffer): Promise<Buffer | null> {
-  return (await unwrapManyInThread(key, [wrapped]))?.plaintexts[0] ?? null;
-}
-
-/**
- * Several values unwrapped as unwrapInThread does, in one message (an envelope's key and
- * signature), and with `part`, that part read and decrypted whole with the first of them as its
- * AES key: one trip to a thread where there were three, each of which cost the event loop about
- * 0.04 ms (docs/encryption.md, "Decrypting without a server-held key"). `plaintexts` follows
- * `wrapped`, a null where Collect's reading opened nothing; `part` is null where the first did
- * not open to an AES key or the part gave nothing back (decryptFileInThread). Null when the
- * thread failed.
- */
-export async function unwrapManyInThread(key: KeyObject, wrapped: Buffer[], part: KeyedPart | null = null): Promise<{ plaintexts: Array<Buffer | null>; part: DecryptedFile | null } | null> {
+export async function unwrapInThread(key: KeyObject, wrapped: Buffer[], part: KeyedPart | null = null): Promise<{ plaintexts: Array<Buffer | null>; part: DecryptedFile | null } | null> {
   const answer = (await ask({ kind: 'unwrap', key, wrapped: wrapped.map(exact), part })) as { plaintexts: Array<Uint8Array | null>; part: { plaintext: Uint8Array; md5Hex: string } | null } | null;
   if (!answer) return null;
   return { plaintexts: answer.plaintexts.map((p) => (p ? asBuffer(p) : null)), part: answer.part ? { plaintext: asBuffer(answer.part.plaintext), md5Hex: answer.part.md5Hex } : null };

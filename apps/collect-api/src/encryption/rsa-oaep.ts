@@ -1,6 +1,6 @@
 import { constants, createHash, privateDecrypt, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { modulusBytes } from './rsa-keys.js';
-import { unwrapManyInThread, type DecryptedFile, type KeyedPart } from './crypto-threads.js';
+import { unwrapInThread, type DecryptedFile, type KeyedPart } from './crypto-threads.js';
 
 /**
  * The RSA-OAEP readings an ODK envelope may have been wrapped with, in the order tried
@@ -42,7 +42,7 @@ export async function unwrapOaepOffThread(key: KeyObject, wrapped: Buffer, expec
 
 /**
  * unwrapOaepOffThread for several values in one message to a thread, and with `part`, that part
- * decrypted there with the first value as its AES key (crypto-threads.ts, unwrapManyInThread).
+ * decrypted there with the first value as its AES key (crypto-threads.ts, unwrapInThread).
  * `plaintexts` follows `items`; `part` is null unless the first opened to an AES key.
  */
 export async function unwrapManyOffThread(key: KeyObject, items: Array<{ wrapped: Buffer; expectedLength: number }>, part: KeyedPart | null = null): Promise<{ plaintexts: Array<Buffer | null>; part: DecryptedFile | null }> {
@@ -50,7 +50,7 @@ export async function unwrapManyOffThread(key: KeyObject, items: Array<{ wrapped
   if (key.asymmetricKeyType !== 'rsa') return none;
   const size = modulusBytes(key);
   // A value of another length than the modulus opens with no reading: it goes as no bytes.
-  const answer = await unwrapManyInThread(key, items.map((i) => (i.wrapped.length === size ? i.wrapped : Buffer.alloc(0))), part);
+  const answer = await unwrapInThread(key, items.map((i) => (i.wrapped.length === size ? i.wrapped : Buffer.alloc(0))), part);
   if (!answer) return none;
   const plaintexts = answer.plaintexts.map((p, n) => (p && p.length === items[n]!.expectedLength ? p : null));
   return { plaintexts, part: plaintexts[0] ? answer.part : null };
