@@ -59,9 +59,9 @@ let nextId = 0;
  * keeps no reference once it has answered.
  */
 export async function unwrapInThread(key: KeyObject, wrapped: Buffer[], part: KeyedPart | null = null): Promise<{ plaintexts: Array<Buffer | null>; part: DecryptedFile | null } | null> {
-  const answer = (await ask({ kind: 'unwrap', key, wrapped: wrapped.map(exact), part })) as { plaintexts: Array<Uint8Array | null>; part: { plaintext: Uint8Array; md5Hex: string } | null } | null;
+  const answer = (await ask({ kind: 'unwrap', key, wrapped: wrapped.map(exact), part })) as { plaintexts: Array<Uint8Array | null>; part: FileAnswer | null } | null;
   if (!answer) return null;
-  return { plaintexts: answer.plaintexts.map((p) => (p ? asBuffer(p) : null)), part: answer.part ? { plaintext: asBuffer(answer.part.plaintext), md5Hex: answer.part.md5Hex } : null };
+  return { plaintexts: answer.plaintexts.map((p) => (p ? asBuffer(p) : null)), part: asFile(answer.part) };
 }
 
 /**
@@ -71,8 +71,7 @@ export async function unwrapInThread(key: KeyObject, wrapped: Buffer[], part: Ke
  * is missing, larger, or does not decrypt, or the thread failed: the caller streams it then.
  */
 export async function decryptFileInThread(r: { file: string; maxBytes: number; aesKey: Buffer; iv: Buffer; name: string }): Promise<DecryptedFile | null> {
-  const answer = (await ask({ kind: 'part', ...r, aesKey: exact(r.aesKey), iv: exact(r.iv) })) as { plaintext: Uint8Array; md5Hex: string } | null;
-  return answer ? { plaintext: asBuffer(answer.plaintext), md5Hex: answer.md5Hex } : null;
+  return asFile((await ask({ kind: 'part', ...r, aesKey: exact(r.aesKey), iv: exact(r.iv) })) as FileAnswer | null);
 }
 
 /**
@@ -85,6 +84,13 @@ export function exact(bytes: Uint8Array): Uint8Array {
 
 function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** A decrypted part as a thread's message carries it (its plaintext arrives as a Uint8Array). */
+type FileAnswer = { plaintext: Uint8Array; md5Hex: string };
+
+function asFile(answer: FileAnswer | null): DecryptedFile | null {
+  return answer ? { plaintext: asBuffer(answer.plaintext), md5Hex: answer.md5Hex } : null;
 }
 
 /** The thread's answer, or null when the thread ended first or could not start. */

@@ -5,10 +5,8 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { constants, createHash, privateDecrypt, type KeyObject } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
-import type { CryptoRequest } from './crypto-threads.js';
+import type { CryptoRequest, DecryptedFile } from './crypto-threads.js';
 import { AES_KEY_BYTES, decryptPart, partIv } from './part-cipher.js';
-
-type DecryptedPart = { plaintext: Buffer; md5Hex: string };
 
 // A reading that does not open the value throws, which is expected: no stack trace for it.
 Error.stackTraceLimit = 0;
@@ -28,7 +26,7 @@ parentPort!.on('message', (request: CryptoRequest & { id: number }) => {
  * thread instead of being copied (a buffer Node will not let go of, one of its pools, is copied:
  * postMessage refuses it).
  */
-function reply(id: number, answer: unknown, part: DecryptedPart | null): void {
+function reply(id: number, answer: unknown, part: DecryptedFile | null): void {
   const message = { id, answer };
   try {
     parentPort!.postMessage(message, part ? [part.plaintext.buffer as ArrayBuffer] : []);
@@ -41,7 +39,7 @@ function reply(id: number, answer: unknown, part: DecryptedPart | null): void {
  * Each value unwrapped with Collect's reading, and the request's part decrypted with the first
  * as its AES key and Collect's IV for the part's place, when it opened to an AES key.
  */
-function unwrapMany(r: Extract<CryptoRequest, { kind: 'unwrap' }>): { plaintexts: Array<Buffer | null>; part: DecryptedPart | null } {
+function unwrapMany(r: Extract<CryptoRequest, { kind: 'unwrap' }>): { plaintexts: Array<Buffer | null>; part: DecryptedFile | null } {
   const plaintexts = r.wrapped.map((w) => unwrap(r.key, w));
   const aesKey = plaintexts[0];
   const part = r.part && aesKey?.length === AES_KEY_BYTES ? decryptFile({ ...r.part, aesKey, iv: partIv(r.part.instanceId, aesKey, r.part.index) }) : null;
@@ -63,7 +61,7 @@ function unwrap(key: KeyObject, wrapped: Uint8Array): Buffer | null {
  * larger than `maxBytes`, or does not decrypt: the caller then streams it, and finds and reports
  * what is wrong as it always does.
  */
-function decryptFile(r: { file: string; maxBytes: number; aesKey: Uint8Array; iv: Uint8Array; name: string }): DecryptedPart | null {
+function decryptFile(r: Omit<Extract<CryptoRequest, { kind: 'part' }>, 'kind'>): DecryptedFile | null {
   let fd: number;
   try {
     fd = openSync(r.file, 'r');

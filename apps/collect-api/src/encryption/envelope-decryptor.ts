@@ -30,12 +30,17 @@ export async function unwrapAhead(manifest: EnvelopeManifest, privateKey: KeyObj
   const signature = o.signature ? manifest.encryptedSignature : null;
   if (signature) items.push({ wrapped: signature, expectedLength: MD5_BYTES });
   // The XML part's place among the parts, as EnvelopeDecryptor counts it for its IV.
-  const part = o.xml ? { ...o.xml, instanceId: manifest.instanceId, index: [...manifest.mediaFiles, manifest.xmlFile].indexOf(manifest.xmlFile), name: manifest.xmlFile } : null;
+  const part = o.xml ? { ...o.xml, instanceId: manifest.instanceId, index: cipheringOrder(manifest).indexOf(manifest.xmlFile), name: manifest.xmlFile } : null;
   const unwrapped = await unwrapManyOffThread(privateKey, items, part);
   return { aesKey: unwrapped.plaintexts[0] ?? null, signature: signature ? (unwrapped.plaintexts[1] ?? null) : null, xml: unwrapped.part };
 }
 
 export type IvReading = 'collect' | 'enketo';
+
+/** Every part in ciphering order: media in manifest order, the XML last (a part's IV counts its place here). */
+function cipheringOrder(manifest: EnvelopeManifest): string[] {
+  return [...manifest.mediaFiles, manifest.xmlFile];
+}
 
 /**
  * The text the element signature covers: form id, version (only when the manifest has one),
@@ -92,7 +97,7 @@ export class EnvelopeDecryptor {
 
   /** Every part in ciphering order: media in manifest order, the XML last. */
   get parts(): string[] {
-    return [...this.manifest.mediaFiles, this.manifest.xmlFile];
+    return cipheringOrder(this.manifest);
   }
 
   /** `reading`: the IV as Collect makes it, or as Enketo does (see enketoPartIv). */

@@ -49,7 +49,8 @@ export async function unwrapManyOffThread(key: KeyObject, items: Array<{ wrapped
   const none = { plaintexts: items.map(() => null), part: null };
   if (key.asymmetricKeyType !== 'rsa') return none;
   const size = modulusBytes(key);
-  // A value of another length than the modulus opens with no reading: it goes as no bytes.
+  // A value of another length than the modulus opens with no reading: none such, no message; among others, it goes as no bytes.
+  if (!items.some((i) => i.wrapped.length === size)) return none;
   const answer = await unwrapInThread(key, items.map((i) => (i.wrapped.length === size ? i.wrapped : Buffer.alloc(0))), part);
   if (!answer) return none;
   const plaintexts = answer.plaintexts.map((p, n) => (p && p.length === items[n]!.expectedLength ? p : null));
