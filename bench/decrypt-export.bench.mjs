@@ -9,6 +9,7 @@
 // Rounds: BENCH_DECRYPT_ROUNDS measured rounds of each export after one warm-up (default 2), each
 // once the API is quiet; each prints its CPU per submission by kind (docs/benchmarks.md).
 // BENCH_CPU_PROF=<dir> profiles the API; windows: media, decrypt (the measured rounds).
+import { execFileSync } from 'node:child_process';
 import { constants, createCipheriv, createHash, generateKeyPairSync, publicEncrypt, randomBytes, randomUUID } from 'node:crypto';
 import { startPostgres, startRedis } from '../libs/testing/dist/index.js';
 import { createRequire } from 'node:module';
@@ -85,6 +86,9 @@ async function settled(pid) {
  * byte, sampling `pid`'s RSS meanwhile, and the CPU spent meanwhile (cpuNow's kinds, in µs).
  */
 async function drain(pid, postmaster, request) {
+  // No dirty pages left: the seeding's 2 GB of files (or a round's writes) are not written back
+  // during a round, by the kernel's threads beside it (as encrypted-intake's windows).
+  execFileSync('sync');
   await settled(pid);
   const before = cpuNow(pid, postmaster);
   const { value: bytes, seconds, growthMb } = await rssGrowthDuring(pid, async () => {
